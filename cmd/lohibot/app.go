@@ -1,0 +1,215 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os/user"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// Exit codes of the command-line contract (DESIGN.md).
+const (
+	exitOK       = 0
+	exitRefused  = 1 // a check found a violation, or a request was refused
+	exitBadInput = 2 // bad usage or bad input
+)
+
+// app holds what every command shares: the streams, the global flags and
+// the environment. Commands never touch os.Stdout or os.Exit.
+type app struct {
+	in     io.Reader
+	out    io.Writer
+	errOut io.Writer
+	getenv func(string) string
+
+	dsn      string // --db, LOHIBOT_DB
+	resolver string // --resolver HOST:PORT
+	json     bool   // --json
+}
+
+// exitError carries an exit code. When silent, the command has already said
+// what went wrong and main prints nothing more.
+type exitError struct {
+	code   int
+	err    error
+	silent bool
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErrorf is bad usage: exit 2.
+func usageErrorf(format string, args ...any) error {
+	return &exitError{code: exitBadInput, err: fmt.Errorf(format, args...)}
+}
+
+// refused is a silent exit 1: the command printed its answer (a violation,
+// an excluded site, a disallowed URL).
+var refused = &exitError{code: exitRefused, silent: true}
+
+// exitCode maps an error to the contract's exit codes.
+func exitCode(err error) int {
+	var ee *exitError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.Is(err, policy.ErrBadSite), errors.Is(err, policy.ErrNoActor), errors.Is(err, db.ErrTooNew):
+		return exitBadInput
+	case errors.Is(err, policy.ErrNotExcluded), errors.Is(err, policy.ErrNotListed):
+		return exitRefused
+	default:
+		return exitRefused
+	}
+}
+
+func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
+	a := &app{in: in, out: out, errOut: errOut, getenv: getenv}
+	root := newRootCmd(a)
+	root.SetArgs(args)
+	root.SetIn(in)
+	root.SetOut(out)
+	root.SetErr(errOut)
+	err := root.ExecuteContext(ctx)
+	if err != nil {
+		var ee *exitError
+		if !(errors.As(err, &ee) && ee.silent) {
+			fmt.Fprintln(errOut, "lohibot:", err)
+		}
+		code := exitCode(err)
+		if isCobraUsageError(err) {
+			code = exitBadInput
+		}
+		return code
+	}
+	return exitOK
+}
+
+// isCobraUsageError recognises the errors cobra returns itself for unknown
+// commands; flag and argument errors are wrapped as usage errors at source.
+func isCobraUsageError(err error) bool {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return false
+	}
+	return strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "unknown flag") ||
+		strings.HasPrefix(err.Error(), "unknown shorthand flag")
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "lohibot",
+		Short: "The admin toolkit behind LohiSoftBot, the crawler that keeps its promises",
+		Long: `lohibot keeps the promises of LohiSoftBot's public page and proves it: the
+crawl list and exclusions, the exclusion mailbox, the polite crawler, audits,
+reports and identity checks, all on one policy database.
+
+The database is an SQLite file (default lohibot.db) or PostgreSQL
+(postgres://...), chosen by --db or LOHIBOT_DB.
+
+Exit codes: 0 ok, 1 a check found a violation or a request was refused,
+2 bad usage or bad input.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if !cmd.Flags().Changed("db") {
+				if env := a.getenv("LOHIBOT_DB"); env != "" {
+					a.dsn = env
+				}
+			}
+			return nil
+		},
+	}
+	root.PersistentFlags().StringVar(&a.dsn, "db", db.DefaultDSN, "database: an SQLite file path, sqlite://PATH or postgres://... (env LOHIBOT_DB)")
+	root.PersistentFlags().StringVar(&a.resolver, "resolver", "", "DNS server HOST:PORT for every lookup instead of the system's")
+	root.PersistentFlags().BoolVar(&a.json, "json", false, "print data as JSON (one object per line)")
+	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
+		return &exitError{code: exitBadInput, err: fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+	})
+
+	root.AddCommand(
+		newExcludeCmd(a),
+		newSitesCmd(a),
+		// More commands are registered here, one line each.
+	)
+	return root
+}
+
+// openStore opens the policy database named by --db or LOHIBOT_DB.
+func (a *app) openStore(ctx context.Context) (*db.Store, error) {
+	s, err := db.Open(ctx, a.dsn)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// openPolicy opens the database and returns the policy over it; close the
+// store when done.
+func (a *app) openPolicy(ctx context.Context) (*policy.Policy, *db.Store, error) {
+	s, err := a.openStore(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return policy.New(s, nil), s, nil
+}
+
+// printJSON writes v as one line of JSON.
+func (a *app) printJSON(v any) error {
+	enc := json.NewEncoder(a.out)
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// exactArgs, minArgs wrap cobra's argument checks as usage errors (exit 2).
+func exactArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
+			return &exitError{code: exitBadInput, err: fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+		}
+		return nil
+	}
+}
+
+func minArgs(n int) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
+			return &exitError{code: exitBadInput, err: fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+		}
+		return nil
+	}
+}
+
+func noArgs(cmd *cobra.Command, args []string) error {
+	if len(args) > 0 {
+		return &exitError{code: exitBadInput, err: fmt.Errorf("unexpected arguments %q\nSee '%s --help'.", args, cmd.CommandPath())}
+	}
+	return nil
+}
+
+// currentUser names the person at the terminal, the default --by.
+func currentUser(getenv func(string) string) string {
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if u := getenv("USER"); u != "" {
+		return u
+	}
+	return "staff"
+}

@@ -1,0 +1,157 @@
+// Package db holds lohibot's storage: the gorm models of every table and Open,
+// which connects to the embedded SQLite file or to PostgreSQL and brings the
+// schema up to date.
+//
+// One database holds everything (DESIGN.md, "Storage"): the crawl list,
+// exclusions and their append-only event log, mail messages, robots.txt
+// snapshots, the request log, crawl cycles with their budget ledger, host
+// leases, and the index (pages and anchors).
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/glebarez/sqlite"
+	"gorm.io/driver/postgres"
+	"gorm.io/gorm"
+	"gorm.io/gorm/logger"
+)
+
+// DefaultDSN is the database used when neither --db nor LOHIBOT_DB names one:
+// an SQLite file in the working directory.
+const DefaultDSN = "lohibot.db"
+
+// ErrNotFound is returned when a looked-up row does not exist. It hides
+// gorm's own error from callers.
+var ErrNotFound = errors.New("db: not found")
+
+// ErrTooNew is returned by Open when the database was written by a newer
+// lohibot, whose schema this binary does not know. Nothing is changed.
+var ErrTooNew = errors.New("db: database schema is newer than this lohibot")
+
+// Dialect names the engine behind a Store.
+type Dialect string
+
+// The engines lohibot speaks.
+const (
+	SQLite   Dialect = "sqlite"
+	Postgres Dialect = "postgres"
+)
+
+// Store is an open lohibot database. It is safe for concurrent use by
+// multiple goroutines; several processes may share one database (SQLite in
+// WAL mode with a busy timeout, or PostgreSQL).
+type Store struct {
+	// DB is the gorm handle. Use DB.WithContext(ctx) for every query.
+	DB *gorm.DB
+	// Dialect is the engine in use.
+	Dialect Dialect
+	// SQL is the underlying connection pool, for hot paths that skip gorm.
+	SQL *sql.DB
+}
+
+// Open connects to the database named by dsn and migrates it to the current
+// schema version. A plain path or sqlite://PATH opens (creating if needed) an
+// SQLite file in WAL mode with foreign keys on and a busy timeout;
+// postgres:// or postgresql:// opens PostgreSQL. An empty dsn means
+// DefaultDSN. Open does I/O and may block while another process holds a
+// write lock.
+func Open(ctx context.Context, dsn string) (*Store, error) {
+	if dsn == "" {
+		dsn = DefaultDSN
+	}
+	var (
+		dialector gorm.Dialector
+		dialect   Dialect
+	)
+	switch {
+	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		dialector = postgres.Open(dsn)
+		dialect = Postgres
+	default:
+		path := strings.TrimPrefix(dsn, "sqlite://")
+		if path == "" {
+			return nil, fmt.Errorf("db: empty SQLite path in %q", dsn)
+		}
+		if strings.Contains(path, "://") {
+			return nil, fmt.Errorf("db: unsupported database %q: use a file path, sqlite://PATH or postgres://", dsn)
+		}
+		if dir := filepath.Dir(path); dir != "" {
+			if _, err := os.Stat(dir); err != nil {
+				return nil, fmt.Errorf("db: folder of %s: %w", path, err)
+			}
+		}
+		dialector = sqlite.Open(sqliteDSN(path))
+		dialect = SQLite
+	}
+	gdb, err := gorm.Open(dialector, &gorm.Config{
+		Logger:                 logger.Discard,
+		SkipDefaultTransaction: true,
+		NowFunc:                func() time.Time { return time.Now().UTC() },
+	})
+	if err != nil {
+		return nil, fmt.Errorf("db: open: %w", err)
+	}
+	sqlDB, err := gdb.DB()
+	if err != nil {
+		return nil, fmt.Errorf("db: open: %w", err)
+	}
+	if dialect == SQLite {
+		// A few connections are plenty; each applies the pragmas of the DSN.
+		sqlDB.SetMaxOpenConns(8)
+		sqlDB.SetMaxIdleConns(8)
+	} else {
+		sqlDB.SetMaxOpenConns(16)
+		sqlDB.SetMaxIdleConns(8)
+	}
+	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
+	if err := sqlDB.PingContext(ctx); err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("db: connect: %w", err)
+	}
+	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB}
+	if err := s.migrate(ctx); err != nil {
+		sqlDB.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// sqliteDSN adds lohibot's connection settings to an SQLite path: WAL so
+// readers never block the writer, a busy timeout so writers queue instead of
+// failing with "database is locked", immediate transactions so two writers
+// never deadlock on a lock upgrade, foreign keys on.
+func sqliteDSN(path string) string {
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	q.Set("_time_format", "sqlite")
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Close closes the connection pool.
+func (s *Store) Close() error {
+	return s.SQL.Close()
+}
+
+// Now returns the current time as lohibot stores it: UTC, microsecond
+// precision (PostgreSQL keeps microseconds; SQLite keeps what it is given).
+func Now() time.Time {
+	return time.Now().UTC().Truncate(time.Microsecond)
+}
+
+// IsNotFound reports whether err means a row was not found.
+func IsNotFound(err error) bool {
+	return errors.Is(err, ErrNotFound) || errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, sql.ErrNoRows)
+}

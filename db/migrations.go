@@ -1,0 +1,274 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// migrations is the ordered, append-only list of schema changes. Its length is
+// the schema version. Never edit or reorder an entry that has been released:
+// add a new one. Each entry is SQL run in one transaction together with the
+// version bump; {{ID}}, {{TIME}}, {{BLOB}} and {{BIGINT}} are replaced by the
+// engine's spelling.
+var migrations = []string{
+	// 1: the whole first schema.
+	`
+CREATE TABLE sites (
+	id {{ID}},
+	name TEXT NOT NULL UNIQUE,
+	start_url TEXT NOT NULL DEFAULT '',
+	added_at {{TIME}} NOT NULL,
+	added_by TEXT NOT NULL DEFAULT ''
+);
+
+CREATE TABLE exclusions (
+	site TEXT PRIMARY KEY,
+	excluded_at {{TIME}} NOT NULL,
+	actor TEXT NOT NULL DEFAULT '',
+	reason TEXT NOT NULL DEFAULT '',
+	evidence TEXT NOT NULL DEFAULT '',
+	source TEXT NOT NULL DEFAULT '',
+	event_id {{BIGINT}} NOT NULL
+);
+
+CREATE TABLE policy_state (
+	id INTEGER PRIMARY KEY,
+	version {{BIGINT}} NOT NULL
+);
+INSERT INTO policy_state (id, version) VALUES (1, 0);
+
+CREATE TABLE policy_events (
+	id {{ID}},
+	version {{BIGINT}} NOT NULL UNIQUE,
+	happened_at {{TIME}} NOT NULL,
+	kind TEXT NOT NULL,
+	site TEXT NOT NULL,
+	actor TEXT NOT NULL DEFAULT '',
+	reason TEXT NOT NULL DEFAULT '',
+	evidence TEXT NOT NULL DEFAULT '',
+	source TEXT NOT NULL DEFAULT '',
+	detail TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX policy_events_site ON policy_events (site, version);
+
+CREATE TABLE mail_messages (
+	id {{ID}},
+	message_id TEXT NOT NULL UNIQUE,
+	received_at {{TIME}} NOT NULL,
+	sent_date {{TIME}},
+	from_addr TEXT NOT NULL DEFAULT '',
+	subject TEXT NOT NULL DEFAULT '',
+	intent TEXT NOT NULL DEFAULT '',
+	domains TEXT NOT NULL DEFAULT '',
+	lang TEXT NOT NULL DEFAULT '',
+	auth TEXT NOT NULL DEFAULT '',
+	auth_domain TEXT NOT NULL DEFAULT '',
+	outcome TEXT NOT NULL DEFAULT '',
+	review_status TEXT NOT NULL DEFAULT '',
+	review_reason TEXT NOT NULL DEFAULT '',
+	reviewed_by TEXT NOT NULL DEFAULT '',
+	reviewed_at {{TIME}},
+	source TEXT NOT NULL DEFAULT '',
+	size {{BIGINT}} NOT NULL DEFAULT 0,
+	sha256 TEXT NOT NULL DEFAULT '',
+	raw {{BLOB}}
+);
+CREATE INDEX mail_messages_review ON mail_messages (review_status);
+
+CREATE TABLE crawl_cycles (
+	id {{ID}},
+	site TEXT NOT NULL,
+	node TEXT NOT NULL DEFAULT '',
+	started_at {{TIME}} NOT NULL,
+	finished_at {{TIME}},
+	status TEXT NOT NULL,
+	budget INTEGER NOT NULL,
+	spent INTEGER NOT NULL DEFAULT 0,
+	delay_ms {{BIGINT}} NOT NULL,
+	reason TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX crawl_cycles_site ON crawl_cycles (site, started_at);
+CREATE UNIQUE INDEX crawl_cycles_one_running ON crawl_cycles (site) WHERE status = 'running';
+
+CREATE TABLE robots_snapshots (
+	id {{ID}},
+	origin TEXT NOT NULL,
+	fetched_at {{TIME}} NOT NULL,
+	status INTEGER NOT NULL DEFAULT 0,
+	final_url TEXT NOT NULL DEFAULT '',
+	body {{BLOB}},
+	sha256 TEXT NOT NULL DEFAULT '',
+	outcome TEXT NOT NULL,
+	error TEXT NOT NULL DEFAULT '',
+	request_id {{BIGINT}}
+);
+CREATE INDEX robots_snapshots_origin ON robots_snapshots (origin, fetched_at);
+
+CREATE TABLE requests (
+	id {{ID}},
+	cycle_id {{BIGINT}},
+	budget_slot INTEGER,
+	site TEXT NOT NULL,
+	host TEXT NOT NULL,
+	origin TEXT NOT NULL,
+	url TEXT NOT NULL,
+	method TEXT NOT NULL DEFAULT 'GET',
+	purpose TEXT NOT NULL,
+	node TEXT NOT NULL DEFAULT '',
+	attempt INTEGER NOT NULL DEFAULT 0,
+	redirect_of {{BIGINT}},
+	robots_snapshot_id {{BIGINT}},
+	robots_rule TEXT NOT NULL DEFAULT '',
+	robots_line INTEGER NOT NULL DEFAULT 0,
+	policy_check TEXT NOT NULL DEFAULT '',
+	delay_ms {{BIGINT}} NOT NULL DEFAULT 0,
+	sent_at {{TIME}} NOT NULL,
+	completed_at {{TIME}},
+	status INTEGER,
+	bytes {{BIGINT}} NOT NULL DEFAULT 0,
+	duration_ms {{BIGINT}} NOT NULL DEFAULT 0,
+	retry_after TEXT NOT NULL DEFAULT '',
+	retry_not_before {{TIME}},
+	outcome TEXT NOT NULL DEFAULT '',
+	error TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX requests_site ON requests (site, sent_at);
+CREATE INDEX requests_host ON requests (host, sent_at);
+CREATE INDEX requests_cycle ON requests (cycle_id);
+CREATE UNIQUE INDEX requests_budget_slot ON requests (cycle_id, budget_slot);
+
+CREATE TABLE host_leases (
+	host TEXT PRIMARY KEY,
+	holder TEXT NOT NULL DEFAULT '',
+	expires_at {{TIME}} NOT NULL,
+	next_at {{TIME}} NOT NULL
+);
+
+CREATE TABLE pages (
+	id {{ID}},
+	url TEXT NOT NULL UNIQUE,
+	site TEXT NOT NULL,
+	title TEXT NOT NULL DEFAULT '',
+	description TEXT NOT NULL DEFAULT '',
+	h1 TEXT NOT NULL DEFAULT '',
+	h2 TEXT NOT NULL DEFAULT '',
+	h3 TEXT NOT NULL DEFAULT '',
+	status INTEGER NOT NULL DEFAULT 0,
+	fetched_at {{TIME}} NOT NULL,
+	request_id {{BIGINT}}
+);
+CREATE INDEX pages_site ON pages (site);
+
+CREATE TABLE anchors (
+	id {{ID}},
+	from_url TEXT NOT NULL,
+	to_url TEXT NOT NULL,
+	to_site TEXT NOT NULL,
+	anchor_text TEXT NOT NULL DEFAULT '',
+	seen_at {{TIME}} NOT NULL,
+	request_id {{BIGINT}}
+);
+CREATE INDEX anchors_to ON anchors (to_url);
+CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
+`,
+}
+
+// SchemaVersion is the schema version this lohibot writes.
+var SchemaVersion = len(migrations)
+
+func (s *Store) expand(sqlText string) string {
+	var r *strings.Replacer
+	if s.Dialect == Postgres {
+		r = strings.NewReplacer(
+			"{{ID}}", "BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY",
+			"{{TIME}}", "TIMESTAMPTZ",
+			"{{BLOB}}", "BYTEA",
+			"{{BIGINT}}", "BIGINT",
+		)
+	} else {
+		r = strings.NewReplacer(
+			"{{ID}}", "INTEGER PRIMARY KEY AUTOINCREMENT",
+			"{{TIME}}", "TIMESTAMP",
+			"{{BLOB}}", "BLOB",
+			"{{BIGINT}}", "INTEGER",
+		)
+	}
+	return r.Replace(sqlText)
+}
+
+// migrate brings the schema to SchemaVersion in one transaction, or refuses a
+// database written by a newer lohibot without changing it.
+func (s *Store) migrate(ctx context.Context) error {
+	return s.migrateTo(ctx, len(migrations))
+}
+
+func (s *Store) migrateTo(ctx context.Context, target int) error {
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if s.Dialect == Postgres {
+			// Serialise concurrent first opens of one database.
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(7726312)").Error; err != nil {
+				return err
+			}
+		}
+		if err := tx.Exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)").Error; err != nil {
+			return err
+		}
+		var versions []int
+		if err := tx.Raw("SELECT version FROM schema_version").Scan(&versions).Error; err != nil {
+			return err
+		}
+		current := 0
+		switch len(versions) {
+		case 0:
+			if err := tx.Exec("INSERT INTO schema_version (version) VALUES (0)").Error; err != nil {
+				return err
+			}
+		case 1:
+			current = versions[0]
+		default:
+			return fmt.Errorf("db: schema_version holds %d rows, want 1", len(versions))
+		}
+		if current > target {
+			return fmt.Errorf("%w: it is at version %d, this lohibot knows up to %d; upgrade lohibot", ErrTooNew, current, target)
+		}
+		for v := current; v < target; v++ {
+			for _, stmt := range splitStatements(s.expand(migrations[v])) {
+				if err := tx.Exec(stmt).Error; err != nil {
+					return fmt.Errorf("migration %d: %w", v+1, err)
+				}
+			}
+		}
+		if current != target {
+			return tx.Exec("UPDATE schema_version SET version = ?", target).Error
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrTooNew) {
+			return err
+		}
+		return fmt.Errorf("db: migrate: %w", err)
+	}
+	return nil
+}
+
+// Version returns the schema version recorded in the database.
+func (s *Store) Version(ctx context.Context) (int, error) {
+	var v int
+	err := s.SQL.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
+	return v, err
+}
+
+func splitStatements(sqlText string) []string {
+	var out []string
+	for _, part := range strings.Split(sqlText, ";") {
+		if p := strings.TrimSpace(part); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

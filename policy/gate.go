@@ -1,0 +1,177 @@
+package policy
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// Verdict is the Gate's answer for one site.
+type Verdict struct {
+	Site     string
+	Excluded bool
+	// Version is the policy version the answer was given at; the crawler
+	// records it in the request log as evidence of the check.
+	Version int64
+}
+
+// String renders the verdict for the request log.
+func (v Verdict) String() string {
+	if v.Excluded {
+		return fmt.Sprintf("excluded (policy v%d)", v.Version)
+	}
+	return fmt.Sprintf("allowed (policy v%d)", v.Version)
+}
+
+// Gate answers "may I fetch this site now?" before every request. It keeps
+// the set of excluded sites in memory and, on every call, reads the policy
+// version (one indexed single-row read); when another process has committed
+// a change, it applies the new events before answering. So an exclusion
+// committed anywhere is seen by the very next Check in every process.
+//
+// A Gate is safe for concurrent use by multiple goroutines.
+type Gate struct {
+	sqlDB       *sql.DB
+	postgres    bool
+	versionStmt *sql.Stmt
+	eventsQuery string
+
+	catchUpMu sync.Mutex // serialises catchUp, so events apply in order
+
+	mu       sync.RWMutex // guards excluded and version
+	excluded map[string]struct{}
+	version  int64
+}
+
+// NewGate loads every exclusion into memory and returns a Gate. It does I/O.
+func (p *Policy) NewGate(ctx context.Context) (*Gate, error) {
+	g := &Gate{sqlDB: p.store.SQL, postgres: p.store.Dialect == db.Postgres, excluded: make(map[string]struct{})}
+	ph1, ph2 := "?", "?"
+	if p.store.Dialect == db.Postgres {
+		ph1, ph2 = "$1", "$2"
+	}
+	g.eventsQuery = "SELECT kind, site FROM policy_events WHERE version > " + ph1 + " AND version <= " + ph2 +
+		" AND kind IN ('" + db.EventExclude + "', '" + db.EventReinclude + "') ORDER BY version"
+	stmt, err := g.sqlDB.PrepareContext(ctx, "SELECT version FROM policy_state WHERE id = 1")
+	if err != nil {
+		return nil, fmt.Errorf("policy: gate: %w", err)
+	}
+	g.versionStmt = stmt
+	if err := g.load(ctx); err != nil {
+		stmt.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Close releases the Gate's prepared statement.
+func (g *Gate) Close() error { return g.versionStmt.Close() }
+
+// load reads the full exclusion set at a consistent version.
+func (g *Gate) load(ctx context.Context) error {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if g.postgres {
+		// One snapshot for the version and the set (SQLite's read
+		// transactions are snapshots already).
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := g.sqlDB.BeginTx(ctx, opts)
+	if err != nil {
+		return fmt.Errorf("policy: gate load: %w", err)
+	}
+	defer tx.Rollback()
+	var version int64
+	if err := tx.QueryRowContext(ctx, "SELECT version FROM policy_state WHERE id = 1").Scan(&version); err != nil {
+		return fmt.Errorf("policy: gate load: %w", err)
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT site FROM exclusions")
+	if err != nil {
+		return fmt.Errorf("policy: gate load: %w", err)
+	}
+	defer rows.Close()
+	set := make(map[string]struct{}, 1024)
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return fmt.Errorf("policy: gate load: %w", err)
+		}
+		set[s] = struct{}{}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("policy: gate load: %w", err)
+	}
+	g.mu.Lock()
+	g.excluded, g.version = set, version
+	g.mu.Unlock()
+	return nil
+}
+
+// Check answers whether site (as returned by SiteOf) may be fetched now. It
+// does one small read of the database, plus the new events when the policy
+// changed since the last call.
+func (g *Gate) Check(ctx context.Context, site string) (Verdict, error) {
+	var version int64
+	if err := g.versionStmt.QueryRowContext(ctx).Scan(&version); err != nil {
+		return Verdict{}, fmt.Errorf("policy: gate: %w", err)
+	}
+	g.mu.RLock()
+	seen := g.version
+	g.mu.RUnlock()
+	if version > seen {
+		if err := g.catchUp(ctx, version); err != nil {
+			return Verdict{}, err
+		}
+	}
+	g.mu.RLock()
+	_, excluded := g.excluded[site]
+	v := g.version
+	g.mu.RUnlock()
+	return Verdict{Site: site, Excluded: excluded, Version: v}, nil
+}
+
+// catchUp applies the exclude and re-include events with versions in
+// (g.version, target]. A committed policy_state version V implies every event
+// up to V is committed too (writers bump the version under its row lock and
+// insert the event in the same transaction), so nothing can be skipped.
+func (g *Gate) catchUp(ctx context.Context, target int64) error {
+	g.catchUpMu.Lock()
+	defer g.catchUpMu.Unlock()
+	g.mu.RLock()
+	seen := g.version
+	g.mu.RUnlock()
+	if target <= seen {
+		return nil // another goroutine caught up meanwhile
+	}
+	rows, err := g.sqlDB.QueryContext(ctx, g.eventsQuery, seen, target)
+	if err != nil {
+		return fmt.Errorf("policy: gate: %w", err)
+	}
+	defer rows.Close()
+	type event struct{ kind, site string }
+	var events []event
+	for rows.Next() {
+		var e event
+		if err := rows.Scan(&e.kind, &e.site); err != nil {
+			return fmt.Errorf("policy: gate: %w", err)
+		}
+		events = append(events, e)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("policy: gate: %w", err)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for _, e := range events {
+		switch e.kind {
+		case db.EventExclude:
+			g.excluded[e.site] = struct{}{}
+		case db.EventReinclude:
+			delete(g.excluded, e.site)
+		}
+	}
+	g.version = target
+	return nil
+}

@@ -1,0 +1,223 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// ErrNotExcluded is returned when re-including a site that is not excluded.
+var ErrNotExcluded = errors.New("policy: site is not excluded")
+
+// ErrNotListed is returned when removing a site that is not on the crawl list.
+var ErrNotListed = errors.New("policy: site is not on the crawl list")
+
+// ErrNoActor is returned when a change that needs a named person has none.
+var ErrNoActor = errors.New("policy: who made the change must be named")
+
+// Options configures a Policy. A nil *Options is the zero value.
+type Options struct {
+	// Now returns the current time. Nil means db.Now.
+	Now func() time.Time
+}
+
+// Policy reads and changes which sites may be crawled. It is safe for
+// concurrent use; every method does I/O on the store.
+type Policy struct {
+	store *db.Store
+	now   func() time.Time
+}
+
+// New returns a Policy over store.
+func New(store *db.Store, opts *Options) *Policy {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Now == nil {
+		o.Now = db.Now
+	}
+	return &Policy{store: store, now: o.Now}
+}
+
+// Store returns the store the policy works on.
+func (p *Policy) Store() *db.Store { return p.store }
+
+// Change describes who asks for a policy change, and why.
+type Change struct {
+	Actor    string // a staff member's name, or an email sender
+	Reason   string
+	Evidence string // an email's Message-ID; empty means the actor is the evidence
+	Source   string // "cli", "mail", "review", ...
+	Detail   string // optional JSON with more evidence
+}
+
+// ExcludeResult is what Exclude did for one input.
+type ExcludeResult struct {
+	Input     string        `json:"input"`
+	Site      string        `json:"site"`
+	Already   bool          `json:"already_excluded"`
+	Exclusion *db.Exclusion `json:"exclusion"`
+}
+
+// SitesOf normalises every input with SiteOf and returns the sites in input
+// order, or the first error. Nothing is half-done on error: callers use it to
+// validate a whole command before changing anything.
+func SitesOf(inputs []string) ([]string, error) {
+	if len(inputs) == 0 {
+		return nil, &SiteError{"", "no site given"}
+	}
+	sites := make([]string, len(inputs))
+	for i, in := range inputs {
+		s, err := SiteOf(in)
+		if err != nil {
+			return nil, err
+		}
+		sites[i] = s
+	}
+	return sites, nil
+}
+
+// Exclude takes the sites named by inputs off the crawl list, in one
+// transaction: if any input is not a site, nothing changes. Excluding an
+// already-excluded site changes nothing but still records the request in the
+// event log as evidence. The exclusion is visible to every Gate's next check.
+func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]ExcludeResult, error) {
+	sites, err := SitesOf(inputs)
+	if err != nil {
+		return nil, err
+	}
+	if c.Evidence == "" {
+		c.Evidence = c.Actor
+	}
+	var results []ExcludeResult
+	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		results = results[:0]
+		now := p.now()
+		for i, site := range sites {
+			var ex db.Exclusion
+			err := tx.Where("site = ?", site).Take(&ex).Error
+			switch {
+			case err == nil:
+				if _, err := appendEvent(tx, now, db.EventExcludeRepeat, site, c); err != nil {
+					return err
+				}
+				results = append(results, ExcludeResult{Input: inputs[i], Site: site, Already: true, Exclusion: &ex})
+				continue
+			case !errors.Is(err, gorm.ErrRecordNotFound):
+				return err
+			}
+			ev, err := appendEvent(tx, now, db.EventExclude, site, c)
+			if err != nil {
+				return err
+			}
+			ex = db.Exclusion{Site: site, ExcludedAt: now, Actor: c.Actor, Reason: c.Reason,
+				Evidence: c.Evidence, Source: c.Source, EventID: ev.ID}
+			if err := tx.Create(&ex).Error; err != nil {
+				return err
+			}
+			results = append(results, ExcludeResult{Input: inputs[i], Site: site, Exclusion: &ex})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("policy: exclude: %w", err)
+	}
+	return results, nil
+}
+
+// Reinclude puts an excluded site back on the crawl list. It needs a named
+// actor (a staff member: re-inclusion is never automatic) and fails with
+// ErrNotExcluded when the site is not excluded.
+func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string, error) {
+	site, err := SiteOf(input)
+	if err != nil {
+		return "", err
+	}
+	if c.Actor == "" {
+		return "", ErrNoActor
+	}
+	if c.Evidence == "" {
+		c.Evidence = c.Actor
+	}
+	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		res := tx.Where("site = ?", site).Delete(&db.Exclusion{})
+		if res.Error != nil {
+			return res.Error
+		}
+		if res.RowsAffected == 0 {
+			return fmt.Errorf("%w: %s", ErrNotExcluded, site)
+		}
+		_, err := appendEvent(tx, p.now(), db.EventReinclude, site, c)
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotExcluded) {
+			return site, err
+		}
+		return site, fmt.Errorf("policy: re-include: %w", err)
+	}
+	return site, nil
+}
+
+// Exclusions lists the current exclusions, sorted by site.
+func (p *Policy) Exclusions(ctx context.Context) ([]db.Exclusion, error) {
+	var out []db.Exclusion
+	if err := p.store.DB.WithContext(ctx).Order("site").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("policy: list exclusions: %w", err)
+	}
+	return out, nil
+}
+
+// Check returns the exclusion of the site named by input, or nil when the
+// site may be crawled.
+func (p *Policy) Check(ctx context.Context, input string) (string, *db.Exclusion, error) {
+	site, err := SiteOf(input)
+	if err != nil {
+		return "", nil, err
+	}
+	var ex db.Exclusion
+	err = p.store.DB.WithContext(ctx).Where("site = ?", site).Take(&ex).Error
+	if errors.Is(err, gorm.ErrRecordNotFound) {
+		return site, nil, nil
+	}
+	if err != nil {
+		return site, nil, fmt.Errorf("policy: check: %w", err)
+	}
+	return site, &ex, nil
+}
+
+// History returns the policy events of a site, oldest first.
+func (p *Policy) History(ctx context.Context, site string) ([]db.PolicyEvent, error) {
+	var out []db.PolicyEvent
+	err := p.store.DB.WithContext(ctx).Where("site = ?", site).Order("version").Find(&out).Error
+	if err != nil {
+		return nil, fmt.Errorf("policy: history: %w", err)
+	}
+	return out, nil
+}
+
+// appendEvent bumps the policy version and appends one event carrying it.
+// The UPDATE takes the row lock that orders all policy writers, so versions
+// become visible in increasing order.
+func appendEvent(tx *gorm.DB, now time.Time, kind, site string, c Change) (*db.PolicyEvent, error) {
+	if err := tx.Exec("UPDATE policy_state SET version = version + 1 WHERE id = 1").Error; err != nil {
+		return nil, err
+	}
+	var version int64
+	if err := tx.Raw("SELECT version FROM policy_state WHERE id = 1").Scan(&version).Error; err != nil {
+		return nil, err
+	}
+	ev := &db.PolicyEvent{Version: version, HappenedAt: now, Kind: kind, Site: site,
+		Actor: c.Actor, Reason: c.Reason, Evidence: c.Evidence, Source: c.Source, Detail: c.Detail}
+	if err := tx.Clauses(clause.Returning{}).Create(ev).Error; err != nil {
+		return nil, err
+	}
+	return ev, nil
+}

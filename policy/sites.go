@@ -1,0 +1,166 @@
+package policy
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"gorm.io/gorm"
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// ListedSite is a site of the crawl list with its exclusion, if any.
+type ListedSite struct {
+	db.Site
+	Excluded bool `json:"excluded"`
+}
+
+// AddSites puts the sites named by inputs on the crawl list, in one
+// transaction. A URL input sets the site's start URL; a bare domain starts at
+// https://DOMAIN/. Adding a listed site again updates its start URL when a
+// URL is given. If any input is not a site, nothing changes.
+func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.Site, error) {
+	sites, err := SitesOf(inputs)
+	if err != nil {
+		return nil, err
+	}
+	starts := make([]string, len(inputs))
+	for i, in := range inputs {
+		starts[i] = startURL(in, sites[i])
+	}
+	var out []db.Site
+	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		out = out[:0]
+		now := p.now()
+		for i, site := range sites {
+			var s db.Site
+			err := tx.Where("name = ?", site).Take(&s).Error
+			switch {
+			case err == nil:
+				if isURL(inputs[i]) && s.StartURL != starts[i] {
+					s.StartURL = starts[i]
+					if err := tx.Model(&s).Update("start_url", s.StartURL).Error; err != nil {
+						return err
+					}
+					cc := c
+					cc.Detail = fmt.Sprintf(`{"start_url":%q}`, s.StartURL)
+					if _, err := appendEvent(tx, now, db.EventSiteUpdate, site, cc); err != nil {
+						return err
+					}
+				}
+				out = append(out, s)
+				continue
+			case !errors.Is(err, gorm.ErrRecordNotFound):
+				return err
+			}
+			s = db.Site{Name: site, StartURL: starts[i], AddedAt: now, AddedBy: c.Actor}
+			if err := tx.Create(&s).Error; err != nil {
+				return err
+			}
+			cc := c
+			cc.Detail = fmt.Sprintf(`{"start_url":%q}`, s.StartURL)
+			if _, err := appendEvent(tx, now, db.EventSiteAdd, site, cc); err != nil {
+				return err
+			}
+			out = append(out, s)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("policy: add sites: %w", err)
+	}
+	return out, nil
+}
+
+// RemoveSites takes the sites named by inputs off the crawl list (without
+// excluding them). It fails with ErrNotListed, changing nothing, when one of
+// them is not listed.
+func (p *Policy) RemoveSites(ctx context.Context, inputs []string, c Change) ([]string, error) {
+	sites, err := SitesOf(inputs)
+	if err != nil {
+		return nil, err
+	}
+	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		now := p.now()
+		for _, site := range sites {
+			res := tx.Where("name = ?", site).Delete(&db.Site{})
+			if res.Error != nil {
+				return res.Error
+			}
+			if res.RowsAffected == 0 {
+				return fmt.Errorf("%w: %s", ErrNotListed, site)
+			}
+			if _, err := appendEvent(tx, now, db.EventSiteRemove, site, c); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrNotListed) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("policy: remove sites: %w", err)
+	}
+	return sites, nil
+}
+
+// Sites returns the crawl list sorted by name, each with whether it is
+// excluded (an excluded site stays listed but is never crawled).
+func (p *Policy) Sites(ctx context.Context) ([]ListedSite, error) {
+	var sites []db.Site
+	if err := p.store.DB.WithContext(ctx).Order("name").Find(&sites).Error; err != nil {
+		return nil, fmt.Errorf("policy: list sites: %w", err)
+	}
+	var excluded []string
+	if err := p.store.DB.WithContext(ctx).Model(&db.Exclusion{}).
+		Joins("JOIN sites ON sites.name = exclusions.site").Pluck("exclusions.site", &excluded).Error; err != nil {
+		return nil, fmt.Errorf("policy: list sites: %w", err)
+	}
+	ex := make(map[string]bool, len(excluded))
+	for _, s := range excluded {
+		ex[s] = true
+	}
+	out := make([]ListedSite, len(sites))
+	for i, s := range sites {
+		out[i] = ListedSite{Site: s, Excluded: ex[s.Name]}
+	}
+	return out, nil
+}
+
+func isURL(in string) bool {
+	s := strings.TrimSpace(in)
+	return strings.Contains(s, "://") || strings.ContainsAny(s, "/")
+}
+
+// startURL is the URL a crawl of site starts from: the input itself when it
+// is a URL (scheme defaulting to https), else https://site/.
+func startURL(in, site string) string {
+	s := strings.TrimSpace(in)
+	if !isURL(s) {
+		return "https://" + site + "/"
+	}
+	if !strings.Contains(s, "://") {
+		s = "https://" + strings.TrimPrefix(s, "//")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		return "https://" + site + "/"
+	}
+	u.Scheme = strings.ToLower(u.Scheme)
+	if host, err := HostOf(u.Host); err == nil {
+		if port := u.Port(); port != "" {
+			host += ":" + port
+		}
+		u.Host = host
+	}
+	u.User = nil
+	u.Fragment = ""
+	if u.Path == "" {
+		u.Path = "/"
+	}
+	return u.String()
+}
