@@ -1,0 +1,101 @@
+// Package dbtest gives tests fresh lohibot databases: an SQLite file in a
+// temporary folder, and, when LOHIBOT_TEST_POSTGRES holds a DSN, a new
+// PostgreSQL database on that server, dropped after the test.
+package dbtest
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"net/url"
+	"os"
+	"path/filepath"
+	"testing"
+
+	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver for admin statements
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// PostgresEnv is the environment variable that holds the DSN of a
+// PostgreSQL server for tests; tests on PostgreSQL are skipped without it.
+const PostgresEnv = "LOHIBOT_TEST_POSTGRES"
+
+// Engines lists the engines to test: "sqlite" always, "postgres" when
+// LOHIBOT_TEST_POSTGRES is set.
+func Engines() []string {
+	if os.Getenv(PostgresEnv) != "" {
+		return []string{"sqlite", "postgres"}
+	}
+	return []string{"sqlite"}
+}
+
+// ForEach runs f as a subtest once per engine, each with a fresh database
+// DSN.
+func ForEach(t *testing.T, f func(t *testing.T, dsn string)) {
+	t.Helper()
+	for _, e := range Engines() {
+		t.Run(e, func(t *testing.T) { f(t, DSN(t, e)) })
+	}
+}
+
+// DSN returns the DSN of a fresh, empty database of the given engine
+// ("sqlite" or "postgres"), removed when the test ends. It skips the test
+// when engine is "postgres" and LOHIBOT_TEST_POSTGRES is not set.
+func DSN(t testing.TB, engine string) string {
+	t.Helper()
+	switch engine {
+	case "sqlite":
+		return filepath.Join(t.TempDir(), "lohibot.db")
+	case "postgres":
+		base := os.Getenv(PostgresEnv)
+		if base == "" {
+			t.Skip(PostgresEnv + " not set")
+		}
+		return newPostgresDB(t, base)
+	}
+	t.Fatalf("dbtest: unknown engine %q", engine)
+	return ""
+}
+
+// Open opens a fresh database of the given engine and closes it when the
+// test ends.
+func Open(t testing.TB, engine string) *db.Store {
+	t.Helper()
+	s, err := db.Open(context.Background(), DSN(t, engine))
+	if err != nil {
+		t.Fatalf("db.Open: %v", err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func newPostgresDB(t testing.TB, base string) string {
+	t.Helper()
+	admin, err := sql.Open("pgx", base)
+	if err != nil {
+		t.Fatalf("dbtest: %v", err)
+	}
+	defer admin.Close()
+	var b [6]byte
+	rand.Read(b[:])
+	name := "lohibot_test_" + hex.EncodeToString(b[:])
+	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+		t.Fatalf("dbtest: create database: %v", err)
+	}
+	t.Cleanup(func() {
+		a, err := sql.Open("pgx", base)
+		if err != nil {
+			return
+		}
+		defer a.Close()
+		a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+	})
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("dbtest: bad %s: %v", PostgresEnv, err)
+	}
+	u.Path = "/" + name
+	return u.String()
+}
