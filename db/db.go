@@ -135,8 +135,10 @@ func sqliteDSN(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(NORMAL)")
 	q.Add("_pragma", "foreign_keys(1)")
+	// No _time_format: the driver's default is the format we want, and
+	// glebarez/go-sqlite v1.21 stops reading parameters after it, which
+	// would silently drop _txlock.
 	q.Set("_txlock", "immediate")
-	q.Set("_time_format", "sqlite")
 	return "file:" + path + "?" + q.Encode()
 }
 

@@ -207,6 +207,16 @@ func (s *Store) migrate(ctx context.Context) error {
 }
 
 func (s *Store) migrateTo(ctx context.Context, target int) error {
+	// Fast path, without taking the write lock: already up to date.
+	var v int
+	if err := s.SQL.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v); err == nil {
+		if v == target {
+			return nil
+		}
+		if v > target {
+			return fmt.Errorf("%w: it is at version %d, this lohibot knows up to %d; upgrade lohibot", ErrTooNew, v, target)
+		}
+	}
 	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.Dialect == Postgres {
 			// Serialise concurrent first opens of one database.

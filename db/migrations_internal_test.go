@@ -1,0 +1,107 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+)
+
+// These tests change the package's migration list, so they are white-box
+// and never run in parallel.
+
+func TestMigrateUpgradesOlderDatabase(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, _ := s.Version(ctx); v != SchemaVersion {
+		t.Fatalf("fresh database at version %d, want %d", v, SchemaVersion)
+	}
+	s.Close()
+
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = append(append([]string(nil), saved...),
+		"CREATE TABLE upgrade_probe (id INTEGER PRIMARY KEY); INSERT INTO upgrade_probe (id) VALUES (42)")
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatalf("Open after adding a migration: %v", err)
+	}
+	defer s.Close()
+	if v, _ := s.Version(ctx); v != len(migrations) {
+		t.Errorf("upgraded version = %d, want %d", v, len(migrations))
+	}
+	var id int
+	if err := s.SQL.QueryRowContext(ctx, "SELECT id FROM upgrade_probe").Scan(&id); err != nil || id != 42 {
+		t.Errorf("upgrade_probe = %d, %v; want 42", id, err)
+	}
+}
+
+func TestFailedMigrationChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = append(append([]string(nil), saved...),
+		"CREATE TABLE half_done (id INTEGER)",
+		"CREATE TABLE broken (")
+	if _, err := Open(ctx, path); err == nil {
+		t.Fatal("Open with a broken migration succeeded")
+	}
+	migrations = saved
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.Version(ctx); v != len(saved) {
+		t.Errorf("version after failed upgrade = %d, want %d", v, len(saved))
+	}
+	var n int
+	s.SQL.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").Scan(&n)
+	if n != 0 {
+		t.Error("table of a failed migration was left behind")
+	}
+}
+
+func TestNewerDatabaseRefused(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new.db")
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.SQL.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion+5); err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	_, err = Open(ctx, path)
+	if !errors.Is(err, ErrTooNew) {
+		t.Fatalf("Open(newer database) error = %v, want ErrTooNew", err)
+	}
+	// Nothing changed: the recorded version is still the newer one.
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = append(append([]string(nil), saved...), make([]string, 5)...)
+	for i := len(saved); i < len(migrations); i++ {
+		migrations[i] = "SELECT 1"
+	}
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if v, _ := s.Version(ctx); v != SchemaVersion+5 {
+		t.Errorf("version = %d, want %d (unchanged)", v, SchemaVersion+5)
+	}
+}
