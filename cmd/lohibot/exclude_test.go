@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lohisoft/lohibot/internal/dbtest"
+)
+
+func TestExcludeCommands(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		env := []string{"LOHIBOT_DB=" + dsn}
+		steps := []struct {
+			args     []string
+			code     int
+			contains string
+		}{
+			{[]string{"exclude", "add", "https://www.Example.co.uk/x", "--by", "anna", "--reason", "email"}, 0, "excluded example.co.uk"},
+			{[]string{"exclude", "check", "example.co.uk"}, 1, "is excluded"},
+			{[]string{"exclude", "check", "https://shop.example.co.uk/page"}, 1, "example.co.uk"},
+			{[]string{"exclude", "check", "other.example"}, 0, "not excluded"},
+			{[]string{"exclude", "add", "good.com", "co.uk"}, 2, ""},
+			{[]string{"exclude", "check", "good.com"}, 0, "not excluded"},
+			{[]string{"exclude", "add", "example.co.uk", "--by=bob"}, 0, "already excluded"},
+			{[]string{"exclude", "remove", "example.co.uk"}, 2, ""},
+			{[]string{"exclude", "remove", "never.example", "--by", "carla"}, 1, ""},
+			{[]string{"exclude", "add", "1.2.3.4"}, 2, ""},
+			{[]string{"exclude", "add"}, 2, ""},
+			{[]string{"exclude", "check"}, 2, ""},
+			{[]string{"exclude", "frobnicate"}, 2, ""},
+			{[]string{"exclude", "list", "--bogus"}, 2, ""},
+			{[]string{"nonsense"}, 2, ""},
+			{[]string{"sites", "add", "https://shop.example.org:8443/start", "bücher.de"}, 0, "xn--bcher-kva.de"},
+			{[]string{"sites", "remove", "unlisted.example"}, 1, ""},
+			{[]string{"sites", "list"}, 0, "https://shop.example.org:8443/start"},
+		}
+		for _, s := range steps {
+			r := runCLI(t, env, s.args...)
+			if r.code != s.code {
+				t.Errorf("lohibot %s: exit %d, want %d (stdout %q, stderr %q)", strings.Join(s.args, " "), r.code, s.code, r.stdout, r.stderr)
+			}
+			if !strings.Contains(r.stdout, s.contains) {
+				t.Errorf("lohibot %s: stdout %q, want it to contain %q", strings.Join(s.args, " "), r.stdout, s.contains)
+			}
+			if s.code == 2 && r.stderr == "" {
+				t.Errorf("lohibot %s: exit 2 without an error message", strings.Join(s.args, " "))
+			}
+		}
+
+		r := runCLI(t, env, "exclude", "list", "--json")
+		var got []exclusionJSON
+		for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+			var e exclusionJSON
+			if err := json.Unmarshal([]byte(line), &e); err != nil {
+				t.Fatalf("exclude list --json line %q: %v", line, err)
+			}
+			got = append(got, e)
+		}
+		if len(got) != 1 || got[0].Site != "example.co.uk" || got[0].By != "anna" || got[0].Reason != "email" || got[0].Evidence == "" || !got[0].Excluded {
+			t.Errorf("exclude list --json = %+v", got)
+		}
+
+		r = runCLI(t, env, "--json", "sites", "list")
+		if !strings.Contains(r.stdout, `"site":"example.org"`) || !strings.Contains(r.stdout, `"start_url":"https://shop.example.org:8443/start"`) {
+			t.Errorf("sites list --json = %s", r.stdout)
+		}
+
+		if r := runCLI(t, env, "exclude", "remove", "example.co.uk", "--by", "carla"); r.code != 0 {
+			t.Errorf("exclude remove: exit %d: %s", r.code, r.stderr)
+		}
+		if r := runCLI(t, env, "exclude", "check", "example.co.uk"); r.code != 0 {
+			t.Errorf("exclude check after re-inclusion: exit %d", r.code)
+		}
+	})
+}
+
+func TestDBFlagOverridesEnv(t *testing.T) {
+	dir := t.TempDir()
+	envDB, flagDB := filepath.Join(dir, "env.db"), filepath.Join(dir, "flag.db")
+	env := []string{"LOHIBOT_DB=" + envDB}
+	if r := runCLI(t, env, "exclude", "add", "example.com", "--db", flagDB); r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if r := runCLI(t, env, "exclude", "check", "example.com"); r.code != 0 {
+		t.Errorf("LOHIBOT_DB database has the exclusion made with --db")
+	}
+	if r := runCLI(t, nil, "--db="+flagDB, "exclude", "check", "example.com"); r.code != 1 {
+		t.Errorf("--db database lacks the exclusion")
+	}
+}
+
+func TestHelpHasExamples(t *testing.T) {
+	a := &app{getenv: func(string) string { return "" }}
+	root := newRootCmd(a)
+	for _, c := range root.Commands() {
+		for _, sub := range append(c.Commands(), c) {
+			if sub.Runnable() && !sub.HasSubCommands() && sub.Example == "" && sub.Name() != "help" && c.Name() != "completion" {
+				t.Errorf("%s has no examples in its help", sub.CommandPath())
+			}
+		}
+	}
+	if r := runCLI(t, nil, "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "lohibot") {
+		t.Errorf("completion bash: exit %d", r.code)
+	}
+}
+
+// TestConcurrentProcesses runs staff, a watcher and a crawler as separate
+// lohibot processes on one database: each adds exclusions and checks them at
+// once. None may be lost, and no process may fail (no "database is locked").
+func TestConcurrentProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		if r := runCLI(t, nil, "--db", dsn, "exclude", "list"); r.code != 0 {
+			t.Fatalf("init: %s", r.stderr)
+		}
+		const procs, each = 3, 8
+		var wg sync.WaitGroup
+		errs := make(chan string, procs*each*2)
+		for p := 0; p < procs; p++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := 0; i < each; i++ {
+					site := fmt.Sprintf("p%d-%d.example", p, i)
+					out, err := lohibotProcess(ctx, "--db", dsn, "exclude", "add", site, "--by", fmt.Sprint("proc", p)).CombinedOutput()
+					if err != nil {
+						errs <- fmt.Sprintf("exclude add %s: %v: %s", site, err, out)
+						continue
+					}
+					cmd := lohibotProcess(ctx, "--db", dsn, "exclude", "check", site)
+					out, err = cmd.CombinedOutput()
+					if cmd.ProcessState.ExitCode() != 1 {
+						errs <- fmt.Sprintf("exclude check %s: exit %d, want 1: %s", site, cmd.ProcessState.ExitCode(), out)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for e := range errs {
+			t.Error(e)
+		}
+		r := runCLI(t, nil, "--db", dsn, "--json", "exclude", "list")
+		if n := strings.Count(r.stdout, "\n"); n != procs*each {
+			t.Errorf("exclude list has %d exclusions, want %d:\n%s", n, procs*each, r.stdout)
+		}
+	})
+}
