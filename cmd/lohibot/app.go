@@ -146,6 +146,7 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 	root.AddCommand(
 		newExcludeCmd(a),
 		newSitesCmd(a),
+		newMailCmd(a),
 		// More commands are registered here, one line each.
 	)
 	return root

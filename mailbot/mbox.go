@@ -1,0 +1,208 @@
+package mailbot
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// SourceKind is the format of a file or folder of mail.
+type SourceKind string
+
+// The formats ReadSource understands.
+const (
+	KindMessage SourceKind = "eml"     // one RFC 5322 message
+	KindMbox    SourceKind = "mbox"    // messages separated by "From " lines (mboxrd)
+	KindMaildir SourceKind = "maildir" // a folder with cur/ and new/ holding one message per file
+)
+
+// ErrNotMaildir is returned for a folder that has neither cur/ nor new/.
+var ErrNotMaildir = errors.New("mailbot: not a Maildir (no cur/ or new/ folder)")
+
+// DetectSource tells the format of path: a folder with cur/ or new/ is a
+// Maildir, a file starting with "From " is an mbox, any other file is one
+// message. It does I/O.
+func DetectSource(path string) (SourceKind, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("mailbot: %w", err)
+	}
+	if fi.IsDir() {
+		for _, sub := range []string{"cur", "new"} {
+			if st, err := os.Stat(filepath.Join(path, sub)); err == nil && st.IsDir() {
+				return KindMaildir, nil
+			}
+		}
+		return "", fmt.Errorf("%w: %s", ErrNotMaildir, path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("mailbot: %w", err)
+	}
+	defer f.Close()
+	head := make([]byte, 5)
+	n, err := io.ReadFull(f, head)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return "", fmt.Errorf("mailbot: read %s: %w", path, err)
+	}
+	if n == 5 && string(head) == "From " {
+		return KindMbox, nil
+	}
+	return KindMessage, nil
+}
+
+// ReadSource calls fn with every message of the file or folder at path
+// (see DetectSource), in order, with a label naming where it came from:
+// the file, FILE#N for the Nth message of an mbox, or the Maildir file.
+// The raw bytes passed to fn are not reused: fn may keep them. It stops at
+// the first error of fn, of reading, or of ctx.
+func ReadSource(ctx context.Context, path string, fn func(raw []byte, source string) error) error {
+	kind, err := DetectSource(path)
+	if err != nil {
+		return err
+	}
+	switch kind {
+	case KindMaildir:
+		return readMaildir(ctx, path, fn)
+	case KindMbox:
+		f, err := os.Open(path)
+		if err != nil {
+			return fmt.Errorf("mailbot: %w", err)
+		}
+		defer f.Close()
+		n := 0
+		return ReadMbox(f, func(raw []byte) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			n++
+			return fn(raw, fmt.Sprintf("%s#%d", path, n))
+		})
+	default:
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return fmt.Errorf("mailbot: %w", err)
+		}
+		return fn(raw, path)
+	}
+}
+
+func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source string) error) error {
+	var files []string
+	for _, sub := range []string{"cur", "new"} {
+		entries, err := os.ReadDir(filepath.Join(dir, sub))
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("mailbot: %w", err)
+		}
+		var names []string
+		for _, e := range entries {
+			if strings.HasPrefix(e.Name(), ".") || e.IsDir() {
+				continue
+			}
+			names = append(names, e.Name())
+		}
+		sort.Strings(names) // Maildir names start with the delivery time
+		for _, n := range names {
+			files = append(files, filepath.Join(dir, sub, n))
+		}
+	}
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("mailbot: %w", err)
+		}
+		if err := fn(raw, f); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// ReadMbox splits an mbox into messages and calls fn with each. A message
+// starts at a line beginning with "From " (the From_ line, dropped); the
+// blank line the format puts before the next From_ line is dropped, and
+// mboxrd quoting is undone (">From " becomes "From ", ">>From " becomes
+// ">From "). Line endings are kept as they are (LF or CRLF). Text before
+// the first From_ line is ignored. The slice passed to fn is not reused.
+func ReadMbox(r io.Reader, fn func(raw []byte) error) error {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var (
+		cur     []byte
+		started bool
+		long    []byte // a line longer than the buffer, being assembled
+	)
+	emit := func() error {
+		if !started {
+			return nil
+		}
+		msg := trimSeparator(cur)
+		cur = nil
+		return fn(msg)
+	}
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
+		if long != nil {
+			line = append(long, line...)
+			long = nil
+		}
+		if len(line) > 0 {
+			switch {
+			case bytes.HasPrefix(line, []byte("From ")):
+				if err := emit(); err != nil {
+					return err
+				}
+				started = true
+				cur = make([]byte, 0, 8<<10)
+			case !started:
+			case line[0] == '>' && isQuotedFrom(line):
+				cur = append(cur, line[1:]...)
+			default:
+				cur = append(cur, line...)
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return emit()
+		}
+		if err != nil {
+			return fmt.Errorf("mailbot: read mbox: %w", err)
+		}
+	}
+}
+
+// isQuotedFrom reports whether line is ">*From " with at least one '>'.
+func isQuotedFrom(line []byte) bool {
+	i := 0
+	for i < len(line) && line[i] == '>' {
+		i++
+	}
+	return i > 0 && bytes.HasPrefix(line[i:], []byte("From "))
+}
+
+// trimSeparator drops the one blank line that separates a message from the
+// next From_ line.
+func trimSeparator(msg []byte) []byte {
+	switch {
+	case bytes.HasSuffix(msg, []byte("\r\n\r\n")):
+		return msg[:len(msg)-2]
+	case bytes.HasSuffix(msg, []byte("\n\n")):
+		return msg[:len(msg)-1]
+	}
+	return msg
+}

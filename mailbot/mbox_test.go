@@ -1,0 +1,117 @@
+package mailbot_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lohisoft/lohibot/mailbot"
+)
+
+var mboxTests = []struct {
+	name string
+	in   string
+	want []string
+}{
+	{"empty", "", nil},
+	{"one", "From a@b Mon Mar  2 09:00:00 2026\nSubject: x\n\nbody\n", []string{"Subject: x\n\nbody\n"}},
+	{"two with separator line", "From a@b Mon Mar  2 09:00:00 2026\nSubject: 1\n\none\n\nFrom c@d Mon Mar  2 09:00:01 2026\nSubject: 2\n\ntwo\n",
+		[]string{"Subject: 1\n\none\n", "Subject: 2\n\ntwo\n"}},
+	{"mboxrd unquoting", "From a@b Mon Mar  2 09:00:00 2026\nSubject: q\n\n>From here\n>>From there\n> From not\n>Fromage\n",
+		[]string{"Subject: q\n\nFrom here\n>From there\n> From not\n>Fromage\n"}},
+	{"CRLF", "From a@b Mon Mar  2 09:00:00 2026\r\nSubject: 1\r\n\r\none\r\n\r\nFrom c@d x\r\nSubject: 2\r\n\r\ntwo\r\n",
+		[]string{"Subject: 1\r\n\r\none\r\n", "Subject: 2\r\n\r\ntwo\r\n"}},
+	{"no final newline", "From a@b x\nSubject: 1\n\nlast", []string{"Subject: 1\n\nlast"}},
+	{"long line", "From a@b x\nSubject: 1\n\n" + strings.Repeat("y", 200000) + "\n", []string{"Subject: 1\n\n" + strings.Repeat("y", 200000) + "\n"}},
+}
+
+func TestReadMbox(t *testing.T) {
+	for _, tt := range mboxTests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			err := mailbot.ReadMbox(strings.NewReader(tt.in), func(raw []byte) error {
+				got = append(got, string(raw))
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("ReadMbox: %v", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ReadMbox(%q) (-want +got):\n%s", tt.name, diff)
+			}
+		})
+	}
+}
+
+func TestDetectAndReadSource(t *testing.T) {
+	dir := t.TempDir()
+	eml := filepath.Join(dir, "one.eml")
+	mbox := filepath.Join(dir, "box.mbox")
+	md := filepath.Join(dir, "Maildir")
+	notMD := filepath.Join(dir, "plain")
+	mustWrite(t, eml, "Subject: one\n\nbody\n")
+	mustWrite(t, mbox, "From a x\nSubject: m1\n\n1\n\nFrom b x\nSubject: m2\n\n2\n")
+	mustWrite(t, filepath.Join(md, "cur", "1000.a:2,S"), "Subject: cur\n\n")
+	mustWrite(t, filepath.Join(md, "new", "1001.b"), "Subject: new\n\n")
+	mustWrite(t, filepath.Join(md, "new", ".hidden"), "Subject: hidden\n\n")
+	mustWrite(t, filepath.Join(md, "tmp", "1002.c"), "Subject: tmp\n\n")
+	if err := os.MkdirAll(notMD, 0o755); err != nil {
+		t.Fatal(err)
+	}
+
+	kinds := []struct {
+		path string
+		want mailbot.SourceKind
+		err  error
+	}{
+		{eml, mailbot.KindMessage, nil},
+		{mbox, mailbot.KindMbox, nil},
+		{md, mailbot.KindMaildir, nil},
+		{notMD, "", mailbot.ErrNotMaildir},
+		{filepath.Join(dir, "missing"), "", os.ErrNotExist},
+	}
+	for _, k := range kinds {
+		got, err := mailbot.DetectSource(k.path)
+		if got != k.want || (k.err == nil) != (err == nil) || (k.err != nil && !errors.Is(err, k.err)) {
+			t.Errorf("DetectSource(%s) = %q, %v; want %q, %v", filepath.Base(k.path), got, err, k.want, k.err)
+		}
+	}
+
+	reads := []struct {
+		path string
+		want []string
+	}{
+		{eml, []string{"one.eml|Subject: one"}},
+		{mbox, []string{"box.mbox#1|Subject: m1", "box.mbox#2|Subject: m2"}},
+		{md, []string{"1000.a:2,S|Subject: cur", "1001.b|Subject: new"}},
+	}
+	for _, r := range reads {
+		var got []string
+		err := mailbot.ReadSource(context.Background(), r.path, func(raw []byte, source string) error {
+			first, _, _ := strings.Cut(string(raw), "\n")
+			got = append(got, filepath.Base(source)+"|"+first)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("ReadSource(%s): %v", r.path, err)
+		}
+		if diff := cmp.Diff(r.want, got); diff != "" {
+			t.Errorf("ReadSource(%s) (-want +got):\n%s", filepath.Base(r.path), diff)
+		}
+	}
+}
+
+func mustWrite(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,418 @@
+package mailbot
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"gorm.io/gorm"
+	"gorm.io/gorm/clause"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// Outcome is what processing did with a message; it is stored in
+// mail_messages.outcome.
+type Outcome string
+
+// The outcomes.
+const (
+	OutcomeExcluded Outcome = "excluded" // one or more sites were excluded
+	OutcomeQueued   Outcome = "queued"   // stored and waiting for staff
+	OutcomeIgnored  Outcome = "ignored"  // stored, nothing to do (auto mail)
+	OutcomeFailed   Outcome = "failed"   // stored, but applying it failed: waiting for staff
+)
+
+// Review statuses of a stored message (mail_messages.review_status).
+const (
+	ReviewNone      = ""          // nothing for staff to do
+	ReviewPending   = "pending"   // waits for a staff member
+	ReviewApproved  = "approved"  // a staff member applied it
+	ReviewDismissed = "dismissed" // a staff member decided to do nothing
+)
+
+// SourceMail is the policy.Change Source of exclusions made by email.
+const SourceMail = "mail"
+
+// maxIDLen is the longest Message-ID stored as is; longer ones (which no
+// real mailer writes) are replaced by a hash so the unique index stays
+// usable on every engine.
+const maxIDLen = 255
+
+// Options configures a Processor. A nil *Options is the zero value.
+type Options struct {
+	// Parse parses and classifies a raw message. Nil means mailbot.Parse.
+	Parse func(raw []byte) *Message
+	// Now returns the current time for received_at and the policy changes.
+	// Nil means db.Now.
+	Now func() time.Time
+	// Logger receives one line per applied message. Nil means
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// Processor applies emails to the policy: it stores every message once in
+// mail_messages, excludes the sites of exclusion requests at once, and
+// queues everything else for staff. It is safe for concurrent use by
+// multiple goroutines and processes: the unique Message-ID decides which
+// of two concurrent attempts stores a message, and the other changes
+// nothing.
+type Processor struct {
+	store  *db.Store
+	policy *policy.Policy
+	parse  func([]byte) *Message
+	now    func() time.Time
+	log    *slog.Logger
+}
+
+// New returns a Processor that applies messages to pol, whose store also
+// holds the messages.
+func New(pol *policy.Policy, opts *Options) *Processor {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Parse == nil {
+		o.Parse = Parse
+	}
+	if o.Now == nil {
+		o.Now = db.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger}
+}
+
+// Result is what Process did with one message.
+type Result struct {
+	ID        int64  // the mail_messages row
+	MessageID string // as stored
+	From      string
+	Subject   string
+	Intent    Intent
+	Domains   []string
+	Outcome   Outcome
+	// Excluded lists the sites this message excluded (or asked again to
+	// exclude) when Outcome is OutcomeExcluded.
+	Excluded []string
+	// ReviewStatus is the message's review status: ReviewPending when it
+	// waits for staff.
+	ReviewStatus string
+	// ReviewReason says why the message waits for staff.
+	ReviewReason string
+	// Duplicate is true when the message was already stored (by an earlier
+	// run or a concurrent one): nothing was changed, and the other fields
+	// describe the stored row.
+	Duplicate bool
+	// Committed is when the database transaction that stored the message
+	// committed (for a duplicate, when it was found).
+	Committed time.Time
+}
+
+// NeedsReview reports whether the message waits for a staff member.
+func (r *Result) NeedsReview() bool { return r.ReviewStatus == ReviewPending }
+
+// Process parses, classifies and applies one raw message: it is stored in
+// mail_messages (once: a message already stored is left alone and the
+// result has Duplicate set), the sites of an exclusion request are excluded
+// in the same transaction, and anything that needs a human is queued for
+// review. source says where the message came from (an IMAP URL, a file).
+//
+// An error means nothing was stored or changed (the database failed): the
+// caller should keep the message and try again later. Process does I/O
+// and blocks while another writer holds the database.
+func (p *Processor) Process(ctx context.Context, raw []byte, source string) (*Result, error) {
+	m := p.safeParse(raw)
+	return p.apply(ctx, m, raw, source)
+}
+
+// safeParse runs the parser and turns a panic (which Parse promises never
+// to raise) into a message for staff.
+func (p *Processor) safeParse(raw []byte) (m *Message) {
+	defer func() {
+		if r := recover(); r != nil {
+			m = &Message{Intent: IntentOther, Review: fmt.Sprintf("the parser failed: %v", r), Size: len(raw)}
+		}
+	}()
+	m = p.parse(raw)
+	if m == nil {
+		m = &Message{Intent: IntentOther, Review: "the parser returned nothing", Size: len(raw)}
+	}
+	return m
+}
+
+// plan is what a message asks for, decided before touching the database.
+type plan struct {
+	row    db.MailMessage
+	sites  []string // the sites to exclude now
+	review string   // why staff must look at it; "" when not
+}
+
+func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
+	sum := sha256.Sum256(raw)
+	hexSum := hex.EncodeToString(sum[:])
+	id := clean(strings.TrimSpace(m.MessageID))
+	if id == "" {
+		id = "sha256:" + hexSum
+	} else if len(id) > maxIDLen {
+		h := sha256.Sum256([]byte(id))
+		id = "sha256-id:" + hex.EncodeToString(h[:])
+	}
+	auth, _ := json.Marshal(m.Auth)
+	pl := &plan{row: db.MailMessage{
+		MessageID:  id,
+		ReceivedAt: p.now().UTC(),
+		FromAddr:   clean(m.From),
+		Subject:    clean(m.Subject),
+		Intent:     string(m.Intent),
+		Domains:    clean(strings.Join(m.Domains, " ")),
+		Lang:       clean(m.Lang),
+		Auth:       string(auth),
+		AuthDomain: clean(m.Auth.Domain),
+		Source:     clean(source),
+		Size:       int64(len(raw)),
+		Sha256:     hexSum,
+		Raw:        raw,
+	}}
+	if !m.Date.IsZero() {
+		d := m.Date.UTC()
+		pl.row.SentDate = &d
+	}
+
+	var reasons []string
+	if m.Review != "" {
+		reasons = append(reasons, clean(m.Review))
+	}
+	switch m.Intent {
+	case IntentExclude:
+		var bad []string
+		for _, d := range m.Domains {
+			site, err := policy.SiteOf(d)
+			if err != nil {
+				bad = append(bad, d)
+				continue
+			}
+			pl.sites = appendUnique(pl.sites, site)
+		}
+		if len(bad) > 0 {
+			reasons = append(reasons, "not a site: "+clean(strings.Join(bad, " ")))
+		}
+		if len(pl.sites) == 0 {
+			reasons = append(reasons, "exclusion request names no site: a staff member must find it")
+		}
+	case IntentReinclude:
+		reasons = append(reasons, "re-inclusion waits for a staff member")
+	case IntentAuto:
+	case IntentOther:
+		if m.Review == "" {
+			reasons = append(reasons, "needs a human reader")
+		}
+	default:
+		reasons = append(reasons, fmt.Sprintf("unknown intent %q", clean(string(m.Intent))))
+	}
+	pl.review = strings.Join(reasons, "; ")
+
+	switch {
+	case len(pl.sites) > 0:
+		pl.row.Outcome = string(OutcomeExcluded)
+	case pl.review != "":
+		pl.row.Outcome = string(OutcomeQueued)
+	default:
+		pl.row.Outcome = string(OutcomeIgnored)
+	}
+	if pl.review != "" {
+		pl.row.ReviewStatus = ReviewPending
+		pl.row.ReviewReason = pl.review
+	}
+	return pl
+}
+
+// apply stores the message and applies its plan in one transaction.
+func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source string) (*Result, error) {
+	pl := p.plan(m, raw, source)
+	res := &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
+		Intent: m.Intent, Domains: m.Domains}
+	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		row := pl.row // a retry of the transaction starts from the plan again
+		ins := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "message_id"}}, DoNothing: true}).Create(&row)
+		if ins.Error != nil {
+			return fmt.Errorf("store message: %w", ins.Error)
+		}
+		if ins.RowsAffected == 0 {
+			// Stored before (or by a concurrent run that committed first).
+			var old db.MailMessage
+			err := tx.Select("id", "intent", "domains", "outcome", "review_status", "review_reason").
+				Where("message_id = ?", row.MessageID).Take(&old).Error
+			if err != nil {
+				return fmt.Errorf("read stored message: %w", err)
+			}
+			res.Duplicate = true
+			res.ID = old.ID
+			res.Intent = Intent(old.Intent)
+			res.Domains = strings.Fields(old.Domains)
+			res.Outcome = Outcome(old.Outcome)
+			res.ReviewStatus = old.ReviewStatus
+			res.ReviewReason = old.ReviewReason
+			return nil
+		}
+		res.ID = row.ID
+		res.Outcome = Outcome(row.Outcome)
+		res.ReviewStatus = row.ReviewStatus
+		res.ReviewReason = row.ReviewReason
+		res.Excluded = nil
+		if len(pl.sites) == 0 {
+			return nil
+		}
+		err := tx.Transaction(func(stx *gorm.DB) error {
+			return p.exclude(ctx, stx, m, &row, pl.sites)
+		})
+		if err == nil {
+			res.Excluded = pl.sites
+			return nil
+		}
+		if ctx.Err() != nil {
+			return err
+		}
+		// The exclusion failed but the database still works: keep the
+		// message as failed, for staff, rather than lose it.
+		reason := "exclusion failed: " + clean(err.Error())
+		if row.ReviewReason != "" {
+			reason = row.ReviewReason + "; " + reason
+		}
+		upd := tx.Model(&db.MailMessage{}).Where("id = ?", row.ID).Updates(map[string]any{
+			"outcome": string(OutcomeFailed), "review_status": ReviewPending, "review_reason": reason})
+		if upd.Error != nil {
+			return fmt.Errorf("record failure: %w", upd.Error)
+		}
+		res.Outcome = OutcomeFailed
+		res.ReviewStatus = ReviewPending
+		res.ReviewReason = reason
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("mailbot: process %s: %w", pl.row.MessageID, err)
+	}
+	res.Committed = p.now().UTC()
+	if !res.Duplicate {
+		p.log.Info("mail applied", "id", res.ID, "message_id", res.MessageID, "from", res.From,
+			"intent", string(res.Intent), "outcome", string(res.Outcome), "excluded", strings.Join(res.Excluded, " "),
+			"review", res.ReviewReason, "source", source)
+	}
+	return res, nil
+}
+
+// exclusionDetail is the JSON evidence of an exclusion made by email
+// (policy_events.detail).
+type exclusionDetail struct {
+	MessageID string `json:"message_id"`
+	From      string `json:"from"`
+	Date      string `json:"date,omitempty"`
+	Subject   string `json:"subject,omitempty"`
+	Auth      Auth   `json:"auth"`
+	// AuthDomainMatches is true when the sender's authenticated domain
+	// belongs to the excluded site: the request came from the site's own
+	// people.
+	AuthDomainMatches bool   `json:"auth_domain_matches_site"`
+	FromDomainMatches bool   `json:"from_domain_matches_site"`
+	ApprovedBy        string `json:"approved_by,omitempty"`
+}
+
+// exclude excludes each site with its own evidence, through a policy that
+// writes inside tx.
+func (p *Processor) exclude(ctx context.Context, tx *gorm.DB, m *Message, row *db.MailMessage, sites []string) error {
+	pol := p.policyIn(tx)
+	for _, site := range sites {
+		c := policy.Change{
+			Actor:    actorOf(row.FromAddr),
+			Evidence: row.MessageID,
+			Source:   SourceMail,
+			Reason:   reasonOf(row.Subject),
+			Detail:   detailOf(row, m.Auth, site, ""),
+		}
+		if _, err := pol.Exclude(ctx, []string{site}, c); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// policyIn returns a Policy whose changes happen inside tx (as savepoints),
+// so a message and the exclusions it causes commit together.
+func (p *Processor) policyIn(tx *gorm.DB) *policy.Policy {
+	return policy.New(&db.Store{DB: tx, Dialect: p.store.Dialect, SQL: p.store.SQL}, &policy.Options{Now: p.now})
+}
+
+func detailOf(row *db.MailMessage, auth Auth, site, approvedBy string) string {
+	d := exclusionDetail{MessageID: row.MessageID, From: row.FromAddr, Subject: row.Subject, Auth: auth, ApprovedBy: approvedBy}
+	if row.SentDate != nil {
+		d.Date = row.SentDate.UTC().Format(time.RFC3339)
+	}
+	d.AuthDomainMatches = domainMatches(auth.Domain, site)
+	if at := strings.LastIndexByte(row.FromAddr, '@'); at >= 0 {
+		d.FromDomainMatches = domainMatches(row.FromAddr[at+1:], site)
+	}
+	b, _ := json.Marshal(d)
+	return string(b)
+}
+
+// domainMatches reports whether domain belongs to site (is the site or one
+// of its hosts).
+func domainMatches(domain, site string) bool {
+	if domain == "" || site == "" {
+		return false
+	}
+	s, err := policy.SiteOfHost(domain)
+	return err == nil && s == site
+}
+
+func actorOf(from string) string {
+	if from == "" {
+		return "unknown sender"
+	}
+	return from
+}
+
+func reasonOf(subject string) string {
+	if subject == "" {
+		return "email: (no subject)"
+	}
+	const max = 200
+	if utf8.RuneCountInString(subject) > max {
+		r := []rune(subject)
+		subject = string(r[:max]) + "…"
+	}
+	return "email: " + subject
+}
+
+// clean makes a string storable as text on every engine: valid UTF-8,
+// without NUL bytes.
+func clean(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	if strings.IndexByte(s, 0) >= 0 {
+		s = strings.ReplaceAll(s, "\x00", "")
+	}
+	return s
+}
+
+func appendUnique(list []string, s string) []string {
+	for _, x := range list {
+		if x == s {
+			return list
+		}
+	}
+	return append(list, s)
+}
+
+// errorIsNotFound hides gorm's not-found error.
+func errorIsNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }

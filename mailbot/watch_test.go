@@ -1,0 +1,393 @@
+package mailbot_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log"
+	"net"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/emersion/go-imap/v2"
+	"github.com/emersion/go-imap/v2/imapserver"
+	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/mailbot"
+)
+
+const (
+	testUser     = "bot@test"
+	testPassword = "secret"
+)
+
+// memIMAP is go-imap's in-memory server on a loopback port, which can be
+// stopped and started again on the same port.
+type memIMAP struct {
+	user *imapmemserver.User
+	mem  *imapmemserver.Server
+	caps imap.CapSet
+	addr string
+
+	mu  sync.Mutex // guards srv
+	srv *imapserver.Server
+}
+
+func startMemIMAP(t *testing.T, caps imap.CapSet) *memIMAP {
+	t.Helper()
+	m := &memIMAP{mem: imapmemserver.New(), caps: caps}
+	m.user = imapmemserver.NewUser(testUser, testPassword)
+	if err := m.user.Create("INBOX", nil); err != nil {
+		t.Fatal(err)
+	}
+	m.mem.AddUser(m.user)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.addr = ln.Addr().String()
+	m.serve(ln)
+	t.Cleanup(m.stop)
+	return m
+}
+
+func (m *memIMAP) serve(ln net.Listener) {
+	srv := imapserver.New(&imapserver.Options{
+		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
+			return m.mem.NewSession(), nil, nil
+		},
+		Caps:         m.caps,
+		InsecureAuth: true,
+		Logger:       log.New(io.Discard, "", 0),
+	})
+	m.mu.Lock()
+	m.srv = srv
+	m.mu.Unlock()
+	go srv.Serve(ln)
+}
+
+// stop closes the listener and every connection.
+func (m *memIMAP) stop() {
+	m.mu.Lock()
+	srv := m.srv
+	m.srv = nil
+	m.mu.Unlock()
+	if srv != nil {
+		srv.Close()
+	}
+}
+
+// start serves again on the same address.
+func (m *memIMAP) start(t *testing.T) {
+	t.Helper()
+	var ln net.Listener
+	var err error
+	for range 50 {
+		if ln, err = net.Listen("tcp", m.addr); err == nil {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.serve(ln)
+}
+
+func (m *memIMAP) deliver(t *testing.T, raw []byte) {
+	t.Helper()
+	if _, err := m.user.Append("INBOX", bytes.NewReader(raw), &imap.AppendOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func (m *memIMAP) count(t *testing.T, mailbox string) int {
+	t.Helper()
+	st, err := m.user.Status(mailbox, &imap.StatusOptions{NumMessages: true})
+	if err != nil {
+		return -1 // no such mailbox
+	}
+	return int(*st.NumMessages)
+}
+
+func (m *memIMAP) endpoint(t *testing.T) mailbot.Endpoint {
+	host, port, _ := net.SplitHostPort(m.addr)
+	p, _ := strconv.Atoi(port)
+	return mailbot.Endpoint{Security: mailbot.SecurityStartTLS, Host: host, Port: p, Username: testUser, Mailbox: "INBOX"}
+}
+
+// events collects what a Watcher reports.
+type events struct {
+	mu     sync.Mutex
+	msgs   []mailbot.WatchEvent
+	states []bool
+	conn   chan bool
+}
+
+func newEvents() *events { return &events{conn: make(chan bool, 100)} }
+
+func (e *events) options(o *mailbot.WatchOptions) *mailbot.WatchOptions {
+	o.OnMessage = func(ev mailbot.WatchEvent) {
+		e.mu.Lock()
+		e.msgs = append(e.msgs, ev)
+		e.mu.Unlock()
+	}
+	o.OnState = func(st mailbot.WatchState) {
+		e.mu.Lock()
+		e.states = append(e.states, st.Connected)
+		e.mu.Unlock()
+		e.conn <- st.Connected
+	}
+	if o.Logger == nil {
+		o.Logger = quietLogger()
+	}
+	return o
+}
+
+func (e *events) waitConnected(t *testing.T, want bool) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case c := <-e.conn:
+			if c == want {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("watcher never reported connected = %v", want)
+		}
+	}
+}
+
+func (e *events) messages() []mailbot.WatchEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]mailbot.WatchEvent(nil), e.msgs...)
+}
+
+// waitExcluded polls the database until site is excluded.
+func waitExcluded(t *testing.T, store *db.Store, site string, within time.Duration) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for time.Since(start) < within {
+		var n int64
+		if err := store.DB.Model(&db.Exclusion{}).Where("site = ?", site).Count(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return time.Since(start)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s not excluded within %v", site, within)
+	return 0
+}
+
+var (
+	capsRev2 = imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}} // IDLE, MOVE, UIDPLUS
+	capsRev1 = imap.CapSet{imap.CapIMAP4rev1: {}}                        // none of them
+)
+
+func TestWatchOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		caps imap.CapSet
+	}{{"IMAP4rev2", capsRev2}, {"IMAP4rev1 without MOVE", capsRev1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startMemIMAP(t, tc.caps)
+			for _, f := range testFiles {
+				srv.deliver(t, readTestdata(t, f))
+			}
+			srv.deliver(t, readTestdata(t, "exclude-one.eml")) // the same message twice
+			proc, pol, store := newSQLiteProcessor(t)
+			ev := newEvents()
+			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
+				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true, Once: true,
+				ProcessedFolder: "Done",
+			}))
+			if err := w.Run(context.Background()); err != nil {
+				t.Fatalf("Run(once) = %v", err)
+			}
+			counts := map[string]int{"INBOX": srv.count(t, "INBOX"), "Done": srv.count(t, "Done"), "Review": srv.count(t, "Review")}
+			if diff := cmp.Diff(map[string]int{"INBOX": 0, "Done": 5, "Review": 3}, counts); diff != "" {
+				t.Errorf("mailbox counts (-want +got):\n%s", diff)
+			}
+			want := []string{"bakery-example.com", "garden-example.org", "oldschool-example.com", "toys-example.co.uk"}
+			if diff := cmp.Diff(want, excludedSites(t, pol)); diff != "" {
+				t.Errorf("exclusions (-want +got):\n%s", diff)
+			}
+			if n := countRows(t, store, &db.MailMessage{}, ""); n != 7 {
+				t.Errorf("stored messages = %d, want 7", n)
+			}
+			msgs := ev.messages()
+			dups := 0
+			for _, m := range msgs {
+				if m.Result.Duplicate {
+					dups++
+				}
+				if m.Delivered.IsZero() {
+					t.Errorf("event for uid %d has no delivery time", m.UID)
+				}
+			}
+			if len(msgs) != 8 || dups != 1 {
+				t.Errorf("events = %d with %d duplicates, want 8 with 1", len(msgs), dups)
+			}
+			if st := w.State(); st.Connected || st.Processed != 8 {
+				t.Errorf("State() after Run = %+v, want disconnected, 8 processed", st)
+			}
+
+			// A second run finds nothing to do.
+			if err := w.Run(context.Background()); err != nil {
+				t.Fatalf("second Run(once) = %v", err)
+			}
+			if n := len(ev.messages()); n != 8 {
+				t.Errorf("events after a second run = %d, want 8", n)
+			}
+		})
+	}
+}
+
+func TestWatchBackground(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		caps imap.CapSet
+	}{{"IDLE", capsRev2}, {"polling", capsRev1}} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := startMemIMAP(t, tc.caps)
+			proc, _, store := newSQLiteProcessor(t)
+			ev := newEvents()
+			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
+				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
+				PollInterval: 100 * time.Millisecond, MinBackoff: 20 * time.Millisecond,
+			}))
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() { done <- w.Run(ctx) }()
+			ev.waitConnected(t, true)
+			if !w.State().Connected {
+				t.Errorf("State().Connected = false after the connected event")
+			}
+
+			srv.deliver(t, readTestdata(t, "exclude-one.eml"))
+			took := waitExcluded(t, store, "bakery-example.com", 10*time.Second)
+			t.Logf("time to exclusion (%s): %v", tc.name, took)
+			srv.deliver(t, readTestdata(t, "other.eml"))
+			deadline := time.Now().Add(10 * time.Second)
+			for srv.count(t, "Review") != 1 && time.Now().Before(deadline) {
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n := srv.count(t, "Review"); n != 1 {
+				t.Errorf("Review holds %d messages, want 1", n)
+			}
+
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("Run after cancel = %v, want nil", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Run did not return after cancel")
+			}
+			if w.State().Connected {
+				t.Errorf("State().Connected = true after Run returned")
+			}
+		})
+	}
+}
+
+// The server goes away mid-watch and comes back: the watcher reconnects,
+// nothing is lost and nothing is applied twice.
+func TestWatchReconnect(t *testing.T) {
+	srv := startMemIMAP(t, capsRev2)
+	proc, _, store := newSQLiteProcessor(t)
+	ev := newEvents()
+	w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
+		Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
+		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+	}))
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	ev.waitConnected(t, true)
+	srv.deliver(t, readTestdata(t, "exclude-one.eml"))
+	waitExcluded(t, store, "bakery-example.com", 10*time.Second)
+
+	srv.stop()
+	ev.waitConnected(t, false)
+	srv.deliver(t, readTestdata(t, "exclude-two.eml")) // arrives while the watcher is away
+	time.Sleep(100 * time.Millisecond)                 // a few failed reconnects
+	srv.start(t)
+	ev.waitConnected(t, true)
+	waitExcluded(t, store, "garden-example.org", 10*time.Second)
+
+	cancel()
+	<-done
+	if n := countRows(t, store, &db.MailMessage{}, ""); n != 2 {
+		t.Errorf("stored messages = %d, want 2", n)
+	}
+	if n := countRows(t, store, &db.PolicyEvent{}, ""); n != 3 {
+		t.Errorf("policy events = %d, want 3 (one per site)", n)
+	}
+	if in, done := srv.count(t, "INBOX"), srv.count(t, "Processed"); in != 0 || done != 2 {
+		t.Errorf("INBOX %d, Processed %d; want 0, 2", in, done)
+	}
+	for _, m := range ev.messages() {
+		if m.Result.Duplicate {
+			t.Errorf("message %s applied twice", m.Result.MessageID)
+		}
+	}
+}
+
+// When the database cannot store a message, the message stays in the
+// mailbox: the commit comes before the move.
+func TestWatchDatabaseDown(t *testing.T) {
+	srv := startMemIMAP(t, capsRev2)
+	srv.deliver(t, readTestdata(t, "exclude-one.eml"))
+	proc, _, store := newSQLiteProcessor(t)
+	store.Close()
+	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
+		Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true, Once: true, Logger: quietLogger(),
+	})
+	if err := w.Run(context.Background()); err == nil {
+		t.Errorf("Run(once) with the database down = nil, want an error")
+	}
+	if n := srv.count(t, "INBOX"); n != 1 {
+		t.Errorf("INBOX holds %d messages, want 1 (not moved)", n)
+	}
+	if n := srv.count(t, "Processed"); n != 0 {
+		t.Errorf("Processed holds %d messages, want 0", n)
+	}
+}
+
+func TestWatchLoginFailure(t *testing.T) {
+	srv := startMemIMAP(t, capsRev2)
+	proc, _, _ := newSQLiteProcessor(t)
+	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
+		Endpoint: srv.endpoint(t), Password: "wrong", Insecure: true, Once: true, Logger: quietLogger(),
+	})
+	err := w.Run(context.Background())
+	if err == nil {
+		t.Fatal("Run with a wrong password = nil, want an error")
+	}
+	if st := w.State(); st.Connected || st.LastError == "" {
+		t.Errorf("State() = %+v, want disconnected with the error", st)
+	}
+}
+
+// Without --insecure, a plaintext server is refused (STARTTLS is required).
+func TestWatchRequiresTLS(t *testing.T) {
+	srv := startMemIMAP(t, capsRev2)
+	proc, _, _ := newSQLiteProcessor(t)
+	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
+		Endpoint: srv.endpoint(t), Password: testPassword, Once: true, Logger: quietLogger(),
+	})
+	if err := w.Run(context.Background()); err == nil {
+		t.Fatal("Run over plaintext without Insecure = nil, want an error")
+	}
+}
