@@ -1,0 +1,124 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestParseLine(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want Result
+		ok   bool
+	}{
+		{
+			name: "custom metric and memory",
+			line: "BenchmarkGateCheck-2   \t   20000\t     25994 ns/op\t         4.244 load-s\t     415 B/op\t      15 allocs/op",
+			want: Result{Name: "BenchmarkGateCheck", Procs: 2, N: 20000, Metrics: map[string]float64{"ns/op": 25994, "load-s": 4.244, "B/op": 415, "allocs/op": 15}},
+			ok:   true,
+		},
+		{
+			name: "sub-benchmark on one core",
+			line: "BenchmarkDecide/lohibot-path/LohiSoftBot  1000000  512.5 ns/op  120 MB/s",
+			want: Result{Name: "BenchmarkDecide/lohibot-path/LohiSoftBot", Procs: 1, N: 1000000, Metrics: map[string]float64{"ns/op": 512.5, "MB/s": 120}},
+			ok:   true,
+		},
+		{name: "header", line: "goos: linux"},
+		{name: "pass", line: "PASS"},
+		{name: "ok line", line: "ok  \tgithub.com/lohisoft/lohibot/policy\t30.847s"},
+		{name: "log line starting like a benchmark", line: "BenchmarkX: setting up 1000 rows"},
+		{name: "odd fields", line: "BenchmarkX-2 10 5 ns/op 7"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := ParseLine(tt.line)
+			if ok != tt.ok {
+				t.Fatalf("ParseLine(%q) ok = %v, want %v", tt.line, ok, tt.ok)
+			}
+			if diff := cmp.Diff(tt.want, got); ok && diff != "" {
+				t.Errorf("ParseLine(%q) mismatch (-want +got):\n%s", tt.line, diff)
+			}
+		})
+	}
+}
+
+const sample = `goos: linux
+goarch: amd64
+pkg: github.com/lohisoft/lohibot/policy/robots
+cpu: Intel(R) Xeon(R) Processor
+BenchmarkParse/lohibot/500KiB-2         	     100	   4000000 ns/op	 131.07 MB/s	 100 B/op	       1 allocs/op
+BenchmarkParse/temoto/500KiB-2          	      50	  20000000 ns/op	  26.21 MB/s	 100 B/op	       1 allocs/op
+--- SKIP: BenchmarkTimeToExclusion
+    watch_test.go:40: no Dovecot (set LOHIBOT_TEST_DOVECOT=1)
+--- FAIL: BenchmarkBroken-2
+    x_test.go:9: boom
+FAIL
+`
+
+func TestParseOutput(t *testing.T) {
+	out, err := ParseOutput(strings.NewReader(sample), "fallback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out.Results) != 2 || out.Results[0].Pkg != "github.com/lohisoft/lohibot/policy/robots" {
+		t.Fatalf("ParseOutput results = %+v, want 2 in policy/robots", out.Results)
+	}
+	wantSkip := []string{"BenchmarkTimeToExclusion: no Dovecot (set LOHIBOT_TEST_DOVECOT=1)"}
+	if diff := cmp.Diff(wantSkip, out.Skipped); diff != "" {
+		t.Errorf("ParseOutput skipped mismatch (-want +got):\n%s", diff)
+	}
+	if !out.Failed {
+		t.Errorf("ParseOutput Failed = false, want true")
+	}
+	if got := lastLines(out.Log, 1); got != "boom" {
+		t.Errorf("lastLines = %q, want %q", got, "boom")
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	const mod = "example.com/m"
+	figs := []Figure{
+		{Name: "fast", Target: "< 20 ms", Pkg: "robots", Ours: `^BenchmarkParse/lohibot/500KiB$`,
+			Value: []Metric{nsToMS}, Unit: "ms", Pass: below(20), Peer: `^BenchmarkParse/temoto/500KiB$`, PeerName: "temoto"},
+		{Name: "ratio", Target: "≤ peer", Pkg: "robots", Ours: `^BenchmarkParse/temoto/500KiB$`,
+			Value: []Metric{nsOp}, Unit: "ns", Peer: `^BenchmarkParse/lohibot/500KiB$`, PeerName: "ours", RatioGoal: true},
+		{Name: "rate", Target: "≥ 2,000 msg/s", Pkg: "mail", Ours: `^BenchmarkClassify$`,
+			Value: []Metric{{"msgs/s", nil}, {"ns/op", perSec}}, Unit: "/s", Pass: atLeast(2000)},
+		{Name: "memory", Target: "< 300 MB", Pkg: "audit", Ours: `^BenchmarkAudit$`,
+			Value: []Metric{{"MB-VmHWM", nil}, rssMB}, Unit: "MB", Pass: below(300)},
+		{Name: "absent", Target: "< 2 s", Ours: `^BenchmarkTimeToExclusion$`, Value: []Metric{nsToS}, Unit: "s", Pass: below(2)},
+		{Name: "skipped", Target: "< 2 s", Pkg: "mail", Ours: `^BenchmarkSkipped$`, Value: []Metric{nsToS}, Unit: "s"},
+		{Name: "failed sub", Target: "< 2 s", Pkg: "mail", Ours: `^BenchmarkFails/fast$`, Value: []Metric{nsToS}, Unit: "s"},
+	}
+	results := []Result{
+		{Pkg: mod + "/robots", Name: "BenchmarkParse/lohibot/500KiB", Metrics: map[string]float64{"ns/op": 4e6}},
+		{Pkg: mod + "/robots", Name: "BenchmarkParse/temoto/500KiB", Metrics: map[string]float64{"ns/op": 2e7}},
+		{Pkg: mod + "/mail", Name: "BenchmarkClassify", Metrics: map[string]float64{"ns/op": 250000}},
+		{Pkg: mod + "/audit", Name: "BenchmarkAudit", Metrics: map[string]float64{"ns/op": 1}, MaxRSS: 350 << 20},
+		{Pkg: mod + "/mail", Name: "BenchmarkSkipped", Problem: "skipped: no Dovecot"},
+		{Pkg: mod + "/mail", Name: "BenchmarkFails", Problem: "failed: boom"},
+		{Pkg: mod + "/other", Name: "BenchmarkElse", Metrics: map[string]float64{"ns/op": 1500}},
+	}
+	got := Evaluate(figs, results, mod)
+	type row struct{ Figure, Measured, Peer, Ratio, Verdict string }
+	var rows []row
+	for _, r := range got {
+		rows = append(rows, row{r.Figure, r.Measured, r.Peer, r.Ratio, r.Verdict})
+	}
+	want := []row{
+		{"fast", "4.00 ms", "temoto: 20.0 ms", "0.20×", "ok"},
+		{"ratio", "20.0 ms", "ours: 4.00 ms", "5.00×", "MISSED"},
+		{"rate", "4,000/s", "", "", "ok"},
+		{"memory", "350 MB", "", "", "MISSED"},
+		{"absent", "missing", "", "", ""},
+		{"skipped", "skipped: no Dovecot", "", "", ""},
+		{"failed sub", "failed: boom", "", "", ""},
+		{"other: other BenchmarkElse", "1.50 µs/op", "", "", ""},
+	}
+	if diff := cmp.Diff(want, rows); diff != "" {
+		t.Errorf("Evaluate mismatch (-want +got):\n%s", diff)
+	}
+}

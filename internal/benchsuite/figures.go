@@ -1,0 +1,354 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+)
+
+// Metric is one way to read a figure's value from a Result: the unit as the
+// benchmark printed it, and how to convert it to the figure's unit. The
+// special unit "rss" reads the process's peak resident memory.
+type Metric struct {
+	Unit string
+	Conv func(v float64) float64 // nil: as printed
+}
+
+// Figure is one row of the table: a speed promise of the issues, where to
+// find its measurement, and how to judge it.
+type Figure struct {
+	Name   string // what is measured
+	Target string // the target, as the issue states it
+	Pkg    string // the package (import path below the module); "" means any
+	Ours   string // regexp on the benchmark's full name (BenchmarkX or BenchmarkX/sub)
+	Not    string // regexp on names to leave out (the peer, fuzz targets); "" none
+	Value  []Metric
+	Unit   string             // the unit shown: s, ms, µs, ns, MB, /s, x
+	Pass   func(float64) bool // nil: no verdict
+	Peer   string             // regexp on the same-run peer's name; "" none
+	// PeerName names the peer in the table (e.g. "temoto").
+	PeerName string
+	// RatioGoal makes ours/peer ≤ 1 a target: the figure is missed when
+	// the peer was faster in the same run.
+	RatioGoal bool
+}
+
+func scale(f float64) func(float64) float64 { return func(v float64) float64 { return v * f } }
+
+// perSec turns nanoseconds per item into items per second.
+func perSec(v float64) float64 {
+	if v <= 0 {
+		return math.Inf(1)
+	}
+	return 1e9 / v
+}
+
+// Units as benchmarks print them, and their conversions.
+var (
+	nsToS  = Metric{"ns/op", scale(1e-9)}
+	nsToMS = Metric{"ns/op", scale(1e-6)}
+	nsToUS = Metric{"ns/op", scale(1e-3)}
+	nsOp   = Metric{"ns/op", nil}
+	rssMB  = Metric{"rss", scale(1.0 / (1 << 20))}
+)
+
+// crawlBound is the politeness bound of the crawl benchmark of issue 4: 21
+// requests at 200 ms per host, all hosts in parallel.
+const crawlBound = 21 * 0.2
+
+func below(max float64) func(float64) bool   { return func(v float64) bool { return v < max } }
+func atMost(max float64) func(float64) bool  { return func(v float64) bool { return v <= max } }
+func atLeast(min float64) func(float64) bool { return func(v float64) bool { return v >= min } }
+
+// figures are the promises of issues 2 to 7, in the order of the table.
+var figures = []Figure{
+	{
+		Name: "gate check, 1M exclusions (SQLite)", Target: "< 50 µs (#2)",
+		Pkg: "policy", Ours: `^BenchmarkGateCheck$`,
+		Value: []Metric{nsToUS}, Unit: "µs", Pass: below(50),
+	},
+	{
+		Name: "gate load of 1M exclusions", Target: "< 5 s (#2)",
+		Pkg: "policy", Ours: `^BenchmarkGate(Check|Load)$`,
+		Value: []Metric{{"load-s", nil}, nsToS}, Unit: "s", Pass: below(5),
+	},
+	{
+		Name: "robots.txt decision, LohiSoftBot group", Target: "≤ temoto (#3)",
+		Pkg: "policy/robots", Ours: `^BenchmarkDecide/lohibot-path/LohiSoftBot$`,
+		Value: []Metric{nsOp}, Unit: "ns", RatioGoal: true,
+		Peer: `^BenchmarkDecide/temoto-path/LohiSoftBot$`, PeerName: "temoto",
+	},
+	{
+		Name: "robots.txt decision, long * group", Target: "≤ temoto (#3)",
+		Pkg: "policy/robots", Ours: `^BenchmarkDecide/lohibot-path/ExampleBot$`,
+		Value: []Metric{nsOp}, Unit: "ns", RatioGoal: true,
+		Peer: `^BenchmarkDecide/temoto-path/ExampleBot$`, PeerName: "temoto",
+	},
+	{
+		Name: "robots.txt decision, RFC 9309 5.1 example", Target: "≤ temoto (#3)",
+		Pkg: "policy/robots", Ours: `^BenchmarkDecideSimple/lohibot-(path|url)/foobot$`,
+		Value: []Metric{nsOp}, Unit: "ns", RatioGoal: true,
+		Peer: `^BenchmarkDecideSimple/temoto-path/foobot$`, PeerName: "temoto",
+	},
+	{
+		Name: "robots.txt parse of 500 KiB", Target: "< 20 ms (#3)",
+		Pkg: "policy/robots", Ours: `^BenchmarkParse/lohibot/500KiB$`,
+		Value: []Metric{nsToMS}, Unit: "ms", Pass: below(20),
+		Peer: `^BenchmarkParse/temoto/500KiB$`, PeerName: "temoto",
+	},
+	{
+		Name: "mail parse + classify, one core", Target: "≥ 2,000 msg/s (#5)",
+		Pkg: "mailbot", Ours: `(?i)^Benchmark\w*(Classif|Parse)\w*$`, Not: `(?i)import|mbox`,
+		Value: []Metric{{"msgs/s", nil}, {"msg/s", nil}, {"messages/s", nil}, {"ns/msg", perSec}, {"ns/op", perSec}},
+		Unit:  "/s", Pass: atLeast(2000),
+	},
+	{
+		Name: "mail import, 10,000-message mbox", Target: "< 15 s (#5)",
+		Pkg: "mailbot", Ours: `(?i)^Benchmark\w*Import\w*$`,
+		Value: []Metric{{"s/op", nil}, nsToS}, Unit: "s", Pass: below(15),
+	},
+	{
+		Name: "time to exclusion (IMAP IDLE)", Target: "< 2 s (#5)",
+		Ours:  `(?i)^Benchmark\w*TimeTo\w*Exclu\w*(/\w+)?$`,
+		Value: []Metric{{"s/exclusion", nil}, {"ms/exclusion", scale(1e-3)}, {"ms", scale(1e-3)}, nsToS}, Unit: "s", Pass: below(2),
+	},
+	{
+		Name: "crawl 500 sites × 30 pages, delay 200 ms", Target: "≤ 1.25 × bound (#4)",
+		Pkg: "crawler", Ours: `(?i)^Benchmark\w*Crawl\w*(/(lohibot|ours|own))?$`, Not: `(?i)colly`,
+		Value: []Metric{{"x-bound", nil}, {"xbound", nil}, {"bound-ratio", nil}, {"ns/op", scale(1e-9 / crawlBound)}},
+		Unit:  "x", Pass: atMost(1.25),
+	},
+	{
+		Name: "crawl of the local web vs Colly v2", Target: "≤ Colly (#4)",
+		Pkg: "crawler", Ours: `(?i)^Benchmark\w*Crawl\w*(/(lohibot|ours|own))?$`, Not: `(?i)colly`,
+		Value: []Metric{nsToS}, Unit: "s",
+		Peer: `(?i)^Benchmark\w*Colly\w*(/colly)?$|^Benchmark\w*Crawl\w*/colly$`, PeerName: "Colly",
+	},
+	{
+		Name: "crawl peak memory", Target: "< 200 MB (#4)",
+		Pkg: "crawler", Ours: `(?i)^Benchmark\w*Crawl\w*(/(lohibot|ours|own))?$`, Not: `(?i)colly`,
+		Value: []Metric{{"peak-MB", nil}, {"MB", nil}, {"peak-MiB", nil}, rssMB}, Unit: "MB", Pass: below(200),
+	},
+	{
+		Name: "audit of 1,000,000 request rows (SQLite)", Target: "< 20 s (#6)",
+		Pkg: "policy/audit", Ours: `(?i)^Benchmark\w*(Audit|Run)\w*$`,
+		Value: []Metric{{"s/audit", nil}, nsToS}, Unit: "s", Pass: below(20),
+	},
+	{
+		Name: "audit peak memory", Target: "< 300 MB (#6)",
+		Pkg: "policy/audit", Ours: `(?i)^Benchmark\w*(Audit|Run)\w*$`,
+		Value: []Metric{{"MB-VmHWM", nil}, rssMB}, Unit: "MB", Pass: below(300),
+	},
+	{
+		Name: "verify-log of an access log", Target: "≥ 200,000 lines/s (#7)",
+		Pkg: "crawler/identity", Ours: `^BenchmarkVerifyLog/combined$`,
+		Value: []Metric{{"lines/s", nil}, {"ns/line", perSec}}, Unit: "/s", Pass: atLeast(200000),
+	},
+}
+
+// Row is a figure as measured: the table's line.
+type Row struct {
+	Figure   string
+	Target   string
+	Measured string // "missing" when no benchmark gave it
+	Peer     string // the peer's value in the same run
+	Ratio    string // ours / peer
+	Verdict  string // ok, MISSED, or ""
+	Source   string // the benchmark it came from
+	value    float64
+	found    bool
+}
+
+// Evaluate computes the table's rows from every result of the run. Results
+// that no figure claims are added as rows of their own, so that every
+// benchmark of the project shows.
+func Evaluate(figs []Figure, results []Result, module string) []Row {
+	used := map[int]bool{}
+	var rows []Row
+	for _, f := range figs {
+		row := Row{Figure: f.Name, Target: f.Target, Measured: "missing"}
+		i, v, ok := pick(f, f.Ours, f.Value, results, module)
+		if ok {
+			used[i] = true
+			row.value, row.found = v, true
+			row.Measured = format(v, f.Unit)
+			row.Source = shortPkg(results[i].Pkg, module) + " " + results[i].Name
+			if f.Pass != nil {
+				row.Verdict = "ok"
+				if !f.Pass(v) {
+					row.Verdict = "MISSED"
+				}
+			}
+		}
+		if !ok {
+			if j := problem(f, f.Ours, results, module); j >= 0 {
+				row.Measured = results[j].Problem
+				if results[j].Name != "" {
+					used[j] = true
+				}
+			}
+		}
+		if f.Peer != "" {
+			row.Peer = "missing"
+			pf := f
+			pf.Not = ""
+			j, pv, pok := pick(pf, f.Peer, f.Value, results, module)
+			if pok && (!ok || j != i) {
+				used[j] = true
+				row.Peer = f.PeerName + ": " + format(pv, f.Unit)
+				if ok && pv > 0 {
+					r := v / pv
+					row.Ratio = fmt.Sprintf("%.2f×", r)
+					if f.RatioGoal {
+						if row.Verdict == "" {
+							row.Verdict = "ok"
+						}
+						if r > 1 {
+							row.Verdict = "MISSED"
+						}
+					}
+				}
+			}
+		}
+		rows = append(rows, row)
+	}
+	for i, r := range results {
+		if used[i] {
+			continue
+		}
+		row := Row{Figure: "other: " + shortPkg(r.Pkg, module) + " " + r.Name, Target: "—", Source: shortPkg(r.Pkg, module) + " " + r.Name, found: true}
+		if v, ok := r.Metrics["ns/op"]; ok {
+			row.Measured = formatDuration(v) + "/op"
+		}
+		if r.Problem != "" {
+			row.Measured = r.Problem
+		}
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// pick finds the first result matching name (in package f.Pkg) that has one
+// of the metrics, and returns its index and converted value.
+func pick(f Figure, name string, metrics []Metric, results []Result, module string) (int, float64, bool) {
+	re := regexp.MustCompile(name)
+	var not *regexp.Regexp
+	if f.Not != "" {
+		not = regexp.MustCompile(f.Not)
+	}
+	for _, m := range metrics {
+		for i, r := range results {
+			if f.Pkg != "" && shortPkg(r.Pkg, module) != f.Pkg {
+				continue
+			}
+			if r.Problem != "" || !re.MatchString(r.Name) || (not != nil && not.MatchString(r.Name)) {
+				continue
+			}
+			var v float64
+			if m.Unit == "rss" {
+				if r.MaxRSS <= 0 {
+					continue
+				}
+				v = float64(r.MaxRSS)
+			} else {
+				var ok bool
+				if v, ok = r.Metrics[m.Unit]; !ok {
+					continue
+				}
+			}
+			if m.Conv != nil {
+				v = m.Conv(v)
+			}
+			return i, v, true
+		}
+	}
+	return -1, 0, false
+}
+
+// problem returns the index of the result that says why a benchmark that
+// would have given the figure gave nothing (skipped, failed, timed out, did
+// not build), or -1.
+func problem(f Figure, name string, results []Result, module string) int {
+	re := regexp.MustCompile(name)
+	// A top-level benchmark that failed stands for its sub-benchmarks.
+	prefix, _ := regexp.MustCompile(strings.TrimPrefix(name, "^")).LiteralPrefix()
+	for i, r := range results {
+		if r.Problem == "" || (f.Pkg != "" && shortPkg(r.Pkg, module) != f.Pkg) {
+			continue
+		}
+		if (r.Name == "" && f.Pkg != "") || (r.Name != "" && re.MatchString(r.Name)) || (r.Name != "" && strings.HasPrefix(prefix, r.Name+"/")) {
+			return i
+		}
+	}
+	return -1
+}
+
+// shortPkg strips the module path from an import path.
+func shortPkg(pkg, module string) string {
+	if pkg == module {
+		return "."
+	}
+	return strings.TrimPrefix(pkg, module+"/")
+}
+
+// format prints v in unit u with three significant digits or so.
+func format(v float64, u string) string {
+	switch u {
+	case "/s":
+		return fmt.Sprintf("%s/s", group(v))
+	case "x":
+		return fmt.Sprintf("%.2f × bound", v)
+	case "MB":
+		return fmt.Sprintf("%.0f MB", v)
+	case "ns":
+		if v >= 1000 {
+			return formatDuration(v)
+		}
+		return fmt.Sprintf("%.0f ns", v)
+	default:
+		return fmt.Sprintf("%s %s", sig(v), u)
+	}
+}
+
+// formatDuration prints nanoseconds in the unit that suits them.
+func formatDuration(ns float64) string {
+	switch {
+	case ns >= 1e9:
+		return sig(ns/1e9) + " s"
+	case ns >= 1e6:
+		return sig(ns/1e6) + " ms"
+	case ns >= 1e3:
+		return sig(ns/1e3) + " µs"
+	default:
+		return sig(ns) + " ns"
+	}
+}
+
+// sig prints v with three significant digits (no exponent).
+func sig(v float64) string {
+	switch a := math.Abs(v); {
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	default:
+		return fmt.Sprintf("%.2f", v)
+	}
+}
+
+// group prints a rate as a whole number with thousands separators.
+func group(v float64) string {
+	if math.IsInf(v, 0) || v > 1e15 {
+		return "∞"
+	}
+	s := fmt.Sprintf("%.0f", v)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
