@@ -175,6 +175,9 @@ CREATE TABLE anchors (
 CREATE INDEX anchors_to ON anchors (to_url);
 CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 `,
+	// 2: the request log by time alone, for matching a webmaster's access
+	// log (which has no host) against it (crawler/identity).
+	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.
