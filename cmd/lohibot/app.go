@@ -147,6 +147,11 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 		newExcludeCmd(a),
 		newSitesCmd(a),
 		newMailCmd(a),
+		newCrawlCmd(a),
+		newSearchCmd(a),
+		newVerifyCmd(a),
+		newVerifyLogCmd(a),
+		newIPsCmd(a),
 		// More commands are registered here, one line each.
 	)
 	return root

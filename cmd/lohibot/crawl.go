@@ -1,0 +1,240 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/resolver"
+)
+
+// crawlOptions are the crawl command's flags.
+type crawlOptions struct {
+	all          bool
+	delay        time.Duration
+	recrawlAfter time.Duration
+	parallel     int
+	allowPrivate bool
+	sourceIP     string
+	node         string
+	userAgent    string
+	timeout      time.Duration
+	leaseTTL     time.Duration
+	verbose      bool
+}
+
+func newCrawlCmd(a *app) *cobra.Command {
+	var o crawlOptions
+	cmd := &cobra.Command{
+		Use:   "crawl [SITE...]",
+		Short: "Crawl sites politely, as LohiSoftBot",
+		Long: `Crawl the named sites (domains or URLs; a URL sets where the crawl starts), or
+with --all every site of the crawl list, keeping every promise of the bot page:
+the policy gate before every request, robots.txt (RFC 9309) before every page,
+one request per host at a time with at least --delay between them (longer if
+robots.txt's Crawl-delay asks, up to 60s), Retry-After honoured, at most 20
+page requests per site per cycle, a site visited at most once per
+--recrawl-after. Every request is logged before it is sent.
+
+Several crawlers may share one PostgreSQL database (--db postgres://...):
+hosts and cycles are leased in the database, so a fleet never sends two
+requests at once to a host nor spends a site's budget twice.
+
+On a terminal a progress line shows sites done, pages, requests refused by
+robots.txt and errors; otherwise one line per site. Ctrl-C stops cleanly: the
+request log and the cycles stay consistent, and an interrupted cycle is taken
+up again (with what is left of its budget) by the next crawl.`,
+		Example: `  lohibot crawl example.com
+  lohibot crawl --all --delay 10s --max-sites-parallel 64
+  lohibot crawl https://shop.example.co.uk/start --node crawler1 --source-ip 79.139.58.98
+  lohibot crawl --all --db postgres://crawler@db.internal/lohibot --node crawler2`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runCrawl(cmd.Context(), a, &o, args)
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&o.all, "all", false, "crawl every site of the crawl list")
+	f.DurationVar(&o.delay, "delay", crawler.DefaultDelay, "minimum gap between the end of one request to a host and the start of the next")
+	f.DurationVar(&o.recrawlAfter, "recrawl-after", crawler.DefaultRecrawlAfter, "visit a site at most once per this interval")
+	f.IntVar(&o.parallel, "max-sites-parallel", crawler.DefaultMaxSitesParallel, "sites crawled at once")
+	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
+	f.StringVar(&o.sourceIP, "source-ip", "", "send requests from this local IPv4 address")
+	f.StringVar(&o.node, "node", "", "this crawler's name in the request log (default: the host name)")
+	f.StringVar(&o.userAgent, "user-agent", crawler.UserAgent, "user agent: \""+crawler.UserAgent+"\" or \""+crawler.UserAgentEmail+"\"")
+	f.DurationVar(&o.timeout, "timeout", crawler.DefaultTimeout, "bound on one whole request")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", crawler.DefaultLeaseTTL, "how long a dead crawler's leases block a host or site")
+	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every decision to standard error")
+	f.MarkHidden("timeout")
+	f.MarkHidden("lease-ttl")
+	return cmd
+}
+
+// crawlerOptions turns the shared network flags into crawler options.
+func (a *app) crawlerOptions(allowPrivate bool, sourceIP, userAgent, node string) (*crawler.Options, error) {
+	res, err := resolver.New(a.resolver)
+	if err != nil {
+		return nil, usageErrorf("--resolver: %v", err)
+	}
+	o := &crawler.Options{AllowPrivate: allowPrivate, Resolver: res, UserAgent: userAgent, Node: node}
+	if sourceIP != "" {
+		ip, err := netip.ParseAddr(sourceIP)
+		if err != nil || !ip.Unmap().Is4() {
+			return nil, usageErrorf("--source-ip %q: not an IPv4 address (the bot never uses IPv6)", sourceIP)
+		}
+		o.SourceIP = ip.Unmap()
+	}
+	if userAgent != crawler.UserAgent && userAgent != crawler.UserAgentEmail {
+		return nil, usageErrorf("--user-agent must be %q or %q", crawler.UserAgent, crawler.UserAgentEmail)
+	}
+	return o, nil
+}
+
+func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error {
+	switch {
+	case o.all && len(args) > 0:
+		return usageErrorf("name sites or give --all, not both")
+	case !o.all && len(args) == 0:
+		return usageErrorf("name the sites to crawl, or give --all")
+	case o.delay <= 0:
+		return usageErrorf("--delay must be positive")
+	case o.recrawlAfter <= 0:
+		return usageErrorf("--recrawl-after must be positive")
+	case o.parallel < 1:
+		return usageErrorf("--max-sites-parallel must be at least 1")
+	case o.timeout <= 0 || o.leaseTTL <= 0:
+		return usageErrorf("--timeout and --lease-ttl must be positive")
+	}
+	copts, err := a.crawlerOptions(o.allowPrivate, o.sourceIP, o.userAgent, o.node)
+	if err != nil {
+		return err
+	}
+	copts.Delay, copts.RecrawlAfter, copts.MaxSitesParallel = o.delay, o.recrawlAfter, o.parallel
+	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
+	level := slog.LevelWarn
+	if o.verbose {
+		level = slog.LevelDebug
+	}
+	copts.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
+
+	p, store, err := a.openPolicy(ctx)
+	if err != nil {
+		return err
+	}
+	defer store.Close()
+	targets, err := crawler.Targets(ctx, p, args, o.all)
+	if err != nil {
+		return err
+	}
+	if len(targets) == 0 {
+		fmt.Fprintln(a.out, "nothing to crawl: the crawl list is empty")
+		return nil
+	}
+
+	bar := isTerminal(a.out) && !a.json && !o.verbose
+	var outMu sync.Mutex // guards writes to a.out from OnSite and the bar
+	copts.OnSite = func(r crawler.SiteResult) {
+		outMu.Lock()
+		defer outMu.Unlock()
+		switch {
+		case a.json:
+			a.printJSON(r)
+		case bar:
+			fmt.Fprintf(a.out, "\r\033[K%s\n", siteLine(r))
+		default:
+			fmt.Fprintln(a.out, siteLine(r))
+		}
+	}
+	c, err := crawler.New(ctx, store, p, copts)
+	if err != nil {
+		if errors.Is(err, crawler.ErrBadOptions) {
+			return usageErrorf("%v", err)
+		}
+		return err
+	}
+	defer c.Close()
+
+	stopBar := func() {}
+	if bar {
+		bctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			t := time.NewTicker(200 * time.Millisecond)
+			defer t.Stop()
+			for {
+				outMu.Lock()
+				fmt.Fprintf(a.out, "\r\033[K%s", progressLine(c.Stats(), len(targets)))
+				outMu.Unlock()
+				select {
+				case <-bctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+		stopBar = func() {
+			cancel()
+			<-done
+			fmt.Fprintf(a.out, "\r\033[K")
+		}
+	}
+	results, err := c.Crawl(ctx, targets)
+	stopBar()
+	s := c.Stats()
+	if !a.json {
+		fmt.Fprintf(a.out, "%d sites: %d pages, %d requests, %d refused by robots.txt, %d errors\n",
+			len(results), s.Pages, s.Requests, s.RobotsRefused, s.Errors)
+	}
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(a.errOut, "lohibot: crawl interrupted; interrupted cycles resume on the next crawl")
+			return refused
+		}
+		return err
+	}
+	for _, r := range results {
+		if r.Status == crawler.SiteFailed || (!o.all && r.Status == crawler.SiteExcluded) {
+			return refused
+		}
+	}
+	return nil
+}
+
+func siteLine(r crawler.SiteResult) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %s", r.Site, r.Status)
+	if r.Reason != "" {
+		fmt.Fprintf(&b, " (%s)", r.Reason)
+	}
+	if r.Status == crawler.SiteCrawled || r.Status == crawler.SiteStopped {
+		fmt.Fprintf(&b, ", %d requests, %d pages, %d refused by robots.txt, %d errors", r.Requests, r.Pages, r.RobotsRefused, r.Errors)
+	}
+	return b.String()
+}
+
+func progressLine(s crawler.Stats, total int) string {
+	const width = 24
+	filled := 0
+	if total > 0 {
+		filled = int(s.SitesDone) * width / total
+	}
+	return fmt.Sprintf("[%s%s] %d/%d sites · %d pages · %d refused by robots.txt · %d errors",
+		strings.Repeat("#", filled), strings.Repeat(".", width-filled), s.SitesDone, total, s.Pages, s.RobotsRefused, s.Errors)
+}
+
+// isTerminal reports whether w is a terminal.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

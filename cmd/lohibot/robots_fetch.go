@@ -1,0 +1,137 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// robotsFetchJSON is one line of robots fetch --json.
+type robotsFetchJSON struct {
+	URL        string    `json:"url"`
+	Origin     string    `json:"origin"`
+	SnapshotID int64     `json:"snapshot_id"`
+	FetchedAt  time.Time `json:"fetched_at"`
+	Status     int       `json:"status"`
+	Outcome    string    `json:"outcome"`
+	FinalURL   string    `json:"final_url"`
+	Bytes      int       `json:"bytes"`
+	Sha256     string    `json:"sha256"`
+	CrawlDelay float64   `json:"crawl_delay_seconds"`
+	Error      string    `json:"error"`
+	Allowed    bool      `json:"allowed"`
+	Rule       string    `json:"rule"`
+	Line       int       `json:"line"`
+}
+
+func newRobotsFetchCmd(a *app) *cobra.Command {
+	var (
+		allowPrivate bool
+		sourceIP     string
+		userAgent    string
+		delay        time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "fetch URL",
+		Short: "Fetch a live robots.txt the way the crawler does, and store the snapshot",
+		Long: `Fetch the robots.txt of URL's origin now, exactly as the crawler would: the
+policy gate first (an excluded site gets no request), the host's lease and
+gap, the bot's user agent, IPv4 only, redirects followed up to 5 hops within
+the site, every request in the log. The snapshot is stored, and the outcome
+printed with what it means for URL: 2xx parsed; 401/403 disallow all; other
+4xx allow all; 429, 5xx and network errors disallow all (tried again later).
+
+Exit 0 when URL is allowed, 1 when it is disallowed or the site is excluded,
+2 on bad input.`,
+		Example: `  lohibot robots fetch https://example.com/shop/cart
+  lohibot robots fetch https://example.com --json`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if _, err := policy.SiteOf(args[0]); err != nil {
+				return err
+			}
+			if delay <= 0 {
+				return usageErrorf("--delay must be positive")
+			}
+			copts, err := a.crawlerOptions(allowPrivate, sourceIP, userAgent, "")
+			if err != nil {
+				return err
+			}
+			copts.Delay = delay
+			copts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			p, store, err := a.openPolicy(ctx)
+			if err != nil {
+				return err
+			}
+			defer store.Close()
+			c, err := crawler.New(ctx, store, p, copts)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			r, err := c.FetchRobots(ctx, args[0])
+			if errors.Is(err, crawler.ErrExcluded) {
+				fmt.Fprintf(a.errOut, "lohibot: %v: no request sent\n", err)
+				return refused
+			}
+			if err != nil {
+				return err
+			}
+			if a.json {
+				if err := a.printJSON(robotsFetchJSON{URL: args[0], Origin: r.Origin, SnapshotID: r.SnapshotID, FetchedAt: r.FetchedAt,
+					Status: r.Status, Outcome: r.Outcome, FinalURL: r.FinalURL, Bytes: r.Bytes, Sha256: r.Sha256,
+					CrawlDelay: r.CrawlDelay.Seconds(), Error: r.Error, Allowed: r.Decision.Allowed, Rule: r.Decision.Rule,
+					Line: r.Decision.Line}); err != nil {
+					return err
+				}
+			} else {
+				w := a.out
+				fmt.Fprintf(w, "origin:      %s\n", r.Origin)
+				fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", r.FetchedAt.UTC().Format(time.RFC3339), r.SnapshotID)
+				if r.Status != 0 {
+					fmt.Fprintf(w, "status:      %d\n", r.Status)
+				} else {
+					fmt.Fprintf(w, "status:      no answer\n")
+				}
+				fmt.Fprintf(w, "outcome:     %s\n", r.Outcome)
+				if r.FinalURL != "" {
+					fmt.Fprintf(w, "final URL:   %s\n", r.FinalURL)
+				}
+				fmt.Fprintf(w, "body:        %d bytes, sha256 %s\n", r.Bytes, r.Sha256)
+				if r.CrawlDelay > 0 {
+					fmt.Fprintf(w, "crawl-delay: %s\n", r.CrawlDelay)
+				}
+				if r.Error != "" {
+					fmt.Fprintf(w, "error:       %s\n", r.Error)
+				}
+				verdict := "allowed"
+				if !r.Decision.Allowed {
+					verdict = "disallowed"
+				}
+				if r.Decision.Line > 0 {
+					fmt.Fprintf(w, "%s: %s by %q (line %d)\n", args[0], verdict, r.Decision.Rule, r.Decision.Line)
+				} else {
+					fmt.Fprintf(w, "%s: %s (%s)\n", args[0], verdict, r.Decision.Rule)
+				}
+			}
+			if !r.Decision.Allowed {
+				return refused
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.BoolVar(&allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
+	f.StringVar(&sourceIP, "source-ip", "", "send the request from this local IPv4 address")
+	f.StringVar(&userAgent, "user-agent", crawler.UserAgent, "user agent: \""+crawler.UserAgent+"\" or \""+crawler.UserAgentEmail+"\"")
+	f.DurationVar(&delay, "delay", crawler.DefaultDelay, "minimum gap after the host's previous request")
+	return cmd
+}

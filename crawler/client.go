@@ -1,0 +1,233 @@
+package crawler
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+// ErrRefusedAddress is wrapped by *AddressError: the crawler will not
+// connect to that address.
+var ErrRefusedAddress = errors.New("crawler: refused address")
+
+// AddressError says why the dialer refused an address. It is checked after
+// DNS, at dial time, so neither a redirect nor a DNS answer can get past it.
+type AddressError struct {
+	Addr   string
+	Reason string
+}
+
+func (e *AddressError) Error() string {
+	return fmt.Sprintf("crawler: refused to connect to %s: %s", e.Addr, e.Reason)
+}
+
+// Unwrap makes errors.Is(err, ErrRefusedAddress) true.
+func (e *AddressError) Unwrap() error { return ErrRefusedAddress }
+
+var (
+	cgnat     = netip.MustParsePrefix("100.64.0.0/10")
+	thisNet   = netip.MustParsePrefix("0.0.0.0/8")
+	ietf      = netip.MustParsePrefix("192.0.0.0/24")
+	bench     = netip.MustParsePrefix("198.18.0.0/15")
+	reserved  = netip.MustParsePrefix("240.0.0.0/4")
+	testNets  = []netip.Prefix{netip.MustParsePrefix("192.0.2.0/24"), netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("203.0.113.0/24")}
+	broadcast = netip.MustParseAddr("255.255.255.255")
+)
+
+// CheckAddr says whether the crawler may connect to ip: IPv4 only; never
+// unspecified, "this network", multicast or broadcast; and, unless
+// allowPrivate, never loopback, private, link-local, shared (CGNAT),
+// benchmarking, documentation or reserved addresses. It returns nil or an
+// *AddressError.
+func CheckAddr(ip netip.Addr, allowPrivate bool) error {
+	refuse := func(why string) error { return &AddressError{Addr: ip.String(), Reason: why} }
+	if ip.Is4In6() {
+		ip = ip.Unmap()
+	}
+	if !ip.Is4() {
+		return refuse("not IPv4 (the bot never uses IPv6)")
+	}
+	switch {
+	case ip.IsUnspecified() || thisNet.Contains(ip):
+		return refuse("unspecified address")
+	case ip.IsMulticast() || ip == broadcast:
+		return refuse("multicast or broadcast address")
+	}
+	if allowPrivate {
+		return nil
+	}
+	switch {
+	case ip.IsLoopback():
+		return refuse("loopback address")
+	case ip.IsPrivate():
+		return refuse("private address")
+	case ip.IsLinkLocalUnicast():
+		return refuse("link-local address")
+	case cgnat.Contains(ip), ietf.Contains(ip), bench.Contains(ip), reserved.Contains(ip):
+		return refuse("special-purpose address")
+	}
+	for _, p := range testNets {
+		if p.Contains(ip) {
+			return refuse("documentation address")
+		}
+	}
+	return nil
+}
+
+// newClient builds the one HTTP client of a crawler: tcp4 only, the source
+// address bound, addresses checked after DNS, explicit timeouts, no
+// cookies, no proxy, no automatic redirects (each hop is a request of its
+// own), gzip decoded transparently (and bounded by the reader).
+func newClient(o *Options) *http.Client {
+	step := o.Timeout / 3
+	if step > 10*time.Second {
+		step = 10 * time.Second
+	}
+	d := &net.Dialer{
+		Timeout:   step,
+		KeepAlive: 30 * time.Second,
+		Resolver:  o.Resolver,
+		Control: func(network, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return &AddressError{Addr: address, Reason: "unparsable address"}
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return &AddressError{Addr: address, Reason: "unparsable address"}
+			}
+			return CheckAddr(ip, o.AllowPrivate)
+		},
+	}
+	if o.SourceIP.IsValid() {
+		d.LocalAddr = &net.TCPAddr{IP: net.IP(o.SourceIP.Unmap().AsSlice())}
+	}
+	tr := &http.Transport{
+		Proxy: nil,
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp4", addr)
+		},
+		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
+		TLSHandshakeTimeout:    step,
+		ResponseHeaderTimeout:  2 * step,
+		ExpectContinueTimeout:  time.Second,
+		IdleConnTimeout:        90 * time.Second,
+		MaxIdleConns:           4096,
+		MaxIdleConnsPerHost:    1,
+		MaxConnsPerHost:        1,
+		ForceAttemptHTTP2:      true,
+		MaxResponseHeaderBytes: 64 << 10,
+	}
+	return &http.Client{
+		Transport: tr,
+		Timeout:   o.Timeout,
+		Jar:       nil,
+		CheckRedirect: func(*http.Request, []*http.Request) error {
+			return http.ErrUseLastResponse
+		},
+	}
+}
+
+// response is what one HTTP exchange gave.
+type response struct {
+	Status    int
+	Header    http.Header
+	Body      []byte // only for text/html (pages) or a 2xx robots.txt, bounded
+	Bytes     int64  // body bytes read, after decompression
+	Truncated bool   // the body was longer than the bound
+	HTML      bool   // the content type is HTML
+	Err       error
+	Timeout   bool
+	Refused   bool // the dialer refused the address
+	Duration  time.Duration
+}
+
+// challengeBody bounds what is read of an error page to recognise a
+// challenge.
+const challengeBody = 64 << 10
+
+// fetch sends one GET and reads what may be read. It never follows
+// redirects and never sends cookies, credentials or a Referer.
+func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *response {
+	start := time.Now()
+	r := &response{}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	if err != nil {
+		r.Err = fmt.Errorf("crawler: %w", err)
+		return r
+	}
+	req.Header.Set("User-Agent", c.ua)
+	if robotsTxt {
+		req.Header.Set("Accept", "text/plain, */*;q=0.1")
+	} else {
+		req.Header.Set("Accept", "text/html, application/xhtml+xml;q=0.9, */*;q=0.1")
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		r.Duration = time.Since(start)
+		r.Err = err
+		r.classify(ctx)
+		return r
+	}
+	defer resp.Body.Close()
+	r.Status = resp.StatusCode
+	r.Header = resp.Header
+	r.HTML = isHTML(resp.Header.Get("Content-Type"))
+	var limit int64
+	switch {
+	case robotsTxt && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		limit = robots.MaxSize
+	case robotsTxt:
+		limit = 0
+	case r.HTML && resp.StatusCode >= 200 && resp.StatusCode < 300:
+		limit = MaxBody
+	case r.HTML && resp.StatusCode >= 400:
+		limit = challengeBody
+	}
+	if limit > 0 {
+		b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		if int64(len(b)) > limit {
+			b, r.Truncated = b[:limit], true
+		}
+		r.Body, r.Bytes = b, int64(len(b))
+		if err != nil {
+			r.Err = err
+			r.classify(ctx)
+		}
+	}
+	r.Duration = time.Since(start)
+	return r
+}
+
+func (r *response) classify(ctx context.Context) {
+	var ne net.Error
+	switch {
+	case errors.Is(r.Err, ErrRefusedAddress):
+		r.Refused = true
+	case ctx.Err() != nil:
+	case errors.Is(r.Err, context.DeadlineExceeded), errors.As(r.Err, &ne) && ne.Timeout():
+		r.Timeout = true
+	}
+}
+
+func isHTML(ct string) bool {
+	if ct == "" {
+		return true // no type: let the parser find nothing if it is not HTML
+	}
+	mt, _, err := mime.ParseMediaType(ct)
+	if err != nil {
+		return strings.HasPrefix(strings.ToLower(strings.TrimSpace(ct)), "text/html")
+	}
+	return mt == "text/html" || mt == "application/xhtml+xml"
+}

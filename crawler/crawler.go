@@ -1,0 +1,313 @@
+// Package crawler is LohiSoftBot's polite crawler: an IPv4-only HTTP client
+// that refuses private addresses, robots.txt fetching and caching (RFC 9309
+// 2.3 and 2.4), per-host leases and gaps shared by a fleet through the
+// database, the per-site budget, the crawl loop and the request log.
+//
+// Every promise of the bot page is kept here and written down so that
+// policy/audit can re-derive it from the records alone:
+//
+//   - before every request (robots.txt included) the policy gate is asked,
+//     inside the same database transaction that writes the request's log row
+//     (sent_at, policy_check) and, for a page request, reserves its budget
+//     slot (crawl_cycles.spent, requests.budget_slot); a slot is never given
+//     back;
+//   - the row is completed after the response (completed_at, status, bytes,
+//     duration, Retry-After, outcome, error), so a request that died with its
+//     process stays in the log as sent;
+//   - one request in flight per host across processes (a lease row in
+//     host_leases), and a gap of at least Options.Delay (or the robots.txt
+//     Crawl-delay, capped at 60 s) from the end of one request to the start
+//     of the next, stored in host_leases.next_at so a fleet shares it;
+//   - every page request is checked against a robots.txt snapshot younger
+//     than 24 hours (requests.robots_snapshot_id, robots_rule, robots_line).
+//
+// A cycle is also guarded by a lease row, keyed "cycle:SITE" in host_leases
+// (a key that can never be a host name), so that one crawler at a time works
+// on a site and a crawler that died has its cycle taken over once its lease
+// expires.
+package crawler
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// User agents the bot page documents. Every request carries one of them.
+const (
+	UserAgent      = "LohiSoftBot/1.0 (+https://lohisoft.com/bot)"
+	UserAgentEmail = "LohiSoftBot/1.0 (+message@lohisoft.com)"
+)
+
+// Limits that are promises; they are not configurable.
+const (
+	// Budget is the number of page requests a site's cycle may spend
+	// (redirect hops and retries count, robots.txt does not).
+	Budget = 20
+	// MaxBody is how much of a text/html body is read (after decompression).
+	MaxBody = 2 << 20
+	// MaxRetries is how many times one URL is retried after 429, 5xx or a
+	// timeout.
+	MaxRetries = 2
+	// MaxConsecutiveFailures is how many 5xx or timeouts in a row make the
+	// crawler leave a host for the cycle.
+	MaxConsecutiveFailures = 3
+	// MaxRetryAfter is the longest Retry-After honoured; a longer one makes
+	// the crawler leave the host for the cycle.
+	MaxRetryAfter = time.Hour
+	// MaxCrawlDelay caps robots.txt's Crawl-delay.
+	MaxCrawlDelay = 60 * time.Second
+	// SnapshotMaxAge is how long a robots.txt snapshot serves.
+	SnapshotMaxAge = 24 * time.Hour
+	// RobotsRetry is how long an unreachable robots.txt (429, 5xx, network
+	// error: disallow all) is trusted before it is fetched again.
+	RobotsRetry = 10 * time.Minute
+	// MaxRedirects is the longest chain of redirects followed, for pages and
+	// robots.txt alike (RFC 9309 2.3.1.2: at least five).
+	MaxRedirects = 5
+)
+
+// Defaults of Options.
+const (
+	DefaultDelay            = 5 * time.Second
+	DefaultRecrawlAfter     = 7 * 24 * time.Hour
+	DefaultMaxSitesParallel = 32
+	DefaultTimeout          = 30 * time.Second
+	DefaultLeaseTTL         = 60 * time.Second
+)
+
+// Options configures a Crawler. A nil *Options is the zero value.
+type Options struct {
+	// UserAgent is sent with every request. Empty means UserAgent; it must
+	// be UserAgent or UserAgentEmail.
+	UserAgent string
+	// Node names this crawler in the request log and the cycles. Empty means
+	// the machine's host name.
+	Node string
+	// Delay is the minimum gap between the end of one request to a host and
+	// the start of the next. Zero means DefaultDelay.
+	Delay time.Duration
+	// RecrawlAfter is how long after a cycle started the site may be visited
+	// again. Zero means DefaultRecrawlAfter.
+	RecrawlAfter time.Duration
+	// MaxSitesParallel is how many sites are crawled at once. Zero means
+	// DefaultMaxSitesParallel.
+	MaxSitesParallel int
+	// AllowPrivate lets the crawler connect to loopback, private and
+	// link-local addresses (tests and the demo). Unspecified, multicast and
+	// broadcast addresses are refused even then.
+	AllowPrivate bool
+	// SourceIP is the local IPv4 address requests are sent from. The zero
+	// value lets the system choose.
+	SourceIP netip.Addr
+	// Resolver answers every DNS lookup. Nil means net.DefaultResolver.
+	Resolver *net.Resolver
+	// Timeout bounds one whole request, body included. Zero means
+	// DefaultTimeout. Connecting, the TLS handshake and the response headers
+	// each get at most a third of it.
+	Timeout time.Duration
+	// LeaseTTL is how long a host or cycle lease outlives the crawler's last
+	// heartbeat (it is renewed every third of it). Zero means
+	// DefaultLeaseTTL; it is raised to Timeout plus 5 s when shorter.
+	LeaseTTL time.Duration
+	// Logger receives the crawler's log. Nil means slog.Default().
+	Logger *slog.Logger
+	// OnSite, when set, is called once per site as it finishes. It must not
+	// block for long.
+	OnSite func(SiteResult)
+}
+
+// Crawler crawls sites politely and logs every request. It is safe for
+// concurrent use; Close it when done.
+type Crawler struct {
+	store  *db.Store
+	pol    *policy.Policy
+	gate   *policy.Gate
+	opts   Options
+	ua     string
+	log    *slog.Logger
+	client *http.Client
+	holder string // this process's lease holder id: node/pid/random
+	pg     bool
+
+	writeSem chan struct{} // bounds concurrent write transactions (1 on SQLite)
+
+	robotsMu sync.Mutex // guards robots
+	robots   map[string]*robotsEntry
+
+	hostsMu sync.Mutex // guards hosts
+	hosts   map[string]*hostState
+
+	stats struct {
+		sites, sitesDone, pages, requests, robotsRefused, errors atomic.Int64
+	}
+
+	stopHeartbeat context.CancelFunc
+	heartbeatDone chan struct{}
+}
+
+// ErrBadOptions is wrapped by New's errors about its options.
+var ErrBadOptions = errors.New("crawler: bad options")
+
+// New returns a Crawler over store and the policy pol. It loads the policy
+// gate (I/O) and starts the lease heartbeat.
+func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options) (*Crawler, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.UserAgent == "" {
+		o.UserAgent = UserAgent
+	}
+	if o.UserAgent != UserAgent && o.UserAgent != UserAgentEmail {
+		return nil, fmt.Errorf("%w: user agent %q: must be %q or %q", ErrBadOptions, o.UserAgent, UserAgent, UserAgentEmail)
+	}
+	if o.Node == "" {
+		o.Node, _ = os.Hostname()
+		if o.Node == "" {
+			o.Node = "crawler"
+		}
+	}
+	if o.Delay < 0 || o.RecrawlAfter < 0 || o.Timeout < 0 || o.LeaseTTL < 0 || o.MaxSitesParallel < 0 {
+		return nil, fmt.Errorf("%w: negative duration or count", ErrBadOptions)
+	}
+	if o.Delay == 0 {
+		o.Delay = DefaultDelay
+	}
+	if o.RecrawlAfter == 0 {
+		o.RecrawlAfter = DefaultRecrawlAfter
+	}
+	if o.MaxSitesParallel == 0 {
+		o.MaxSitesParallel = DefaultMaxSitesParallel
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.LeaseTTL < o.Timeout+5*time.Second {
+		o.LeaseTTL = o.Timeout + 5*time.Second
+	}
+	if o.SourceIP.IsValid() && !o.SourceIP.Unmap().Is4() {
+		return nil, fmt.Errorf("%w: source address %s is not IPv4", ErrBadOptions, o.SourceIP)
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	gate, err := pol.NewGate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("crawler: %w", err)
+	}
+	var rnd [4]byte
+	rand.Read(rnd[:])
+	c := &Crawler{
+		store:  store,
+		pol:    pol,
+		gate:   gate,
+		opts:   o,
+		ua:     o.UserAgent,
+		log:    o.Logger,
+		holder: fmt.Sprintf("%s/%d/%s", o.Node, os.Getpid(), hex.EncodeToString(rnd[:])),
+		pg:     store.Dialect == db.Postgres,
+		robots: map[string]*robotsEntry{},
+		hosts:  map[string]*hostState{},
+	}
+	c.client = newClient(&o)
+	if c.pg {
+		c.writeSem = make(chan struct{}, 8)
+	} else {
+		c.writeSem = make(chan struct{}, 1)
+	}
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stopHeartbeat = cancel
+	c.heartbeatDone = make(chan struct{})
+	go c.heartbeat(hctx)
+	return c, nil
+}
+
+// Close stops the heartbeat, releases every lease this crawler still holds
+// and closes idle connections. It blocks until the heartbeat has stopped.
+func (c *Crawler) Close() error {
+	c.stopHeartbeat()
+	<-c.heartbeatDone
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err := c.releaseAll(ctx)
+	c.client.CloseIdleConnections()
+	c.gate.Close()
+	return err
+}
+
+// Holder returns the id this crawler holds leases under.
+func (c *Crawler) Holder() string { return c.holder }
+
+// Stats is a snapshot of a Crawler's counters.
+type Stats struct {
+	Sites         int64 // sites taken up
+	SitesDone     int64 // sites finished (crawled, skipped or refused)
+	Pages         int64 // pages fetched with a 2xx HTML answer
+	Requests      int64 // HTTP requests sent, robots.txt included
+	RobotsRefused int64 // URLs not fetched because robots.txt disallows them
+	Errors        int64 // requests that failed or were answered 5xx, and hosts left
+}
+
+// Stats returns the counters so far. It is safe to call while crawling.
+func (c *Crawler) Stats() Stats {
+	return Stats{
+		Sites:         c.stats.sites.Load(),
+		SitesDone:     c.stats.sitesDone.Load(),
+		Pages:         c.stats.pages.Load(),
+		Requests:      c.stats.requests.Load(),
+		RobotsRefused: c.stats.robotsRefused.Load(),
+		Errors:        c.stats.errors.Load(),
+	}
+}
+
+// heartbeat renews every lease of this crawler until ctx ends.
+func (c *Crawler) heartbeat(ctx context.Context) {
+	defer close(c.heartbeatDone)
+	t := time.NewTicker(c.opts.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := c.renewAll(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("lease heartbeat failed", "holder", c.holder, "err", err)
+			}
+		}
+	}
+}
+
+// sleep waits until t or ctx ends.
+func sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-tm.C:
+		return nil
+	}
+}

@@ -1,0 +1,148 @@
+package crawler
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// cycle is the crawl cycle a site's crawl spends its budget in.
+type cycle struct {
+	ID      int64
+	Resumed bool // an interrupted cycle taken up again (its budget keeps counting)
+}
+
+// errSkip says why a site gets no cycle now.
+type errSkip struct{ reason string }
+
+func (e *errSkip) Error() string { return e.reason }
+
+// cycleKey is the lease key guarding a site's cycles.
+func cycleKey(site string) string { return "cycle:" + site }
+
+// startCycle takes the site's cycle lease and starts a cycle: a new one
+// when the last cycle started more than RecrawlAfter ago, or the last one
+// again when it was interrupted (stopped, or running under a crawler whose
+// lease expired) before spending its budget. It returns *errSkip when the
+// site was visited recently or another crawler is on it.
+func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
+	_, busy, err := c.acquire(ctx, cycleKey(site), 0)
+	if err != nil {
+		return nil, err
+	}
+	if !busy.IsZero() {
+		return nil, &errSkip{"another crawler is on it"}
+	}
+	cy, err := c.openCycle(ctx, site)
+	if err != nil || cy == nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		c.release(rctx, cycleKey(site), time.Time{})
+		cancel()
+	}
+	return cy, err
+}
+
+func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
+	var cy *cycle
+	err := c.withTx(ctx, func(tx *sql.Tx) error {
+		var (
+			id            int64
+			status        string
+			started       time.Time
+			budget, spent int
+		)
+		err := tx.QueryRowContext(ctx, c.rebind(`SELECT id, status, started_at, budget, spent FROM crawl_cycles
+			WHERE site = ? ORDER BY id DESC LIMIT 1`), site).Scan(&id, &status, &started, &budget, &spent)
+		now := db.Now()
+		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
+		switch {
+		case err != nil && !errors.Is(err, sql.ErrNoRows):
+			return err
+		case err == nil && status == db.CycleRunning:
+			// We hold the site's lease, so its last holder is gone.
+			if _, err := c.exec(ctx, tx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, c.opts.Node, id); err != nil {
+				return err
+			}
+			cy = &cycle{ID: id, Resumed: true}
+			return nil
+		case recent && status == db.CycleStopped && spent < budget:
+			if _, err := c.exec(ctx, tx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
+				db.CycleRunning, c.opts.Node, id, db.CycleStopped); err != nil {
+				return err
+			}
+			cy = &cycle{ID: id, Resumed: true}
+			return nil
+		case recent:
+			return &errSkip{fmt.Sprintf("visited recently (cycle %d started %s)", id, started.UTC().Format(time.RFC3339))}
+		}
+		err = tx.QueryRowContext(ctx, c.rebind(`INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
+			VALUES (?, ?, ?, ?, ?, 0, ?, '') RETURNING id`), site, c.opts.Node, now, db.CycleRunning, Budget, c.opts.Delay.Milliseconds()).Scan(&id)
+		if err != nil {
+			return err
+		}
+		cy = &cycle{ID: id}
+		return nil
+	})
+	if err != nil {
+		var skip *errSkip
+		if errors.As(err, &skip) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("crawler: start cycle of %s: %w", site, err)
+	}
+	return cy, nil
+}
+
+// endCycle records how the cycle ended and gives the site's lease back.
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	err := c.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := c.exec(ctx, tx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
+			status, db.Now(), reason, cy.ID, db.CycleRunning)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)
+	}
+	return c.release(ctx, cycleKey(site), time.Time{})
+}
+
+// resumeState reads what an interrupted cycle did already: the URLs it
+// requested, and the same-site links of the pages it fetched.
+func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen map[string]bool, links []string, err error) {
+	seen = map[string]bool{}
+	rows, err := c.store.SQL.QueryContext(ctx, c.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cy.ID, db.PurposePage)
+	if err != nil {
+		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
+	}
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			rows.Close()
+			return nil, nil, err
+		}
+		seen[u] = true
+	}
+	rows.Close()
+	rows, err = c.store.SQL.QueryContext(ctx, c.rebind(`SELECT a.to_url FROM anchors a JOIN requests r ON r.id = a.request_id
+		WHERE r.cycle_id = ? AND a.to_site = ? ORDER BY a.id`), cy.ID, site)
+	if err != nil {
+		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, nil, err
+		}
+		if !seen[u] {
+			links = append(links, u)
+		}
+	}
+	return seen, links, rows.Err()
+}

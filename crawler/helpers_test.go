@@ -1,0 +1,167 @@
+package crawler_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+const testDelay = 100 * time.Millisecond
+
+// env is a local web and a database for one test.
+type env struct {
+	web   *testweb.Web
+	store *db.Store
+	pol   *policy.Policy
+	dsn   string
+}
+
+func newEnv(t *testing.T, engine string, wopts *testweb.Options) *env {
+	t.Helper()
+	w, err := testweb.Start(wopts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(w.Close)
+	dsn := dbtest.DSN(t, engine)
+	store, err := db.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return &env{web: w, store: store, pol: policy.New(store, nil), dsn: dsn}
+}
+
+func (e *env) options(t *testing.T) *crawler.Options {
+	t.Helper()
+	res, err := resolver.New(e.web.DNSAddr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logger *slog.Logger
+	if os.Getenv("CRAWLER_TEST_LOG") != "" {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	} else {
+		logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	return &crawler.Options{
+		Node:             "test",
+		Delay:            testDelay,
+		AllowPrivate:     true,
+		Resolver:         res,
+		Timeout:          time.Second,
+		Logger:           logger,
+		MaxSitesParallel: 64,
+	}
+}
+
+func (e *env) crawler(t *testing.T, opts *crawler.Options) *crawler.Crawler {
+	t.Helper()
+	if opts == nil {
+		opts = e.options(t)
+	}
+	c, err := crawler.New(context.Background(), e.store, e.pol, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return c
+}
+
+func (e *env) targets(kinds ...string) []crawler.Target {
+	var out []crawler.Target
+	for _, k := range kinds {
+		s := e.web.Site(k)
+		out = append(out, crawler.Target{Site: s.Name, StartURL: s.StartURL})
+	}
+	return out
+}
+
+func (e *env) crawl(t *testing.T, c *crawler.Crawler, kinds ...string) map[string]crawler.SiteResult {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	rs, err := c.Crawl(ctx, e.targets(kinds...))
+	if err != nil {
+		t.Fatalf("Crawl: %v", err)
+	}
+	out := map[string]crawler.SiteResult{}
+	for _, r := range rs {
+		out[r.Site] = r
+	}
+	return out
+}
+
+// requests reads the request log.
+func (e *env) requests(t *testing.T) []db.Request {
+	t.Helper()
+	var rs []db.Request
+	if err := e.store.DB.Order("id").Find(&rs).Error; err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// paths returns the paths the server saw for host, in order.
+func paths(hits []testweb.Hit) []string {
+	var out []string
+	for _, h := range hits {
+		out = append(out, h.Path)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// matcherReady reports whether the RFC 9309 matcher is implemented (the
+// stub allows everything).
+func matcherReady() bool {
+	return !robots.Parse([]byte("User-agent: *\nDisallow: /\n")).Decide(robots.ProductToken, "/x").Allowed
+}
+
+// checkPoliteness asserts the server's record: never two requests in flight
+// on one host, and at least minGap between them.
+func checkPoliteness(t *testing.T, w *testweb.Web, hits []testweb.Hit, minGap time.Duration) {
+	t.Helper()
+	for host, n := range w.MaxInFlight() {
+		if n > 1 {
+			t.Errorf("MaxInFlight[%s] = %d, want 1", host, n)
+		}
+	}
+	for host, n := range testweb.MaxOverlap(hits) {
+		if n > 1 {
+			t.Errorf("MaxOverlap[%s] = %d, want 1", host, n)
+		}
+	}
+	// The server's end of a request can trail the crawler's by a little
+	// when the crawler hangs up on a body (huge, slow); allow 10 ms.
+	for host, g := range testweb.MinGap(hits) {
+		if g < minGap-10*time.Millisecond {
+			t.Errorf("MinGap[%s] = %v, want >= %v", host, g, minGap)
+		}
+	}
+}
+
+func strconvItoa(n int) string { return strconv.Itoa(n) }
+
+func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

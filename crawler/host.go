@@ -1,0 +1,303 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// hostState is what this process knows of one host while it uses it. One
+// user (a site's crawl, or FetchRobots) holds it at a time: see hostState
+// and leaveHost.
+type hostState struct {
+	host string
+	mu   sync.Mutex // held by the current user, from hostState to leaveHost
+
+	// The fields below belong to the current user.
+	leased   bool
+	nextAt   time.Time     // the next request may start at nextAt
+	gap      time.Duration // the gap in force: the delay, or robots.txt's Crawl-delay
+	failures int           // consecutive 5xx answers and timeouts
+}
+
+// hostState returns host's state, waiting until no other user of this
+// process holds it; give it back with leaveHost.
+func (c *Crawler) hostState(host string) *hostState {
+	c.hostsMu.Lock()
+	hs := c.hosts[host]
+	if hs == nil {
+		hs = &hostState{host: host}
+		c.hosts[host] = hs
+	}
+	c.hostsMu.Unlock()
+	hs.mu.Lock()
+	hs.gap = c.opts.Delay
+	hs.failures = 0
+	return hs
+}
+
+// leaveHost releases the host's lease (keeping next_at for whoever comes
+// next) and lets the next user of this process have it.
+func (c *Crawler) leaveHost(ctx context.Context, hs *hostState) {
+	if hs.leased {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+		if err := c.release(rctx, hs.host, hs.nextAt); err != nil {
+			c.log.Warn("lease release failed", "host", hs.host, "err", err)
+		}
+		cancel()
+		hs.leased = false
+	}
+	hs.mu.Unlock()
+}
+
+// hostSet is the hosts one user (a site's crawl, or FetchRobots) holds.
+type hostSet struct {
+	c *Crawler
+	m map[string]*hostState
+}
+
+func (c *Crawler) newHostSet() *hostSet { return &hostSet{c: c, m: map[string]*hostState{}} }
+
+// get returns host's state, taking it on first use.
+func (s *hostSet) get(host string) *hostState {
+	if hs, ok := s.m[host]; ok {
+		return hs
+	}
+	hs := s.c.hostState(host)
+	s.m[host] = hs
+	return hs
+}
+
+// close gives every host back.
+func (s *hostSet) close(ctx context.Context) {
+	for _, hs := range s.m {
+		s.c.leaveHost(ctx, hs)
+	}
+	s.m = nil
+}
+
+// exchangeResult is one request as sent and answered.
+type exchangeResult struct {
+	row         *reqRow
+	resp        *response
+	completedAt time.Time
+}
+
+// completion starts the row's completion from the response.
+func (r *exchangeResult) completion() *completion {
+	k := &completion{ID: r.row.ID, Host: r.row.Host, CompletedAt: r.completedAt, Status: r.resp.Status,
+		Bytes: r.resp.Bytes, Duration: r.resp.Duration}
+	if r.resp.Header != nil {
+		k.RetryAfter = r.resp.Header.Get("Retry-After")
+	}
+	if r.resp.Err != nil {
+		k.Error = errText(r.resp.Err)
+	} else if r.resp.Truncated {
+		k.Error = "body truncated at the size limit"
+	}
+	return k
+}
+
+// exchange sends one request to hs's host: it takes the host's lease,
+// waits for the gap, writes the log row (gate, budget) and sends. The
+// caller must complete the row with finish. It returns ErrExcluded,
+// ErrBudgetSpent, ErrLeaseLost or ctx's error when nothing was sent.
+func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*exchangeResult, error) {
+	for !hs.leased {
+		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay)
+		if err != nil {
+			return nil, err
+		}
+		if busy.IsZero() {
+			hs.leased = true
+			if next.After(hs.nextAt) {
+				hs.nextAt = next
+			}
+			break
+		}
+		// Another crawler of the fleet holds the host: wait for it.
+		wait := min(time.Until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
+		if err := sleep(ctx, wait); err != nil {
+			return nil, err
+		}
+	}
+	if err := sleep(ctx, time.Until(hs.nextAt)); err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	row.Delay = hs.gap
+	if err := c.begin(ctx, row); err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			hs.leased = false
+		}
+		return nil, err
+	}
+	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots)
+	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, nil
+}
+
+// finish completes the request's row with k, after working out when the
+// next request to the host may start (the gap, Retry-After, or a backoff)
+// unless k.NextAt is set already.
+func (c *Crawler) finish(ctx context.Context, hs *hostState, res *exchangeResult, k *completion) error {
+	if k.NextAt.IsZero() {
+		k.NextAt = c.schedule(hs, res, k)
+	}
+	hs.nextAt = k.NextAt
+	if k.Outcome == "" {
+		k.Outcome = "ok"
+	}
+	return c.complete(ctx, k)
+}
+
+// schedule says when the next request to the host may start after res:
+// the gap in force after the end of the request; for 429 and 503 with
+// Retry-After, exactly the time it asks for (if later); for 429 and 5xx
+// without it, and timeouts, an exponential backoff from the gap, with
+// jitter. It fills k.RetryNotBefore.
+func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) time.Time {
+	end := res.completedAt
+	next := end.Add(hs.gap)
+	st := res.resp.Status
+	if st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
+		if nb, ok := retryNotBefore(k.RetryAfter, end); ok {
+			nb = nb.UTC().Truncate(time.Microsecond)
+			if nb.Before(end) {
+				nb = end
+			}
+			k.RetryNotBefore = &nb
+			if nb.After(next) {
+				next = nb
+			}
+			return next
+		}
+	}
+	if st == http.StatusTooManyRequests || st >= 500 || res.resp.Timeout {
+		next = end.Add(backoff(hs.gap, res.row.Attempt+1))
+	}
+	return next
+}
+
+// backoff is gap × 2^n plus up to half as much again at random, at most
+// 10 minutes (but never less than gap).
+func backoff(gap time.Duration, n int) time.Duration {
+	d := gap
+	for i := 0; i < n && d < 10*time.Minute; i++ {
+		d *= 2
+	}
+	d += time.Duration(rand.Int64N(int64(d/2) + 1))
+	return max(min(d, 10*time.Minute), gap)
+}
+
+// retryNotBefore reads Retry-After (RFC 9110 10.2.3): delay-seconds from
+// the end of the response, or an HTTP-date.
+func retryNotBefore(h string, end time.Time) (time.Time, bool) {
+	h = strings.TrimSpace(h)
+	if h == "" {
+		return time.Time{}, false
+	}
+	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
+		if n < 0 {
+			return time.Time{}, false
+		}
+		n = min(n, 1<<31)
+		return end.Add(time.Duration(n) * time.Second), true
+	}
+	t, err := http.ParseTime(h)
+	if err != nil {
+		return time.Time{}, false
+	}
+	return t.UTC(), true
+}
+
+// nextHop resolves a redirect's Location against from and says why it is
+// not followed ("" when it may be): a hop must stay on the site and use
+// http or https, without credentials.
+func (c *Crawler) nextHop(resp *response, from *url.URL, site string) (string, string) {
+	loc := ""
+	if resp.Header != nil {
+		loc = strings.TrimSpace(resp.Header.Get("Location"))
+	}
+	if loc == "" {
+		return "", "no Location header"
+	}
+	u, err := from.Parse(loc)
+	if err != nil {
+		return "", "unparsable Location"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "", "not an http(s) URL: " + u.Scheme
+	}
+	if u.User != nil {
+		return "", "URL with credentials"
+	}
+	s, err := policy.SiteOf(u.String())
+	if err != nil {
+		return "", "not a site: " + u.Hostname()
+	}
+	if s != site {
+		return "", "another site: " + s
+	}
+	u.Fragment, u.RawFragment = "", ""
+	return u.String(), ""
+}
+
+// challengeMarkers are fragments of bot-protection pages (lowercase).
+var challengeMarkers = []string{
+	"captcha", "g-recaptcha", "h-captcha", "hcaptcha", "turnstile", "cf-chl", "challenge-platform",
+	"just a moment...", "checking your browser", "verify you are human", "are you a robot",
+	"enable javascript and cookies to continue", "ddos protection by", "_incapsula_", "px-captcha",
+}
+
+// isChallenge recognises a bot-protection challenge: a cf-mitigated:
+// challenge header, or a 403, 429 or 503 whose page is a captcha or a
+// JavaScript challenge.
+func isChallenge(r *response) bool {
+	if r.Header != nil && strings.EqualFold(strings.TrimSpace(r.Header.Get("cf-mitigated")), "challenge") {
+		return true
+	}
+	if r.Status != http.StatusForbidden && r.Status != http.StatusServiceUnavailable && r.Status != http.StatusTooManyRequests {
+		return false
+	}
+	body := strings.ToLower(string(r.Body))
+	for _, m := range challengeMarkers {
+		if strings.Contains(body, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// errText is an error as logged: no page text ever reaches it.
+func errText(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+// outcomeError names the outcome of a request that got no answer.
+func outcomeError(r *response) string {
+	switch {
+	case r.Refused:
+		return "refused"
+	case r.Timeout:
+		return "timeout"
+	case errors.Is(r.Err, context.Canceled):
+		return "interrupted"
+	default:
+		return "error"
+	}
+}

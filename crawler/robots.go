@@ -1,0 +1,299 @@
+package crawler
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+// robotsEntry is the robots.txt in force for one origin.
+type robotsEntry struct {
+	Origin     string
+	SnapshotID int64
+	FetchedAt  time.Time
+	Status     int
+	Outcome    string // db.RobotsParsed, RobotsAllowAll, RobotsDisallowAll
+	FinalURL   string
+	Error      string
+	Bytes      int
+	Sha256     string
+	rules      *robots.Robots // for RobotsParsed
+	validUntil time.Time
+}
+
+// decide answers for target (an absolute URL) under this snapshot.
+func (e *robotsEntry) decide(agent, target string) robots.Decision {
+	switch e.Outcome {
+	case db.RobotsParsed:
+		return e.rules.Decide(agent, target)
+	case db.RobotsAllowAll:
+		return robots.AllowAll()
+	default:
+		return robots.DisallowAll()
+	}
+}
+
+// crawlDelay is the Crawl-delay asked for us, capped at MaxCrawlDelay.
+func (e *robotsEntry) crawlDelay() time.Duration {
+	if e.Outcome != db.RobotsParsed {
+		return 0
+	}
+	d, ok := e.rules.CrawlDelay(robots.ProductToken)
+	if !ok || d < 0 {
+		return 0
+	}
+	return min(d, MaxCrawlDelay)
+}
+
+// fresh reports whether the entry may still serve at now.
+func (e *robotsEntry) fresh(now time.Time) bool {
+	return now.Before(e.validUntil) && now.Sub(e.FetchedAt) < SnapshotMaxAge
+}
+
+// validity is how long a snapshot with this status and outcome serves:
+// 24 hours for a real answer (2xx, 4xx including 401 and 403), RobotsRetry
+// for an unreachable robots.txt (429, 5xx, network errors), which is tried
+// again later.
+func validity(status int) time.Duration {
+	if status >= 200 && status < 500 && status != http.StatusTooManyRequests {
+		return SnapshotMaxAge
+	}
+	return RobotsRetry
+}
+
+// outcomeOf maps a final robots.txt status to its outcome (RFC 9309 2.3.1,
+// with 401 and 403 as disallow all: the bot never goes past a login).
+func outcomeOf(status int) string {
+	switch {
+	case status >= 200 && status < 300:
+		return db.RobotsParsed
+	case status == http.StatusUnauthorized || status == http.StatusForbidden:
+		return db.RobotsDisallowAll
+	case status == http.StatusTooManyRequests:
+		return db.RobotsDisallowAll
+	case status >= 400 && status < 500:
+		return db.RobotsAllowAll
+	default: // 3xx left over, 5xx, no answer
+		return db.RobotsDisallowAll
+	}
+}
+
+// originOf returns scheme://host:port of u, with the default port written.
+func originOf(u *url.URL) string {
+	port := u.Port()
+	if port == "" {
+		port = "80"
+		if u.Scheme == "https" {
+			port = "443"
+		}
+	}
+	return u.Scheme + "://" + u.Hostname() + ":" + port
+}
+
+// robotsFor returns the robots.txt in force for origin: from memory, from
+// the newest usable snapshot in the database, or fetched now (through the
+// same politeness, gate and log as pages). cycleID may be nil.
+func (c *Crawler) robotsFor(ctx context.Context, cycleID *int64, site, origin string, hosts *hostSet) (*robotsEntry, error) {
+	now := time.Now()
+	c.robotsMu.Lock()
+	e := c.robots[origin]
+	c.robotsMu.Unlock()
+	if e != nil && e.fresh(now) {
+		return e, nil
+	}
+	e, err := c.loadSnapshot(ctx, origin)
+	if err != nil {
+		return nil, err
+	}
+	if e == nil || !e.fresh(now) {
+		e, err = c.fetchRobots(ctx, cycleID, site, origin, hosts)
+		if err != nil {
+			return nil, err
+		}
+	}
+	c.robotsMu.Lock()
+	c.robots[origin] = e
+	c.robotsMu.Unlock()
+	return e, nil
+}
+
+// loadSnapshot reads the newest snapshot of origin, or nil.
+func (c *Crawler) loadSnapshot(ctx context.Context, origin string) (*robotsEntry, error) {
+	var (
+		e    robotsEntry
+		body []byte
+	)
+	err := c.store.SQL.QueryRowContext(ctx, c.rebind(`SELECT id, fetched_at, status, outcome, final_url, body, sha256, error
+		FROM robots_snapshots WHERE origin = ? ORDER BY fetched_at DESC, id DESC LIMIT 1`), origin).
+		Scan(&e.SnapshotID, &e.FetchedAt, &e.Status, &e.Outcome, &e.FinalURL, &body, &e.Sha256, &e.Error)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("crawler: robots snapshot: %w", err)
+	}
+	e.Origin = origin
+	e.FetchedAt = e.FetchedAt.UTC()
+	e.Bytes = len(body)
+	e.validUntil = e.FetchedAt.Add(validity(e.Status))
+	if e.Outcome == db.RobotsParsed {
+		e.rules = robots.Parse(body)
+	}
+	return &e, nil
+}
+
+// RobotsResult is what FetchRobots saw.
+type RobotsResult struct {
+	Origin     string
+	SnapshotID int64
+	FetchedAt  time.Time
+	Status     int // the final status, 0 when no answer
+	Outcome    string
+	FinalURL   string
+	Error      string
+	Bytes      int
+	Sha256     string
+	CrawlDelay time.Duration // capped at MaxCrawlDelay; 0 when none
+	// Decision is the answer for the URL FetchRobots was given.
+	Decision robots.Decision
+}
+
+// FetchRobots fetches the robots.txt of rawURL's origin now, exactly as the
+// crawler would (gate, lease, gap, request log), stores the snapshot, and
+// says what it means for rawURL. It returns ErrExcluded when the site is
+// excluded; nothing is sent then.
+func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return nil, fmt.Errorf("crawler: %q is not an http(s) URL: %w", rawURL, policy.ErrBadSite)
+	}
+	site, err := policy.SiteOf(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	host, err := policy.HostOf(u.Hostname())
+	if err != nil {
+		return nil, err
+	}
+	u.Host = host
+	if p := u.Port(); p != "" {
+		u.Host = host + ":" + p
+	}
+	v, err := c.gate.Check(ctx, site)
+	if err != nil {
+		return nil, fmt.Errorf("crawler: %w", err)
+	}
+	if v.Excluded {
+		return nil, fmt.Errorf("%w: %s", ErrExcluded, site)
+	}
+	hosts := c.newHostSet()
+	defer hosts.close(ctx)
+	origin := originOf(u)
+	e, err := c.fetchRobots(ctx, nil, site, origin, hosts)
+	if err != nil {
+		return nil, err
+	}
+	c.robotsMu.Lock()
+	c.robots[origin] = e
+	c.robotsMu.Unlock()
+	return &RobotsResult{
+		Origin: e.Origin, SnapshotID: e.SnapshotID, FetchedAt: e.FetchedAt, Status: e.Status, Outcome: e.Outcome,
+		FinalURL: e.FinalURL, Error: e.Error, Bytes: e.Bytes, Sha256: e.Sha256, CrawlDelay: e.crawlDelay(),
+		Decision: e.decide(robots.ProductToken, u.String()),
+	}, nil
+}
+
+// fetchRobots GETs origin/robots.txt, following up to MaxRedirects hops
+// within the site (each hop a logged request of its own), and stores the
+// snapshot with the final hop's completion. The hosts it uses are taken
+// from hosts.
+func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin string, hosts *hostSet) (*robotsEntry, error) {
+	target := origin + "/robots.txt"
+	var redirectOf *int64
+	for hop := 0; ; hop++ {
+		tu, _ := url.Parse(target)
+		cur := hosts.get(tu.Hostname())
+		row := &reqRow{CycleID: cycleID, Site: site, Host: cur.host, Origin: originOf(tu), URL: target,
+			Purpose: db.PurposeRobots, RedirectOf: redirectOf, Rule: robots.ReasonRobotsTxt}
+		res, err := c.exchange(ctx, cur, row)
+		if err != nil {
+			return nil, err
+		}
+		now := res.completedAt
+		snap := &db.RobotsSnapshot{Origin: origin, FetchedAt: now, Status: res.resp.Status, FinalURL: target}
+		k := res.completion()
+		final := true
+		var next string
+		switch {
+		case res.resp.Err != nil:
+			snap.Outcome = db.RobotsDisallowAll
+			snap.Error = "unreachable: " + errText(res.resp.Err)
+			k.Outcome = outcomeError(res.resp)
+		case res.resp.Status >= 300 && res.resp.Status < 400:
+			k.Outcome = "redirect"
+			loc, why := c.nextHop(res.resp, tu, site)
+			switch {
+			case why != "":
+				snap.Outcome = db.RobotsDisallowAll
+				snap.Error = "redirect not followed: " + why
+			case hop+1 > MaxRedirects:
+				// RFC 9309 2.3.1.2: more than five redirects may be taken
+				// as unavailable.
+				snap.Outcome = db.RobotsAllowAll
+				snap.Error = "more than 5 redirects"
+			default:
+				final, next = false, loc
+			}
+		default:
+			snap.Outcome = outcomeOf(res.resp.Status)
+			k.Outcome = "ok"
+			if res.resp.Status >= 400 {
+				k.Outcome = "unavailable"
+				if snap.Outcome == db.RobotsDisallowAll {
+					k.Outcome = "unreachable"
+				}
+			}
+			if res.resp.Truncated {
+				snap.Error = "body longer than 500 KiB: the first 500 KiB are used"
+			}
+		}
+		if snap.Outcome == db.RobotsParsed {
+			snap.Body = res.resp.Body
+		}
+		sum := sha256.Sum256(snap.Body)
+		snap.Sha256 = hex.EncodeToString(sum[:])
+		if final {
+			k.Snapshot = snap
+		}
+		if err := c.finish(ctx, cur, res, k); err != nil {
+			return nil, err
+		}
+		if !final {
+			id := row.ID
+			redirectOf = &id
+			target = next
+			continue
+		}
+		e := &robotsEntry{Origin: origin, SnapshotID: snap.ID, FetchedAt: snap.FetchedAt, Status: snap.Status,
+			Outcome: snap.Outcome, FinalURL: snap.FinalURL, Error: snap.Error, Bytes: len(snap.Body), Sha256: snap.Sha256,
+			validUntil: snap.FetchedAt.Add(validity(snap.Status))}
+		if res.resp.Err != nil {
+			e.validUntil = snap.FetchedAt.Add(RobotsRetry)
+		}
+		if e.Outcome == db.RobotsParsed {
+			e.rules = robots.Parse(snap.Body)
+		}
+		c.log.Info("robots.txt fetched", "origin", origin, "status", snap.Status, "outcome", snap.Outcome, "snapshot", snap.ID)
+		return e, nil
+	}
+}

@@ -1,0 +1,539 @@
+package crawler
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+
+	"github.com/lohisoft/lohibot/crawler/extract"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+// Target is a site to crawl and the URL its crawl starts from.
+type Target struct {
+	Site     string
+	StartURL string
+}
+
+// Site statuses of a SiteResult.
+const (
+	SiteCrawled  = "crawled"  // a cycle ran to its end
+	SiteStopped  = "stopped"  // interrupted; the cycle is taken up again next time
+	SiteSkipped  = "skipped"  // visited recently, or another crawler is on it
+	SiteExcluded = "excluded" // the policy gate refused it: nothing was sent
+	SiteFailed   = "failed"   // an error of lohibot itself (database, bad start URL)
+)
+
+// SiteResult is how one site's crawl went.
+type SiteResult struct {
+	Site          string `json:"site"`
+	CycleID       int64  `json:"cycle_id,omitempty"`
+	Status        string `json:"status"`
+	Reason        string `json:"reason"`
+	Requests      int    `json:"requests"`
+	Pages         int    `json:"pages"`
+	RobotsRefused int    `json:"robots_refused"`
+	Errors        int    `json:"errors"`
+}
+
+// Targets turns the crawl command's arguments into targets: each SITE
+// (a domain or URL; a URL sets the start URL, a listed site keeps its own
+// otherwise), or with all, every site of the crawl list.
+func Targets(ctx context.Context, pol *policy.Policy, args []string, all bool) ([]Target, error) {
+	listed, err := pol.Sites(ctx)
+	if err != nil {
+		return nil, err
+	}
+	byName := map[string]string{}
+	var out []Target
+	for _, s := range listed {
+		byName[s.Name] = s.StartURL
+		if all {
+			out = append(out, Target{Site: s.Name, StartURL: s.StartURL})
+		}
+	}
+	if all {
+		return out, nil
+	}
+	for _, a := range args {
+		site, err := policy.SiteOf(a)
+		if err != nil {
+			return nil, err
+		}
+		start := byName[site]
+		if strings.Contains(a, "://") {
+			start = a
+		}
+		if start == "" {
+			start = "https://" + site + "/"
+		}
+		out = append(out, Target{Site: site, StartURL: start})
+	}
+	return out, nil
+}
+
+// Crawl crawls every target, MaxSitesParallel sites at a time, and returns
+// one result per distinct site in target order. It returns ctx's error when
+// interrupted (the results so far are still returned; interrupted cycles
+// are recorded as stopped).
+func (c *Crawler) Crawl(ctx context.Context, targets []Target) ([]SiteResult, error) {
+	seen := map[string]bool{}
+	var ts []Target
+	for _, t := range targets {
+		if !seen[t.Site] {
+			seen[t.Site] = true
+			ts = append(ts, t)
+		}
+	}
+	results := make([]SiteResult, len(ts))
+	sem := make(chan struct{}, c.opts.MaxSitesParallel)
+	var wg sync.WaitGroup
+	for i, t := range ts {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			results = results[:i]
+			wg.Wait()
+			return results, ctx.Err()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			c.stats.sites.Add(1)
+			r := c.crawlSite(ctx, t)
+			c.stats.sitesDone.Add(1)
+			results[i] = r
+			c.log.Info("site done", "site", r.Site, "status", r.Status, "reason", r.Reason, "requests", r.Requests, "pages", r.Pages)
+			if c.opts.OnSite != nil {
+				c.opts.OnSite(r)
+			}
+		}()
+	}
+	wg.Wait()
+	return results, ctx.Err()
+}
+
+// item is a URL waiting in a site's frontier.
+type item struct {
+	url        string
+	redirectOf *int64
+	hops       int
+}
+
+// loginPath matches links to pages that need a login: the crawler does not
+// follow them.
+var loginPath = regexp.MustCompile(`(?i)(^|/)(wp-login\.php|wp-admin|login|log-in|logon|signin|sign-in|sign_in|signup|sign-up|register|logout|log-out|my-account|account|auth|oauth2?|sso|checkout|cart)(/|\.|$)`)
+
+// maxFrontier bounds the URLs a site's crawl keeps waiting.
+const maxFrontier = 1000
+
+// siteRun is the state of one site's crawl.
+type siteRun struct {
+	c      *Crawler
+	site   string
+	cy     *cycle
+	hosts  *hostSet
+	queue  []item
+	queued map[string]bool
+	seen   map[string]bool // URLs requested in this cycle
+	left   map[string]string
+	res    *SiteResult
+}
+
+func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
+	res = SiteResult{Site: t.Site}
+	start, err := url.Parse(t.StartURL)
+	if err != nil || (start.Scheme != "http" && start.Scheme != "https") {
+		res.Status, res.Reason = SiteFailed, fmt.Sprintf("bad start URL %q", t.StartURL)
+		return res
+	}
+	start.Fragment = ""
+	v, err := c.gate.Check(ctx, t.Site)
+	if err != nil {
+		res.Status, res.Reason = SiteFailed, err.Error()
+		return res
+	}
+	if v.Excluded {
+		res.Status, res.Reason = SiteExcluded, "excluded: "+v.String()
+		return res
+	}
+	cy, err := c.startCycle(ctx, t.Site)
+	if err != nil {
+		var skip *errSkip
+		if errors.As(err, &skip) {
+			res.Status, res.Reason = SiteSkipped, skip.reason
+			return res
+		}
+		res.Status, res.Reason = SiteFailed, err.Error()
+		if ctx.Err() != nil {
+			res.Status, res.Reason = SiteStopped, "interrupted"
+		}
+		return res
+	}
+	res.CycleID = cy.ID
+	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(), queued: map[string]bool{}, seen: map[string]bool{},
+		left: map[string]string{}, res: &res}
+	if cy.Resumed {
+		seen, links, err := c.resumeState(ctx, t.Site, cy)
+		if err == nil {
+			r.seen = seen
+			r.push(item{url: start.String()})
+			for _, l := range links {
+				r.push(item{url: l})
+			}
+		}
+	} else {
+		r.push(item{url: start.String()})
+	}
+	status, reason := r.run(ctx)
+	r.hosts.close(ctx)
+	if ctx.Err() != nil {
+		status, reason = db.CycleStopped, "interrupted"
+	}
+	if err := c.endCycle(ctx, t.Site, cy, status, reason); err != nil {
+		c.log.Error("cycle end not recorded", "site", t.Site, "cycle", cy.ID, "err", err)
+	}
+	res.Reason = reason
+	switch {
+	case status == db.CycleDone && reason == reasonExcluded:
+		res.Status = SiteExcluded
+	case status == db.CycleDone:
+		res.Status = SiteCrawled
+	default:
+		res.Status = SiteStopped
+	}
+	return res
+}
+
+// push appends it to the frontier (or puts it first when first is set).
+func (r *siteRun) push(it item) {
+	if r.seen[it.url] || r.queued[it.url] || len(r.queue) >= maxFrontier {
+		return
+	}
+	r.queued[it.url] = true
+	r.queue = append(r.queue, it)
+}
+
+func (r *siteRun) pushFirst(it item) {
+	r.queued[it.url] = true
+	r.queue = append([]item{it}, r.queue...)
+}
+
+func (r *siteRun) leave(host, reason string) {
+	if _, ok := r.left[host]; !ok {
+		r.left[host] = reason
+		r.res.Errors++
+		r.c.stats.errors.Add(1)
+		r.c.log.Info("host left for this cycle", "site", r.site, "host", host, "cycle", r.cy.ID, "reason", reason)
+	}
+}
+
+// run crawls the frontier until it is empty, the budget is spent, the
+// site is excluded or ctx ends. It returns the cycle's status and reason.
+func (r *siteRun) run(ctx context.Context) (string, string) {
+	for len(r.queue) > 0 {
+		if ctx.Err() != nil {
+			return db.CycleStopped, "interrupted"
+		}
+		it := r.queue[0]
+		r.queue = r.queue[1:]
+		if r.seen[it.url] {
+			continue
+		}
+		u, err := url.Parse(it.url)
+		if err != nil {
+			continue
+		}
+		host := u.Hostname()
+		if _, gone := r.left[host]; gone {
+			continue
+		}
+		hs := r.hosts.get(host)
+		status, reason, stop := r.fetchPage(ctx, hs, u, it)
+		if stop {
+			return status, reason
+		}
+		if len(r.left) > 0 && r.allLeft() {
+			return db.CycleDone, "every host left: " + r.leftReasons()
+		}
+	}
+	if len(r.left) > 0 {
+		return db.CycleDone, "nothing left to fetch; hosts left: " + r.leftReasons()
+	}
+	return db.CycleDone, "nothing left to fetch"
+}
+
+func (r *siteRun) allLeft() bool {
+	for _, it := range r.queue {
+		if u, err := url.Parse(it.url); err == nil {
+			if _, gone := r.left[u.Hostname()]; !gone {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func (r *siteRun) leftReasons() string {
+	var parts []string
+	for h, why := range r.left {
+		parts = append(parts, h+" ("+why+")")
+	}
+	return strings.Join(parts, ", ")
+}
+
+// reasonExcluded ends a cycle whose site was excluded while it ran.
+const reasonExcluded = "excluded while crawling"
+
+// stopFor maps the errors that end a cycle to its status and reason.
+func stopFor(ctx context.Context, err error) (string, string) {
+	switch {
+	case ctx.Err() != nil:
+		return db.CycleStopped, "interrupted"
+	case errors.Is(err, ErrExcluded):
+		return db.CycleDone, reasonExcluded
+	case errors.Is(err, ErrBudgetSpent):
+		return db.CycleDone, "budget spent"
+	case errors.Is(err, ErrLeaseLost):
+		return db.CycleStopped, "host lease lost to another crawler"
+	default:
+		return db.CycleStopped, "error: " + err.Error()
+	}
+}
+
+// fetchPage fetches one URL, with its retries, and handles the answer. It
+// reports stop when the cycle must end.
+func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it item) (string, string, bool) {
+	c := r.c
+	origin := originOf(u)
+	for attempt := 0; ; attempt++ {
+		// A robots.txt snapshot younger than 24 hours, before every page
+		// request.
+		rb, err := c.robotsFor(ctx, &r.cy.ID, r.site, origin, r.hosts)
+		if err != nil {
+			s, why := stopFor(ctx, err)
+			return s, why, true
+		}
+		if rb.Outcome == db.RobotsDisallowAll && rb.Status != http.StatusUnauthorized && rb.Status != http.StatusForbidden {
+			r.leave(hs.host, "robots.txt unreachable: disallow all")
+		}
+		hs.gap = max(c.opts.Delay, rb.crawlDelay())
+		dec := rb.decide(robots.ProductToken, u.String())
+		if !dec.Allowed {
+			r.seen[it.url] = true
+			r.res.RobotsRefused++
+			c.stats.robotsRefused.Add(1)
+			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
+			return "", "", false
+		}
+		sid := rb.SnapshotID
+		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
+			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line}
+		res, err := c.exchange(ctx, hs, row)
+		if err != nil {
+			s, why := stopFor(ctx, err)
+			return s, why, true
+		}
+		r.seen[it.url] = true
+		r.res.Requests++
+		retry, err := r.handle(ctx, hs, u, it, res)
+		if err != nil {
+			s, why := stopFor(ctx, err)
+			return s, why, true
+		}
+		if ctx.Err() != nil {
+			return db.CycleStopped, "interrupted", true
+		}
+		if !retry || attempt >= MaxRetries {
+			return "", "", false
+		}
+	}
+}
+
+// handle completes a page request and acts on the answer. It reports
+// whether the URL should be tried again.
+func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item, res *exchangeResult) (bool, error) {
+	c := r.c
+	resp := res.resp
+	k := res.completion()
+	retry := false
+	countFailure := func(why string) {
+		hs.failures++
+		r.res.Errors++
+		c.stats.errors.Add(1)
+		if hs.failures >= MaxConsecutiveFailures {
+			r.leave(hs.host, fmt.Sprintf("%d consecutive 5xx answers or timeouts (last: %s)", hs.failures, why))
+		} else {
+			retry = true
+		}
+	}
+	switch st := resp.Status; {
+	case resp.Err != nil:
+		k.Outcome = outcomeError(resp)
+		switch {
+		case resp.Refused:
+			r.leave(hs.host, "address refused: "+k.Error)
+		case k.Outcome == "interrupted":
+		default:
+			countFailure(k.Outcome)
+		}
+	case isChallenge(resp):
+		k.Outcome = "challenge"
+		r.leave(hs.host, fmt.Sprintf("bot protection challenge (status %d)", st))
+	case st == http.StatusUnauthorized || st == http.StatusProxyAuthRequired:
+		k.Outcome = "auth"
+		r.leave(hs.host, fmt.Sprintf("login required (status %d)", st))
+	case st == http.StatusForbidden:
+		k.Outcome = "forbidden"
+		r.leave(hs.host, "forbidden (status 403)")
+	case st == http.StatusTooManyRequests || st >= 500:
+		k.Outcome = "retry"
+		ra := k.RetryAfter
+		if nb, ok := retryNotBefore(ra, res.completedAt); ok && (st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable) {
+			if wait := nb.Sub(res.completedAt); wait > MaxRetryAfter {
+				k.Outcome = "retry-after-too-long"
+				r.leave(hs.host, fmt.Sprintf("Retry-After %q asks for %s, beyond the 1 hour cap", ra, wait.Round(1e9)))
+				break
+			}
+		}
+		if st >= 500 {
+			countFailure(fmt.Sprintf("status %d", st))
+		} else {
+			retry = true
+		}
+		switch {
+		case retry && res.row.Attempt >= MaxRetries:
+			retry = false
+			k.Outcome = "retries-exhausted"
+		case !retry:
+			k.Outcome = "server-error"
+		}
+	case st >= 300 && st < 400:
+		hs.failures = 0
+		k.Outcome = "redirect"
+		loc, why := c.nextHop(resp, u, r.site)
+		switch {
+		case why == "" && it.hops+1 > MaxRedirects:
+			why = "more than 5 redirects"
+		case why == "" && r.seen[loc]:
+			why = "redirect loop"
+		case why == "":
+			why = c.refusedHost(ctx, loc)
+		}
+		if why != "" {
+			k.Error = "redirect not followed: " + why
+			c.log.Info("redirect not followed", "url", it.url, "reason", why)
+		} else {
+			id := res.row.ID
+			r.pushFirst(item{url: loc, redirectOf: &id, hops: it.hops + 1})
+		}
+	case st >= 200 && st < 300:
+		hs.failures = 0
+		r.page(u, res, k)
+	default: // other 4xx, 1xx
+		hs.failures = 0
+		k.Outcome = "not-found"
+		if st != http.StatusNotFound && st != http.StatusGone {
+			k.Outcome = "client-error"
+		}
+		k.Unindex = u.String()
+	}
+	if err := c.finish(ctx, hs, res, k); err != nil {
+		return false, err
+	}
+	return retry, nil
+}
+
+// refusedHost says why a redirect target's host is refused before any
+// request ("" when it may be tried): every IPv4 address it resolves to is
+// refused. The dialer checks again at connect time.
+func (c *Crawler) refusedHost(ctx context.Context, loc string) string {
+	u, err := url.Parse(loc)
+	if err != nil {
+		return "unparsable URL"
+	}
+	if ip, err := netip.ParseAddr(u.Hostname()); err == nil {
+		if err := CheckAddr(ip, c.opts.AllowPrivate); err != nil {
+			return err.Error()
+		}
+		return ""
+	}
+	ips, err := c.opts.Resolver.LookupNetIP(ctx, "ip4", u.Hostname())
+	if err != nil || len(ips) == 0 {
+		return "" // let the request find out (and log) why
+	}
+	var last error
+	for _, ip := range ips {
+		if last = CheckAddr(ip, c.opts.AllowPrivate); last == nil {
+			return ""
+		}
+	}
+	return last.Error()
+}
+
+// page handles a 2xx answer: what the index keeps, and the links to follow.
+func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
+	c := r.c
+	resp := res.resp
+	if !resp.HTML {
+		k.Outcome = "not-html"
+		return
+	}
+	c.stats.pages.Add(1)
+	r.res.Pages++
+	p, err := extract.Parse(bytes.NewReader(resp.Body), resp.Header.Get("Content-Type"), u, nil)
+	if err != nil {
+		k.Outcome = "unparsable"
+		k.Error = err.Error()
+		return
+	}
+	noindex, nofollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), robots.ProductToken)
+	noindex = noindex || p.NoIndex
+	nofollow = nofollow || p.NoFollow
+	k.Outcome = "ok"
+	if noindex {
+		k.Outcome = "noindex"
+		k.Unindex = u.String()
+	} else {
+		k.Page = &db.Page{URL: u.String(), Site: r.site, Title: p.Title, Description: p.Description,
+			H1: strings.Join(p.H1, "\n"), H2: strings.Join(p.H2, "\n"), H3: strings.Join(p.H3, "\n"),
+			Status: resp.Status, FetchedAt: res.completedAt}
+	}
+	if nofollow {
+		return
+	}
+	for _, l := range p.Links {
+		if l.Nofollow {
+			continue
+		}
+		lu, err := url.Parse(l.URL)
+		if err != nil {
+			continue
+		}
+		toSite, err := policy.SiteOf(l.URL)
+		if err != nil {
+			continue
+		}
+		if !noindex && l.Text != "" {
+			k.Anchors = append(k.Anchors, db.Anchor{FromURL: u.String(), ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt})
+		}
+		if toSite != r.site {
+			continue // other sites' links only feed their anchor text
+		}
+		if loginPath.MatchString(lu.EscapedPath()) {
+			c.log.Debug("login link not followed", "url", l.URL)
+			continue
+		}
+		r.push(item{url: l.URL})
+	}
+}

@@ -1,0 +1,369 @@
+package crawler
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// Reasons a request is not sent, found inside the reservation transaction.
+var (
+	// ErrExcluded means the policy gate answered that the site is excluded.
+	ErrExcluded = errors.New("crawler: site is excluded")
+	// ErrBudgetSpent means the cycle has no budget slot left.
+	ErrBudgetSpent = errors.New("crawler: budget spent")
+	// ErrLeaseLost means this crawler no longer holds the host's lease.
+	ErrLeaseLost = errors.New("crawler: host lease lost")
+)
+
+// rebind turns ? placeholders into PostgreSQL's $n when needed.
+func (c *Crawler) rebind(q string) string {
+	if !c.pg {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
+
+// withTx runs f in a write transaction (BEGIN IMMEDIATE on SQLite), with
+// at most len(writeSem) such transactions in flight in this process so that
+// SQLite writers never wait on each other's locks and PostgreSQL's pool is
+// never exhausted.
+func (c *Crawler) withTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+	select {
+	case c.writeSem <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-c.writeSem }()
+	tx, err := c.store.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func (c *Crawler) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
+	res, err := tx.ExecContext(ctx, c.rebind(q), args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// leaseState is a lease row as read.
+type leaseState struct {
+	holder    string
+	expiresAt time.Time
+	nextAt    time.Time
+}
+
+// acquire tries to take the lease key (a host, or "cycle:SITE") for this
+// crawler. It returns the row's next_at when taken, or busyUntil (the
+// lease's expiry) when another live crawler holds it. An expired lease of a
+// crawler that died is taken over; since that crawler's last request ended
+// before the expiry at the latest, next_at moves to the expiry plus gap.
+func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (nextAt time.Time, busyUntil time.Time, err error) {
+	for attempt := 0; attempt < 10; attempt++ {
+		now := db.Now()
+		exp := now.Add(c.opts.LeaseTTL)
+		var (
+			got  bool
+			busy time.Time
+		)
+		err = c.withTx(ctx, func(tx *sql.Tx) error {
+			n, err := c.exec(ctx, tx, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, ?, ?, ?) ON CONFLICT (host) DO NOTHING`,
+				key, c.holder, exp, now)
+			if err != nil {
+				return err
+			}
+			if n == 1 {
+				got, nextAt = true, now
+				return nil
+			}
+			var l leaseState
+			if err := tx.QueryRowContext(ctx, c.rebind(`SELECT holder, expires_at, next_at FROM host_leases WHERE host = ?`), key).
+				Scan(&l.holder, &l.expiresAt, &l.nextAt); err != nil {
+				return err
+			}
+			switch {
+			case l.holder == c.holder:
+				n, err = c.exec(ctx, tx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, exp, key, c.holder)
+				nextAt = l.nextAt
+			case l.holder == "":
+				n, err = c.exec(ctx, tx, `UPDATE host_leases SET holder = ?, expires_at = ? WHERE host = ? AND holder = ''`, c.holder, exp, key)
+				nextAt = l.nextAt
+			case l.expiresAt.After(now):
+				busy = l.expiresAt
+				return nil
+			default:
+				nextAt = l.nextAt
+				if t := l.expiresAt.Add(gap); t.After(nextAt) {
+					nextAt = t.UTC().Truncate(time.Microsecond)
+				}
+				c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.holder, "expired_at", l.expiresAt)
+				n, err = c.exec(ctx, tx, `UPDATE host_leases SET holder = ?, expires_at = ?, next_at = ? WHERE host = ? AND holder = ? AND expires_at < ?`,
+					c.holder, exp, nextAt, key, l.holder, now)
+			}
+			if err != nil {
+				return err
+			}
+			got = n == 1
+			return nil
+		})
+		if err != nil {
+			return time.Time{}, time.Time{}, fmt.Errorf("crawler: lease %s: %w", key, err)
+		}
+		if got {
+			return nextAt.UTC(), time.Time{}, nil
+		}
+		if !busy.IsZero() {
+			return time.Time{}, busy, nil
+		}
+	}
+	return time.Time{}, time.Now().Add(time.Second), nil
+}
+
+// release gives a lease back, keeping next_at (raised to nextAt when later)
+// so that the next holder keeps the gap.
+func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
+	return c.withTx(ctx, func(tx *sql.Tx) error {
+		now := db.Now()
+		if nextAt.IsZero() {
+			_, err := c.exec(ctx, tx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, c.holder)
+			return err
+		}
+		_, err := c.exec(ctx, tx, `UPDATE host_leases SET holder = '', expires_at = ?, next_at = ? WHERE host = ? AND holder = ?`,
+			now, nextAt.UTC().Truncate(time.Microsecond), key, c.holder)
+		return err
+	})
+}
+
+// renewAll pushes back the expiry of every lease this crawler holds.
+func (c *Crawler) renewAll(ctx context.Context) error {
+	return c.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := c.exec(ctx, tx, `UPDATE host_leases SET expires_at = ? WHERE holder = ?`, db.Now().Add(c.opts.LeaseTTL), c.holder)
+		return err
+	})
+}
+
+// releaseAll gives back every lease this crawler still holds.
+func (c *Crawler) releaseAll(ctx context.Context) error {
+	return c.withTx(ctx, func(tx *sql.Tx) error {
+		_, err := c.exec(ctx, tx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, db.Now(), c.holder)
+		return err
+	})
+}
+
+// reqRow is a request about to be sent.
+type reqRow struct {
+	CycleID    *int64
+	Site       string
+	Host       string
+	Origin     string
+	URL        string
+	Purpose    string
+	Attempt    int
+	RedirectOf *int64
+	SnapshotID *int64
+	Rule       string
+	Line       int
+	Delay      time.Duration // the gap in force before this request
+
+	// Filled by begin.
+	ID       int64
+	Slot     int
+	SentAt   time.Time
+	Verdict  policy.Verdict
+	Budgeted bool
+}
+
+// begin is the reservation transaction written before a request is sent: it
+// asks the policy gate (and makes sure no policy change committed since),
+// checks and extends this crawler's lease on the host, reserves a budget
+// slot for a page request (never given back), and writes the request's log
+// row with sent_at. It returns ErrExcluded, ErrBudgetSpent or ErrLeaseLost
+// when the request must not be sent.
+func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
+	versionQ := `SELECT version FROM policy_state WHERE id = 1`
+	if c.pg {
+		versionQ += ` FOR SHARE`
+	}
+	for attempt := 0; ; attempt++ {
+		v, err := c.gate.Check(ctx, r.Site)
+		if err != nil {
+			return fmt.Errorf("crawler: %w", err)
+		}
+		r.Verdict = v
+		if v.Excluded {
+			return ErrExcluded
+		}
+		stale := false
+		err = c.withTx(ctx, func(tx *sql.Tx) error {
+			var version int64
+			if err := tx.QueryRowContext(ctx, versionQ).Scan(&version); err != nil {
+				return err
+			}
+			if version != v.Version {
+				stale = true // a policy change committed since the gate answered: ask again
+				return errStale
+			}
+			now := db.Now()
+			n, err := c.exec(ctx, tx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, now.Add(c.opts.LeaseTTL), r.Host, c.holder)
+			if err != nil {
+				return err
+			}
+			if n != 1 {
+				return ErrLeaseLost
+			}
+			var slot *int
+			if r.Purpose == db.PurposePage {
+				if r.CycleID == nil {
+					return ErrBudgetSpent
+				}
+				var spent int
+				err := tx.QueryRowContext(ctx, c.rebind(`UPDATE crawl_cycles SET spent = spent + 1 WHERE id = ? AND status = ? AND spent < budget RETURNING spent`),
+					*r.CycleID, db.CycleRunning).Scan(&spent)
+				if errors.Is(err, sql.ErrNoRows) {
+					return ErrBudgetSpent
+				}
+				if err != nil {
+					return err
+				}
+				slot = &spent
+				r.Slot = spent
+			}
+			r.SentAt = now
+			return tx.QueryRowContext(ctx, c.rebind(`INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
+				redirect_of, robots_snapshot_id, robots_rule, robots_line, policy_check, delay_ms, sent_at)
+				VALUES (?, ?, ?, ?, ?, ?, 'GET', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+				r.CycleID, slot, r.Site, r.Host, r.Origin, r.URL, r.Purpose, c.opts.Node, r.Attempt,
+				r.RedirectOf, r.SnapshotID, r.Rule, r.Line, v.String(), r.Delay.Milliseconds(), now).Scan(&r.ID)
+		})
+		if stale && attempt < 20 {
+			continue
+		}
+		if err != nil {
+			if errors.Is(err, ErrBudgetSpent) || errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrExcluded) {
+				return err
+			}
+			return fmt.Errorf("crawler: request log: %w", err)
+		}
+		c.stats.requests.Add(1)
+		return nil
+	}
+}
+
+var errStale = errors.New("crawler: policy changed")
+
+// completion is what is written after a request.
+type completion struct {
+	ID             int64
+	Host           string
+	CompletedAt    time.Time
+	Status         int // 0: no response
+	Bytes          int64
+	Duration       time.Duration
+	RetryAfter     string
+	RetryNotBefore *time.Time
+	Outcome        string
+	Error          string
+	NextAt         time.Time // when the next request to the host may start
+
+	Page     *db.Page // stored (upserted) when set
+	Unindex  string   // URL removed from the index when set
+	Anchors  []db.Anchor
+	Snapshot *db.RobotsSnapshot // stored when set; its ID is filled
+}
+
+// complete writes the request's outcome, the host's next_at and what the
+// response adds to the index, in one transaction. It uses a context that
+// survives ctx's cancellation, so an interrupted crawl still completes its
+// rows.
+func (c *Crawler) complete(ctx context.Context, k *completion) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	if len(k.Error) > 500 {
+		k.Error = k.Error[:500]
+	}
+	var status *int
+	if k.Status != 0 {
+		status = &k.Status
+	}
+	return c.withTx(ctx, func(tx *sql.Tx) error {
+		if _, err := c.exec(ctx, tx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
+			retry_not_before = ?, outcome = ?, error = ? WHERE id = ?`,
+			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error, k.ID); err != nil {
+			return fmt.Errorf("crawler: complete request: %w", err)
+		}
+		if !k.NextAt.IsZero() {
+			if _, err := c.exec(ctx, tx, `UPDATE host_leases SET next_at = ? WHERE host = ? AND holder = ?`,
+				k.NextAt.UTC().Truncate(time.Microsecond), k.Host, c.holder); err != nil {
+				return fmt.Errorf("crawler: lease: %w", err)
+			}
+		}
+		if s := k.Snapshot; s != nil {
+			s.RequestID = &k.ID
+			if err := tx.QueryRowContext(ctx, c.rebind(`INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+				s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID).Scan(&s.ID); err != nil {
+				return fmt.Errorf("crawler: robots snapshot: %w", err)
+			}
+		}
+		if p := k.Page; p != nil {
+			p.RequestID = &k.ID
+			if _, err := c.exec(ctx, tx, `INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+				ON CONFLICT (url) DO UPDATE SET site = excluded.site, title = excluded.title, description = excluded.description,
+				h1 = excluded.h1, h2 = excluded.h2, h3 = excluded.h3, status = excluded.status, fetched_at = excluded.fetched_at,
+				request_id = excluded.request_id`,
+				p.URL, p.Site, p.Title, p.Description, p.H1, p.H2, p.H3, p.Status, p.FetchedAt, p.RequestID); err != nil {
+				return fmt.Errorf("crawler: index page: %w", err)
+			}
+		}
+		if k.Unindex != "" {
+			if _, err := c.exec(ctx, tx, `DELETE FROM pages WHERE url = ?`, k.Unindex); err != nil {
+				return fmt.Errorf("crawler: unindex page: %w", err)
+			}
+		}
+		for i := 0; i < len(k.Anchors); i += 50 {
+			chunk := k.Anchors[i:min(i+50, len(k.Anchors))]
+			var b strings.Builder
+			b.WriteString(`INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id) VALUES `)
+			args := make([]any, 0, 6*len(chunk))
+			for j, a := range chunk {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(?, ?, ?, ?, ?, ?)")
+				args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, k.ID)
+			}
+			b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
+			if _, err := c.exec(ctx, tx, b.String(), args...); err != nil {
+				return fmt.Errorf("crawler: anchors: %w", err)
+			}
+		}
+		return nil
+	})
+}
