@@ -94,7 +94,7 @@ func (r *Robots) Decide(agent, target string) Decision {
 	if best == nil {
 		return Decision{Allowed: true, Rule: ReasonNoRule}
 	}
-	return Decision{Allowed: best.allow, Rule: best.text, Line: best.line}
+	return Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line)}
 }
 
 // CrawlDelay returns the Crawl-delay of the group that applies to agent, if
@@ -122,13 +122,16 @@ func (r *Robots) Sitemaps() []string {
 func (r *Robots) Groups() []Group {
 	out := make([]Group, 0, len(r.groups))
 	for _, g := range r.groups {
-		out = append(out, Group{
-			Line:          g.line,
-			Agents:        append([]string(nil), g.agents...),
-			Rules:         append([]Rule(nil), g.written...),
-			CrawlDelay:    g.delay,
-			CrawlDelaySet: g.delaySet,
-		})
+		gr := Group{Line: r.records[g.rec0].Line, CrawlDelay: g.delay, CrawlDelaySet: g.delaySet}
+		for _, rec := range r.records[g.rec0:g.rec1] {
+			switch rec.Kind {
+			case KindUserAgent:
+				gr.Agents = append(gr.Agents, rec.Value)
+			case KindAllow, KindDisallow:
+				gr.Rules = append(gr.Rules, Rule{Allow: rec.Kind == KindAllow, Pattern: rec.Value, Line: rec.Line})
+			}
+		}
+		out = append(out, gr)
 	}
 	return out
 }

@@ -1,0 +1,323 @@
+package robots_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+const bot = robots.ProductToken
+
+// decideTests are decisions with their explanation: the rule as Decision
+// names it and its line.
+var decideTests = []struct {
+	name   string
+	robots string
+	agent  string
+	url    string
+	want   robots.Decision
+}{
+	{"no rule", "User-agent: *\nDisallow: /private/\n", bot, "https://example.com/public",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"empty file", "", bot, "https://example.com/",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"disallow with line", "# ours\nUser-agent: *\n\nDisallow: /private/\n", bot, "https://example.com/private/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /private/", Line: 4}},
+	{"canonical directive name", "user-agent: *\ndisallow:/private/ # no\n", bot, "/private/",
+		robots.Decision{Allowed: false, Rule: "Disallow: /private/", Line: 2}},
+	{"allow wins a tie", "User-agent: *\nDisallow: /a\nAllow: /a\n", bot, "/a",
+		robots.Decision{Allowed: true, Rule: "Allow: /a", Line: 3}},
+	{"longest wins", "User-agent: *\nAllow: /a\nDisallow: /a/b\n", bot, "/a/b/c",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a/b", Line: 3}},
+	{"earlier of two equal rules", "User-agent: *\nDisallow: /a\nDisallow: /a\n", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 2}},
+	{"robots.txt always allowed", "User-agent: *\nDisallow: /\n", bot, "https://example.com/robots.txt",
+		robots.Decision{Allowed: true, Rule: robots.ReasonRobotsTxt}},
+	{"robots.txt encoded", "User-agent: *\nDisallow: /\n", bot, "https://example.com/robots%2Etxt",
+		robots.Decision{Allowed: true, Rule: robots.ReasonRobotsTxt}},
+	{"robots.txt with query is a URL like others", "User-agent: *\nDisallow: /\n", bot, "https://example.com/robots.txt?x",
+		robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+
+	// Group selection (RFC 9309 2.2.1).
+	{"our group over star", "User-agent: *\nDisallow: /\n\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, "/y",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"token case-insensitive", "User-agent: LOHISOFTBOT\nDisallow: /\n", bot, "/y",
+		robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+	{"agent case-insensitive", "User-agent: LohiSoftBot\nDisallow: /\n", "lohisoftbot", "/y",
+		robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+	{"token with version", "User-agent: LohiSoftBot/1.0 (+https://lohisoft.com/bot)\nDisallow: /\n", bot, "/y",
+		robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+	{"longer token is not ours", "User-agent: LohiSoftBotX\nDisallow: /\n", bot, "/y",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"shorter token is not ours", "User-agent: Lohi\nDisallow: /\n", bot, "/y",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"groups merged", "User-agent: LohiSoftBot\nDisallow: /a\n\nUser-agent: other\nDisallow: /\n\nUser-agent: lohisoftbot\nDisallow: /b\n", bot, "/b",
+		robots.Decision{Allowed: false, Rule: "Disallow: /b", Line: 8}},
+	{"merged groups: longest across groups", "User-agent: LohiSoftBot\nDisallow: /a\n\nUser-agent: LohiSoftBot\nAllow: /a/b\n", bot, "/a/b",
+		robots.Decision{Allowed: true, Rule: "Allow: /a/b", Line: 5}},
+	{"star groups merged", "User-agent: *\nDisallow: /a\n\nUser-agent: x\nDisallow: /\n\nUser-agent: *\nDisallow: /b\n", bot, "/b",
+		robots.Decision{Allowed: false, Rule: "Disallow: /b", Line: 8}},
+	{"shared group", "User-agent: other\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, "/x",
+		robots.Decision{Allowed: false, Rule: "Disallow: /x", Line: 3}},
+	{"rules before user-agent ignored", "Disallow: /\nUser-agent: *\nDisallow: /x\n", bot, "/y",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"star with comment", "User-agent: * # everyone\nDisallow: /\n", bot, "/y",
+		robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+	{"star prefix is no star", "User-agent: *bot\nDisallow: /\n", bot, "/y",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"empty disallow ends the user-agent lines", "User-agent: a\nDisallow:\nUser-agent: LohiSoftBot\nDisallow: /x\n", "a", "/x",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+
+	// Line syntax.
+	{"CR endings", "User-agent: *\rDisallow: /a\r", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 2}},
+	{"CRLF endings", "User-agent: *\r\n\r\nDisallow: /a\r\n", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 3}},
+	{"byte-order mark", "\xef\xbb\xbfUser-agent: *\nDisallow: /a\n", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 2}},
+	{"blanks", " \t User-agent \t :  * \t\n\tDisallow :\t/a \t\n", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 2}},
+	{"missing colon", "User-agent *\nDisallow /a\n", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 2}},
+	{"missing colon, three words", "User-agent: *\nDisallow /a /b\n", bot, "/a",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"misspelt disallow", "User-agent: *\nDisalow: /a\n", bot, "/a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a", Line: 2}},
+	{"unknown directive", "User-agent: *\nNoindex: /a\n", bot, "/a",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"NUL bytes", "User-agent: *\nDisallow: /a\x00b\n", bot, "/a%00b",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a\x00b", Line: 2}},
+
+	// Patterns (RFC 9309 2.2.3).
+	{"wildcard", "User-agent: *\nDisallow: /*.pdf\n", bot, "/docs/a.pdf?x=1",
+		robots.Decision{Allowed: false, Rule: "Disallow: /*.pdf", Line: 2}},
+	{"wildcards in a row", "User-agent: *\nDisallow: /a**b\n", bot, "/ab",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a**b", Line: 2}},
+	{"anchor", "User-agent: *\nDisallow: /*.pdf$\n", bot, "/a.pdf?x=1",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"anchor after wildcard", "User-agent: *\nDisallow: /a*$\n", bot, "/abc",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a*$", Line: 2}},
+	{"anchored parts overlap", "User-agent: *\nDisallow: /*ab*bc$\n", bot, "/abc",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"dollar inside is literal", "User-agent: *\nDisallow: /a$b\n", bot, "/a$bc",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a$b", Line: 2}},
+	{"dollar alone", "User-agent: *\nDisallow: $\n", bot, "/",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"pattern without slash matches nothing", "User-agent: *\nDisallow: private\n", bot, "/private",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"case-sensitive", "User-agent: *\nDisallow: /Private\n", bot, "/private",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+
+	// Percent-encoding (RFC 9309 2.2.2).
+	{"lower-case hex", "User-agent: *\nDisallow: /a%2fb\n", bot, "/a%2Fb",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a%2fb", Line: 2}},
+	{"encoded slash is no slash", "User-agent: *\nDisallow: /a/b\n", bot, "/a%2Fb",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"encoded query colon", "User-agent: *\nDisallow: /r?u=http://x\n", bot, "/r?u=http%3a%2F%2Fx",
+		robots.Decision{Allowed: false, Rule: "Disallow: /r?u=http://x", Line: 2}},
+	{"encoded path colon stays", "User-agent: *\nDisallow: /a:b\n", bot, "/a%3Ab",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"encoded ampersand stays", "User-agent: *\nDisallow: /r?a=1&b\n", bot, "/r?a=1%26b",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"space", "User-agent: *\nDisallow: /a b\n", bot, "/a%20b",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a b", Line: 2}},
+	{"lone percent", "User-agent: *\nDisallow: /100%\n", bot, "/100%25",
+		robots.Decision{Allowed: false, Rule: "Disallow: /100%", Line: 2}},
+	{"encoded star is literal", "User-agent: *\nDisallow: /a%2Ab\n", bot, "/a*b",
+		robots.Decision{Allowed: false, Rule: "Disallow: /a%2Ab", Line: 2}},
+	{"encoded star matches no other", "User-agent: *\nDisallow: /a%2Ab\n", bot, "/axb",
+		robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	{"length counts canonical octets", "User-agent: *\nAllow: /%7Ea\nDisallow: /~a\n", bot, "/~a",
+		robots.Decision{Allowed: true, Rule: "Allow: /%7Ea", Line: 2}},
+	{"long path to normalise", "User-agent: *\nDisallow: /ü" + strings.Repeat("x", 400) + "\n", bot, "/ü" + strings.Repeat("x", 500),
+		robots.Decision{Allowed: false, Rule: "Disallow: /ü" + strings.Repeat("x", 400), Line: 2}},
+	{"path starting with query", "User-agent: *\nDisallow: /?a\n", bot, "https://example.com?a",
+		robots.Decision{Allowed: false, Rule: "Disallow: /?a", Line: 2}},
+}
+
+func TestDecide(t *testing.T) {
+	for _, tt := range decideTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := robots.Parse([]byte(tt.robots)).Decide(tt.agent, tt.url)
+			if got != tt.want {
+				t.Errorf("Decide(%q, %q) = %+v, want %+v\nrobots.txt:\n%s", tt.agent, tt.url, got, tt.want, tt.robots)
+			}
+		})
+	}
+}
+
+func TestAllowAllDisallowAll(t *testing.T) {
+	if got := robots.AllowAll(); !got.Allowed || got.Rule != robots.ReasonUnavailable || got.Line != 0 {
+		t.Errorf("AllowAll() = %+v, want allowed, %q", got, robots.ReasonUnavailable)
+	}
+	if got := robots.DisallowAll(); got.Allowed || got.Rule != robots.ReasonUnreachable || got.Line != 0 {
+		t.Errorf("DisallowAll() = %+v, want disallowed, %q", got, robots.ReasonUnreachable)
+	}
+}
+
+func TestPathOf(t *testing.T) {
+	tests := []struct{ url, want string }{
+		{"https://example.com", "/"},
+		{"https://example.com:8443/a/b?c=d#e", "/a/b?c=d"},
+		{"HTTPS://EXAMPLE.COM/A", "/A"},
+		{"https://example.com?q", "/?q"},
+		{"https://example.com#/x", "/"},
+		{"/a?b", "/a?b"},
+		{"/", "/"},
+		{"/robots.txt", "/robots.txt"},
+		{"/a/b?c=http://d/e", "/a/b?c=http://d/e"},
+		{"https://user@example.com/a", "/a"},
+	}
+	for _, tt := range tests {
+		if got := robots.PathOf(tt.url); got != tt.want {
+			t.Errorf("PathOf(%q) = %q, want %q", tt.url, got, tt.want)
+		}
+	}
+}
+
+func TestCrawlDelay(t *testing.T) {
+	tests := []struct {
+		name   string
+		robots string
+		agent  string
+		want   time.Duration
+		wantOK bool
+	}{
+		{"none", "User-agent: *\nDisallow: /x\n", bot, 0, false},
+		{"star", "User-agent: *\nCrawl-delay: 10\n", bot, 10 * time.Second, true},
+		{"ours over star", "User-agent: *\nCrawl-delay: 10\n\nUser-agent: LohiSoftBot\nCrawl-delay: 2\n", bot, 2 * time.Second, true},
+		{"our group without delay", "User-agent: *\nCrawl-delay: 10\n\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, 0, false},
+		{"fraction", "User-agent: lohisoftbot\ncrawl-delay: 0.5\n", bot, 500 * time.Millisecond, true},
+		{"leading dot", "User-agent: *\nCrawl-delay: .25\n", bot, 250 * time.Millisecond, true},
+		{"zero", "User-agent: *\nCrawl-delay: 0\n", bot, 0, true},
+		{"merged groups: largest", "User-agent: LohiSoftBot\nCrawl-delay: 3\nDisallow: /a\n\nUser-agent: LohiSoftBot\nCrawl-delay: 7\n", bot, 7 * time.Second, true},
+		{"after rules", "User-agent: *\nDisallow: /a\nCrawl-delay: 4\n", bot, 4 * time.Second, true},
+		{"huge", "User-agent: *\nCrawl-delay: 99999999999999999999999999\n", bot, 365 * 24 * time.Hour, true},
+		{"negative", "User-agent: *\nCrawl-delay: -1\n", bot, 0, false},
+		{"unit", "User-agent: *\nCrawl-delay: 5s\n", bot, 0, false},
+		{"not a number", "User-agent: *\nCrawl-delay: Inf\n", bot, 0, false},
+		{"two dots", "User-agent: *\nCrawl-delay: 1.2.3\n", bot, 0, false},
+		{"before any group", "Crawl-delay: 5\nUser-agent: *\nDisallow: /a\n", bot, 0, false},
+		{"other agent's", "User-agent: other\nCrawl-delay: 5\n", bot, 0, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := robots.Parse([]byte(tt.robots)).CrawlDelay(tt.agent)
+			if got != tt.want || ok != tt.wantOK {
+				t.Errorf("CrawlDelay(%q) = %v, %v, want %v, %v", tt.agent, got, ok, tt.want, tt.wantOK)
+			}
+		})
+	}
+}
+
+func TestParseMaxSize(t *testing.T) {
+	head := "User-agent: *\nDisallow: /\n"
+	// fill returns head, a comment line and tail, MaxSize bytes in all.
+	fill := func(tail string) string {
+		return head + "#" + strings.Repeat("x", robots.MaxSize-len(head)-len(tail)-2) + "\n" + tail
+	}
+	tests := []struct {
+		name string
+		body string
+		url  string
+		want robots.Decision
+	}{
+		{"rule ending at the limit is read", fill("Allow: /a\n") + "Allow: /b\n", "/a",
+			robots.Decision{Allowed: true, Rule: "Allow: /a", Line: 4}},
+		{"rule beyond the limit is not read", fill("Allow: /a\n") + "Allow: /b\n", "/b",
+			robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+		{"line break just after the limit", fill("Allow: /a") + "\r\n", "/a",
+			robots.Decision{Allowed: true, Rule: "Allow: /a", Line: 4}},
+		{"rule cut by the limit is dropped", fill("Allow: /a") + "bc\n", "/a",
+			robots.Decision{Allowed: false, Rule: "Disallow: /", Line: 2}},
+		{"one long line", "Disallow: /" + strings.Repeat("x", robots.MaxSize), "/x",
+			robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := robots.Parse([]byte(tt.body)).Decide(bot, tt.url)
+			if got != tt.want {
+				t.Errorf("Decide(%q) = %+v, want %+v", tt.url, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestGroupsSitemapsRecords(t *testing.T) {
+	body := "Sitemap: https://example.com/a.xml\n" +
+		"Disallow: /early\n" +
+		"User-agent: a\n" +
+		"Foo: bar\n" +
+		"user-agent: LohiSoftBot/1.0\n" +
+		"Crawl-delay: 1.5\n" +
+		"Disallow: /x # comment\n" +
+		"Allow:\n" +
+		"User-agent: *\n" +
+		"Disallow: /\n" +
+		"sitemap: https://example.com/b.xml\n"
+	r := robots.Parse([]byte(body))
+
+	wantGroups := []robots.Group{
+		{Line: 3, Agents: []string{"a", "LohiSoftBot/1.0"}, CrawlDelay: 1500 * time.Millisecond, CrawlDelaySet: true,
+			Rules: []robots.Rule{{Pattern: "/x", Line: 7}, {Allow: true, Pattern: "", Line: 8}}},
+		{Line: 9, Agents: []string{"*"}, Rules: []robots.Rule{{Pattern: "/", Line: 10}}},
+	}
+	if diff := cmp.Diff(wantGroups, r.Groups()); diff != "" {
+		t.Errorf("Groups() mismatch (-want +got):\n%s", diff)
+	}
+	if got, want := r.Sitemaps(), []string{"https://example.com/a.xml", "https://example.com/b.xml"}; !cmp.Equal(got, want) {
+		t.Errorf("Sitemaps() = %q, want %q", got, want)
+	}
+	wantRecords := []robots.Record{
+		{Line: 1, Kind: robots.KindSitemap, Key: "Sitemap", Value: "https://example.com/a.xml"},
+		{Line: 2, Kind: robots.KindDisallow, Key: "Disallow", Value: "/early"},
+		{Line: 3, Kind: robots.KindUserAgent, Key: "User-agent", Value: "a"},
+		{Line: 4, Kind: robots.KindUnknown, Key: "Foo", Value: "bar"},
+		{Line: 5, Kind: robots.KindUserAgent, Key: "user-agent", Value: "LohiSoftBot/1.0"},
+		{Line: 6, Kind: robots.KindCrawlDelay, Key: "Crawl-delay", Value: "1.5"},
+		{Line: 7, Kind: robots.KindDisallow, Key: "Disallow", Value: "/x"},
+		{Line: 8, Kind: robots.KindAllow, Key: "Allow", Value: ""},
+		{Line: 9, Kind: robots.KindUserAgent, Key: "User-agent", Value: "*"},
+		{Line: 10, Kind: robots.KindDisallow, Key: "Disallow", Value: "/"},
+		{Line: 11, Kind: robots.KindSitemap, Key: "sitemap", Value: "https://example.com/b.xml"},
+	}
+	if diff := cmp.Diff(wantRecords, r.Records()); diff != "" {
+		t.Errorf("Records() mismatch (-want +got):\n%s", diff)
+	}
+	if got := (robots.Rule{Pattern: "/x"}).String(); got != "Disallow: /x" {
+		t.Errorf("Rule.String() = %q, want %q", got, "Disallow: /x")
+	}
+	if got := robots.KindCrawlDelay.String(); got != "Crawl-delay" {
+		t.Errorf("KindCrawlDelay.String() = %q, want %q", got, "Crawl-delay")
+	}
+}
+
+// TestParseCopies checks that a Robots does not depend on the caller's
+// buffer after Parse returns.
+func TestParseCopies(t *testing.T) {
+	body := []byte("User-agent: *\nDisallow: /a\n")
+	r := robots.Parse(body)
+	copy(body, strings.Repeat("#", len(body)))
+	if got := r.Decide(bot, "/a"); got.Allowed || got.Rule != "Disallow: /a" {
+		t.Errorf("Decide(%q) after reuse of the body = %+v, want Disallow: /a", "/a", got)
+	}
+}
+
+func TestDecideDoesNotAllocate(t *testing.T) {
+	r := robots.Parse([]byte("User-agent: *\nDisallow: /*.pdf$\nAllow: /a/\nDisallow: /\n\nUser-agent: LohiSoftBot\nDisallow: /private/\n"))
+	for _, tc := range []struct{ agent, url string }{
+		{bot, "https://example.com/private/x?y=1"},
+		{"lohisoftbot", "https://example.com/public"},
+		{"OtherBot", "https://example.com/a/b.pdf"},
+		{bot, "https://example.com/%7Eanna/caf%C3%A9?q=%2F"},
+		{bot, "https://example.com?q"},
+	} {
+		if n := testing.AllocsPerRun(100, func() { r.Decide(tc.agent, tc.url) }); n != 0 {
+			t.Errorf("Decide(%q, %q) makes %v allocations, want 0", tc.agent, tc.url, n)
+		}
+	}
+}
