@@ -2,11 +2,20 @@
 // webmasters' emails (any common European language, any common mail client)
 // and applies them: exclusions at once, everything else queued for staff.
 //
-// STUB: Message and Parse are the fixed API; the implementation is being
-// written.
+// Parse turns one raw RFC 5322 message into a classified Message: the MIME
+// tree is decoded (parse.go, mime.go, html.go), the new text is separated
+// from quoted replies and signatures (quote.go), the sites it names are
+// extracted (domains.go), its language is guessed (lang.go) and its intent
+// decided from headers, structure and per-language keywords (classify.go,
+// keywords.go). The sender's authentication comes from the receiving
+// server's Authentication-Results header (auth.go).
 package mailbot
 
-import "time"
+import (
+	"time"
+
+	"github.com/lohisoft/lohibot/policy"
+)
 
 // Intent is what a message asks for (see testdata/mail/README.md).
 type Intent string
@@ -47,11 +56,26 @@ type Message struct {
 	// would not (malformed, too large, ...); "" otherwise.
 	Review string
 	Size   int
+	// Reasons explains the classification for staff, one short phrase per
+	// piece of evidence, such as `header Auto-Submitted: auto-replied` or
+	// `exclude (en): "stop crawling"`. Nil when there is nothing to say.
+	Reasons []string
 }
 
-// Parse parses and classifies one raw RFC 5322 message. It never fails and
-// never panics: a malformed or oversized message comes back with intent
-// other and Review set to the reason.
-func Parse(raw []byte) *Message {
-	return &Message{Intent: IntentOther, Review: "not implemented", Size: len(raw)}
+// SentBy reports whether the sender's authenticated domain (Auth.Domain)
+// belongs to site: the request then came from the site's own people. It
+// compares registrable domains, so mail.example.com counts for example.com.
+func (m *Message) SentBy(site string) bool {
+	if m == nil || m.Auth.Domain == "" || site == "" {
+		return false
+	}
+	a, err := policy.SiteOf(m.Auth.Domain)
+	if err != nil {
+		return false
+	}
+	s, err := policy.SiteOf(site)
+	if err != nil {
+		return false
+	}
+	return a == s
 }

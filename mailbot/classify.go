@@ -1,0 +1,316 @@
+package mailbot
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/emersion/go-message"
+)
+
+// maxClassifyRunes bounds the text the keyword rules read, so a long
+// message cannot slow anything down; requests come first anyway.
+const maxClassifyBytes = 64 << 10
+
+// classify fills Intent, Domains, Lang and Reasons from the header and the
+// body.
+func classify(m *Message, h message.Header, b *body) {
+	subject := m.Subject
+	fwdSubject := isForwardSubject(subject)
+	text := newText(b.text, fwdSubject)
+
+	// A hosting provider or a colleague may forward the request as an
+	// attached message: when the message's own text names no site, the
+	// attached ones are read (and for the intent, when its own text asks
+	// for nothing).
+	var fwdText string
+	for _, f := range b.forwards {
+		fwdText += f.subject + "\n\n" + newText(f.text, isForwardSubject(f.subject)) + "\n\n"
+	}
+
+	domainText := subject + "\n\n" + text
+	m.Domains = sitesIn(domainText)
+	if len(m.Domains) == 0 && fwdText != "" {
+		m.Domains = sitesIn(fwdText)
+	}
+
+	// The words: the subject counts unless it is a reply's ("Re: ..."),
+	// which only repeats what we wrote.
+	intentSubject := subject
+	if isReplySubject(subject) {
+		intentSubject = ""
+	}
+	toks := tokenize(clip(intentSubject), nil)
+	toks = appendBarrier(toks)
+	toks = appendBarrier(append(toks, token{folded: tokBarrier}))
+	toks = tokenize(clip(blankEmails(deobfuscate(text))), toks)
+
+	// Language: of the new text, else of the subject, else the header.
+	lang := detectLang(toksAfterSubject(toks), text)
+	if lang == "" {
+		lang = detectLang(tokenize(blankEmails(subject), nil), subject)
+	}
+	if lang == "" && fwdText != "" {
+		lang = detectLang(tokenize(blankEmails(fwdText), nil), fwdText)
+	}
+	if lang == "" {
+		lang = headerLang(h.Get("Content-Language"))
+	}
+	m.Lang = lang
+
+	if reason := autoReason(h, b, subject); reason != "" {
+		m.Intent = IntentAuto
+		m.Reasons = append(m.Reasons, "auto: "+reason)
+		return
+	}
+
+	ex, re, hits := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
+	if ex == 0 && re == 0 && fwdText != "" {
+		ftoks := tokenize(clip(blankEmails(deobfuscate(fwdText))), nil)
+		ex, re, hits = scoreIntent(ftoks, plausibleLangs(ftoks, fwdText))
+		for i := range hits {
+			hits[i] = "attached message: " + hits[i]
+		}
+	}
+	m.Reasons = append(m.Reasons, hits...)
+	switch {
+	case re >= 2 && re >= ex:
+		m.Intent = IntentReinclude
+	case ex >= 2:
+		m.Intent = IntentExclude
+	default:
+		m.Intent = IntentOther
+		if strings.TrimSpace(text) == "" && strings.TrimSpace(subject) == "" {
+			m.Reasons = append(m.Reasons, "empty message")
+		} else if len(hits) == 0 {
+			m.Reasons = append(m.Reasons, "no request recognised")
+		}
+	}
+}
+
+// toksAfterSubject returns the body's tokens (after the subject and its
+// barriers); all of them when there is no subject.
+func toksAfterSubject(toks []token) []token {
+	for i, t := range toks {
+		if t.folded == tokBarrier && i+1 < len(toks) && toks[i+1].folded == tokBarrier {
+			return toks[i+2:]
+		}
+	}
+	return toks
+}
+
+func clip(s string) string {
+	if len(s) <= maxClassifyBytes {
+		return s
+	}
+	s = s[:maxClassifyBytes]
+	for len(s) > 0 && s[len(s)-1]&0xC0 == 0x80 {
+		s = s[:len(s)-1]
+	}
+	if len(s) > 0 && s[len(s)-1] >= 0xC0 {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+// Reply and forward prefixes of common clients, folded and without the
+// colon.
+var (
+	replyPrefixes = map[string]bool{
+		"re": true, "aw": true, "sv": true, "vs": true, "r": true, "ref": true, "rif": true, "odp": true,
+		"antw": true, "antwort": true, "res": true, "rv": false, "va": true, "vá": true, "v": true, "atb": true,
+		"ynt": true, "odg": true,
+	}
+	forwardPrefixes = map[string]bool{
+		"fwd": true, "fw": true, "wg": true, "tr": true, "i": true, "rv": true, "enc": true, "doorst": true,
+		"vs": false, "vb": true, "vl": true, "pd": true, "tov": true, "továbbítás": true, "fwd.": true, "wtr": true,
+		"trs": true, "inoltro": true, "fs": true,
+	}
+)
+
+// firstPrefix returns the folded prefix before the first colon of a
+// subject ("AW" of "AW: Sperre"), or "".
+func firstPrefix(subject string) string {
+	s := strings.TrimSpace(subject)
+	s = strings.TrimPrefix(s, "[")
+	i := strings.IndexByte(s, ':')
+	if i <= 0 || i > 12 {
+		return ""
+	}
+	p := strings.ToLower(strings.TrimSpace(s[:i]))
+	if j := strings.IndexAny(p, "[("); j > 0 { // "Re[2]"
+		p = p[:j]
+	}
+	return p
+}
+
+func isReplySubject(subject string) bool { return replyPrefixes[firstPrefix(subject)] }
+
+func isForwardSubject(subject string) bool { return forwardPrefixes[firstPrefix(subject)] }
+
+// autoReason says why a message is machine-generated, or "".
+func autoReason(h message.Header, b *body, subject string) string {
+	if v := strings.ToLower(strings.TrimSpace(h.Get("Auto-Submitted"))); v != "" && v != "no" {
+		return "header Auto-Submitted: " + v
+	}
+	for _, k := range []string{"X-Autoreply", "X-Autorespond", "X-Auto-Reply", "X-Autoresponder", "X-Vacation"} {
+		if v := strings.ToLower(strings.TrimSpace(h.Get(k))); h.Has(k) && v != "no" && v != "false" && v != "0" {
+			return "header " + k
+		}
+	}
+	prec := strings.ToLower(strings.TrimSpace(h.Get("Precedence")))
+	if prec == "" {
+		prec = strings.ToLower(strings.TrimSpace(h.Get("X-Precedence")))
+	}
+	switch prec {
+	case "bulk", "junk", "auto_reply", "auto-reply":
+		return "header Precedence: " + prec
+	case "list":
+		if h.Has("List-Unsubscribe") || h.Has("List-Id") {
+			return "header Precedence: list"
+		}
+	}
+	if h.Has("List-Unsubscribe") && (h.Has("List-Id") || h.Has("List-Unsubscribe-Post") || h.Has("Feedback-Id")) {
+		return "mailing list (List-Unsubscribe)"
+	}
+	if b.report != "" {
+		return "multipart/report; report-type=" + b.report
+	}
+	if b.reportSub {
+		return "delivery or read report part"
+	}
+	if h.Has("X-Failed-Recipients") {
+		return "header X-Failed-Recipients"
+	}
+	from := strings.ToLower(fromAddress(h.Get("From")))
+	local := from
+	if i := strings.IndexByte(from, '@'); i >= 0 {
+		local = from[:i]
+	}
+	if local == "mailer-daemon" || local == "mailerdaemon" {
+		return "sender MAILER-DAEMON"
+	}
+	rp := strings.TrimSpace(h.Get("Return-Path"))
+	if rp == "<>" {
+		return "null Return-Path (bounce or receipt)"
+	}
+	if p := autoSubject(subject); p != "" {
+		return fmt.Sprintf("subject %q", p)
+	}
+	if h.Has("Disposition-Notification-To") && strings.HasPrefix(fold(subject), "read:") {
+		return "read receipt"
+	}
+	return ""
+}
+
+// autoSubjects are subject phrases of auto-replies and bounces (folded);
+// receiptPrefixes start the subject of read receipts.
+var (
+	autoSubjects = []string{
+		"out of office", "out of the office", "automatic reply", "auto reply", "autoreply", "auto-reply",
+		"auto response", "autoresponse", "vacation reply", "away from the office",
+		"undeliverable", "undelivered mail", "delivery status notification", "mail delivery failed",
+		"returned mail", "delivery failure", "failure notice", "delivery has failed", "mail delivery system",
+		"abwesenheitsnotiz", "automatische antwort", "abwesend", "unzustellbar", "nicht zustellbar",
+		"reponse automatique", "reponse d'absence", "absence du bureau", "non remis",
+		"risposta automatica", "fuori ufficio", "fuori sede", "non recapitabile", "mancato recapito",
+		"respuesta automatica", "fuera de la oficina", "no se puede entregar",
+		"resposta automatica", "fora do escritorio", "ausente do escritorio", "nao entregue",
+		"automatisch antwoord", "afwezig", "onbestelbaar", "niet afgeleverd",
+		"automatisk svar", "autosvar", "fravaerende", "kunne ikke leveres", "ej levererat", "frånvaro", "franvaro",
+		"automatikus valasz", "hazon kivul", "szabadsagon", "nem kezbesitheto",
+		"automaticka odpoved", "mimo kancelar", "nedorucitelne", "nedorucitelna",
+		"automaticka odpoved", "mimo kancelarie", "nedorucitelna",
+		"automatyczna odpowiedz", "odpowiedz automatyczna", "poza biurem", "nieobecnosc", "niedostarczona",
+	}
+	receiptPrefixes = []string{
+		"read:", "gelesen:", "lu :", "lu:", "letto:", "leido:", "lido:", "gelezen:", "laest:", "last:",
+		"olvasott:", "olvasva:", "precteno:", "precitane:", "przeczytane:", "przeczytano:", "read receipt",
+		"lesebestatigung", "accuse de lecture", "conferma di lettura", "confirmacion de lectura",
+		"confirmacao de leitura", "leesbevestiging", "laesekvittering", "lasbekraftelse",
+	}
+)
+
+// autoSubject returns the auto-reply or bounce phrase the subject starts
+// with (or, for the longer phrases, contains), or "".
+func autoSubject(subject string) string {
+	s := fold(strings.TrimSpace(subject))
+	for _, p := range autoSubjects {
+		if strings.HasPrefix(s, p) || len(p) >= 12 && strings.Contains(s, p) {
+			return p
+		}
+	}
+	if strings.HasPrefix(s, "auto:") || strings.HasPrefix(s, "autosvar:") {
+		return "auto:"
+	}
+	for _, p := range receiptPrefixes {
+		if strings.HasPrefix(s, p) && p != "read:" && p != "last:" {
+			return p
+		}
+	}
+	return ""
+}
+
+// scoreIntent runs the keyword rules over the tokens and returns the
+// exclusion and re-inclusion weights with a reason per matched rule. Rules
+// tied to a language are tried only when langs holds it; a nil langs
+// allows every language.
+func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []string) {
+	rs := compiledRules
+	type cand struct{ rule, pos int }
+	var cands []cand
+	for i, t := range toks {
+		if t.folded == tokBarrier {
+			continue
+		}
+		for _, r := range rs.firstMatches(t.folded) {
+			if cr := &rs.rules[r]; langs == nil || cr.anyLang || langs[cr.lang] {
+				cands = append(cands, cand{r, i})
+			}
+		}
+	}
+	if len(cands) == 0 {
+		return 0, 0, nil
+	}
+	sort.SliceStable(cands, func(a, b int) bool {
+		ra, rb := &rs.rules[cands[a].rule], &rs.rules[cands[b].rule]
+		if ra.phase != rb.phase {
+			return ra.phase < rb.phase
+		}
+		if cands[a].pos != cands[b].pos {
+			return cands[a].pos < cands[b].pos
+		}
+		// The text's own language first, so the reason names it.
+		return langs[ra.lang] && !langs[rb.lang]
+	})
+	used := make([]bool, len(toks))
+	counted := map[int]bool{}
+	for _, c := range cands {
+		if counted[c.rule] || used[c.pos] {
+			continue
+		}
+		r := &rs.rules[c.rule]
+		pos, ok := r.matchFrom(toks, used, c.pos)
+		if !ok {
+			continue
+		}
+		counted[c.rule] = true
+		words := make([]string, len(pos))
+		for k, p := range pos {
+			used[p] = true
+			words[k] = toks[p].lower
+			if words[k] == "" {
+				words[k] = "HOST"
+			}
+		}
+		kind := "exclude"
+		if r.phase != phaseExclude {
+			kind = "reinclude"
+			re += r.weight
+		} else {
+			ex += r.weight
+		}
+		reasons = append(reasons, fmt.Sprintf("%s (%s): %q", kind, r.lang, strings.Join(words, " ")))
+	}
+	return ex, re, reasons
+}

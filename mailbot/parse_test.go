@@ -1,0 +1,96 @@
+package mailbot_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/lohisoft/lohibot/mailbot"
+)
+
+// expectedMessage is one entry of an expected.json file (see
+// testdata/mail/README.md).
+type expectedMessage struct {
+	File      string   `json:"file"`
+	MessageID string   `json:"message_id"`
+	From      string   `json:"from"`
+	Intent    string   `json:"intent"`
+	Domains   []string `json:"domains"`
+	Lang      string   `json:"lang"`
+	Note      string   `json:"note"`
+	// Review, in our own cases only: the message must go to staff with a
+	// reason ("" when it must not).
+	Review bool `json:"review"`
+}
+
+func loadExpected(t testing.TB, dir string) []expectedMessage {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc struct {
+		Messages []expectedMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(data, &doc); err != nil {
+		t.Fatalf("%s/expected.json: %v", dir, err)
+	}
+	if len(doc.Messages) == 0 {
+		t.Fatalf("%s/expected.json lists no messages", dir)
+	}
+	return doc.Messages
+}
+
+// corpusDirs are the shared corpus (a byte-exact copy) and our own cases.
+var corpusDirs = []string{"../testdata/mail"}
+
+func TestParseCorpus(t *testing.T) {
+	for _, dir := range corpusDirs {
+		for _, want := range loadExpected(t, dir) {
+			t.Run(filepath.Base(dir)+"/"+want.File, func(t *testing.T) {
+				raw, err := os.ReadFile(filepath.Join(dir, want.File))
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := mailbot.Parse(raw)
+				if string(m.Intent) != want.Intent {
+					t.Errorf("Parse(%s).Intent = %q, want %q (%s)\nreasons: %q", want.File, m.Intent, want.Intent, want.Note, m.Reasons)
+				}
+				if want.Intent == "exclude" || want.Intent == "reinclude" {
+					got := m.Domains
+					if got == nil {
+						got = []string{}
+					}
+					wantDomains := want.Domains
+					if wantDomains == nil {
+						wantDomains = []string{}
+					}
+					if diff := cmp.Diff(wantDomains, got); diff != "" {
+						t.Errorf("Parse(%s).Domains mismatch (-want +got):\n%s", want.File, diff)
+					}
+				}
+				if want.MessageID != "" && m.MessageID != want.MessageID {
+					t.Errorf("Parse(%s).MessageID = %q, want %q", want.File, m.MessageID, want.MessageID)
+				}
+				if want.MessageID == "" && !strings.HasSuffix(m.MessageID, "@lohibot.invalid") {
+					t.Errorf("Parse(%s).MessageID = %q, want a content id", want.File, m.MessageID)
+				}
+				if m.From != want.From {
+					t.Errorf("Parse(%s).From = %q, want %q", want.File, m.From, want.From)
+				}
+				if want.Lang != "" && m.Lang != want.Lang {
+					t.Errorf("Parse(%s).Lang = %q, want %q", want.File, m.Lang, want.Lang)
+				}
+				if (m.Review != "") != want.Review {
+					t.Errorf("Parse(%s).Review = %q, want review %v", want.File, m.Review, want.Review)
+				}
+				if m.Size != len(raw) {
+					t.Errorf("Parse(%s).Size = %d, want %d", want.File, m.Size, len(raw))
+				}
+			})
+		}
+	}
+}

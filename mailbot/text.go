@@ -1,0 +1,217 @@
+package mailbot
+
+import (
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// A token is one word of text, prepared for keyword matching and language
+// detection.
+type token struct {
+	lower  string // lowercase, with diacritics ("möchte"); "" for the special tokens
+	folded string // lowercase ASCII-folded ("mochte"), or tokHost / tokBarrier
+}
+
+// Special token values of token.folded.
+const (
+	tokHost    = "\x00host"    // a host name or URL: keywords may refer to it as HOST
+	tokBarrier = "\x00barrier" // end of sentence or paragraph: phrases never cross it
+)
+
+// tokenize splits text into words. Host names, URLs and e-mail addresses
+// become one tokHost token (e-mail addresses have been blanked out before,
+// see domains.go); the end of a sentence or a paragraph becomes tokBarrier.
+// Words are split at any character that is not a letter or digit, so
+// "d'exploration" gives "d" and "exploration" and "re-include" gives "re"
+// and "include".
+func tokenize(text string, out []token) []token {
+	lineStart := true
+	blank := false
+	i := 0
+	for i < len(text) {
+		// Skip space, noting blank lines.
+		c := text[i]
+		if c == '\n' {
+			if lineStart {
+				if !blank {
+					out = appendBarrier(out)
+					blank = true
+				}
+			}
+			lineStart = true
+			i++
+			continue
+		}
+		if c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v' {
+			i++
+			continue
+		}
+		if c >= 0x80 {
+			r, n := utf8.DecodeRuneInString(text[i:])
+			if unicode.IsSpace(r) {
+				i += n
+				continue
+			}
+		}
+		lineStart, blank = false, false
+		// A chunk runs to the next white space.
+		j := i
+		for j < len(text) {
+			c := text[j]
+			if c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v' {
+				break
+			}
+			if c >= 0x80 {
+				r, n := utf8.DecodeRuneInString(text[j:])
+				if unicode.IsSpace(r) {
+					break
+				}
+				j += n
+				continue
+			}
+			j++
+		}
+		chunk := text[i:j]
+		i = j
+		out = appendChunk(out, chunk)
+	}
+	return out
+}
+
+func appendBarrier(out []token) []token {
+	if len(out) > 0 && out[len(out)-1].folded != tokBarrier {
+		out = append(out, token{folded: tokBarrier})
+	}
+	return out
+}
+
+// appendChunk appends the tokens of one white-space-separated chunk.
+func appendChunk(out []token, chunk string) []token {
+	core := strings.TrimRight(chunk, ".,;:!?)]}>\"'»”’…*")
+	trail := chunk[len(core):]
+	core = strings.TrimLeft(core, "([{<\"'«„“‘*¿¡")
+	if core == "" {
+		if strings.ContainsAny(trail, ".!?") {
+			out = appendBarrier(out)
+		}
+		return out
+	}
+	if isHostChunk(core) {
+		out = append(out, token{folded: tokHost})
+	} else {
+		start := -1
+		for k, r := range core {
+			if isWordRune(r) {
+				if start < 0 {
+					start = k
+				}
+				continue
+			}
+			if start >= 0 {
+				out = appendWord(out, core[start:k])
+				start = -1
+			}
+		}
+		if start >= 0 {
+			out = appendWord(out, core[start:])
+		}
+	}
+	if strings.ContainsAny(trail, ".!?") {
+		out = appendBarrier(out)
+	}
+	return out
+}
+
+func isWordRune(r rune) bool {
+	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
+}
+
+func appendWord(out []token, w string) []token {
+	lower := strings.ToLower(w)
+	return append(out, token{lower: lower, folded: fold(lower)})
+}
+
+// isHostChunk says whether a chunk is a URL or looks like a host name
+// (labels of letters, digits and hyphens joined by dots, ending in a known
+// top-level domain).
+func isHostChunk(s string) bool {
+	ls := strings.ToLower(s)
+	if strings.HasPrefix(ls, "http://") || strings.HasPrefix(ls, "https://") || strings.HasPrefix(ls, "www.") {
+		return true
+	}
+	if !strings.Contains(s, ".") {
+		return false
+	}
+	if i := strings.IndexAny(s, "/:?#"); i > 0 {
+		s = s[:i]
+	}
+	return hostCandidate(s) != ""
+}
+
+// fold lowercases s and removes diacritics: "Löschen" → "loschen",
+// "wyłączenie" → "wylaczenie", "ærø" → "aero", "straße" → "strasse".
+func fold(s string) string {
+	ascii := true
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 || s[i] >= 'A' && s[i] <= 'Z' {
+			ascii = false
+			break
+		}
+	}
+	if ascii {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		if int(r) < len(foldTable) {
+			b.WriteString(foldTable[r])
+			continue
+		}
+		b.WriteString(foldRune(r))
+	}
+	return b.String()
+}
+
+// foldTable is fold for the Latin runes below U+0250, computed once. It is
+// never modified.
+var foldTable = func() []string {
+	t := make([]string, 0x250)
+	for r := range t {
+		t[r] = foldRune(rune(r))
+	}
+	return t
+}()
+
+// foldRune folds one rune: lowercase, without diacritics.
+func foldRune(r rune) string {
+	if f, ok := foldSpecial[r]; ok {
+		return f
+	}
+	r = unicode.ToLower(r)
+	if f, ok := foldSpecial[r]; ok {
+		return f
+	}
+	var b strings.Builder
+	for _, dr := range norm.NFD.String(string(r)) {
+		if !unicode.Is(unicode.Mn, dr) {
+			b.WriteRune(dr)
+		}
+	}
+	return b.String()
+}
+
+// foldSpecial holds the letters that Unicode does not decompose into a
+// base letter and a mark. It is never modified.
+var foldSpecial = map[rune]string{
+	'ß': "ss", 'æ': "ae", 'Æ': "ae", 'ø': "o", 'Ø': "o", 'œ': "oe", 'Œ': "oe",
+	'ł': "l", 'Ł': "l", 'đ': "d", 'Đ': "d", 'ð': "d", 'þ': "th", 'ı': "i",
+	'’': "'", '‘': "'",
+}
