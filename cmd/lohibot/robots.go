@@ -1,0 +1,142 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"text/tabwriter"
+	"unicode"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+// newRobotsCmd is the robots group: test (this file) and fetch
+// (robots_fetch.go).
+func newRobotsCmd(a *app) *cobra.Command {
+	cmd := groupCmd("robots", "Check URLs against a robots.txt; fetch what the bot sees on a live site")
+	cmd.Long = `LohiSoftBot obeys robots.txt exactly as RFC 9309 says: the group naming the
+product token LohiSoftBot (case-insensitively; "*" only when none does), the
+longest matching rule, allow on a tie, "*" and "$" patterns, percent-encoding
+normalised on both sides, /robots.txt always allowed.`
+	cmd.AddCommand(
+		newRobotsTestCmd(a),
+		newRobotsFetchCmd(a), // robots_fetch.go, owned by the crawler
+	)
+	return cmd
+}
+
+// robotsTestJSON is one line of robots test --json.
+type robotsTestJSON struct {
+	URL     string `json:"url"`
+	Allowed bool   `json:"allowed"`
+	Rule    string `json:"rule"`
+	Line    int    `json:"line"`
+}
+
+type robotsTestOptions struct {
+	RobotsFile string // path, or "-" for standard input
+	Agent      string
+	URLs       []string
+}
+
+func newRobotsTestCmd(a *app) *cobra.Command {
+	opts := &robotsTestOptions{}
+	cmd := &cobra.Command{
+		Use:   "test --robots FILE [--agent TOKEN] URL...",
+		Short: "Say whether URLs are allowed by a robots.txt file, and by which rule",
+		Long: `Parse a robots.txt file as the crawler does and say, for each URL, whether
+the product token may fetch it, with the deciding rule and its line, or why
+no rule decided ("no rule matched", "robots.txt always allowed"). Only the
+first 500 KiB of the file count (RFC 9309 2.5). URLs may be absolute
+(https://example.com/a?b) or paths (/a?b). Nothing is fetched and the
+database is not used.
+
+Exit 0 when every URL is allowed, 1 when any is disallowed, 2 on bad input.`,
+		Example: `  lohibot robots test --robots robots.txt https://example.com/private/x https://example.com/
+  curl -s https://example.com/robots.txt | lohibot robots test --robots - /cart --json
+  lohibot robots test --robots robots.txt --agent Googlebot /search?q=x`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.URLs = args
+			return runRobotsTest(a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.RobotsFile, "robots", "", "the robots.txt file (- for standard input)")
+	cmd.Flags().StringVar(&opts.Agent, "agent", robots.ProductToken, "the product token whose group applies")
+	return cmd
+}
+
+func runRobotsTest(a *app, opts *robotsTestOptions) error {
+	if opts.RobotsFile == "" {
+		return usageErrorf("robots test: --robots FILE is required\nSee 'lohibot robots test --help'.")
+	}
+	if !robots.ValidProductToken(opts.Agent) {
+		return usageErrorf("robots test: --agent %q is not a product token (letters, '_' and '-' only, e.g. %s)", opts.Agent, robots.ProductToken)
+	}
+	body, err := readRobotsFile(a, opts.RobotsFile)
+	if err != nil {
+		return usageErrorf("robots test: %w", err)
+	}
+	if len(body) > robots.MaxSize {
+		fmt.Fprintf(a.errOut, "lohibot: %s is larger than %d bytes; only the first %d are read (RFC 9309 2.5)\n", opts.RobotsFile, robots.MaxSize, robots.MaxSize)
+	}
+	r := robots.Parse(body)
+
+	tw := tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)
+	disallowed := false
+	for _, u := range opts.URLs {
+		d := r.Decide(opts.Agent, u)
+		disallowed = disallowed || !d.Allowed
+		if a.json {
+			if err := a.printJSON(robotsTestJSON{URL: u, Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
+				return err
+			}
+			continue
+		}
+		verdict := "allowed"
+		if !d.Allowed {
+			verdict = "disallowed"
+		}
+		why := printable(d.Rule)
+		if d.Line > 0 {
+			why = fmt.Sprintf("%s (line %d)", why, d.Line)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, printable(u), why)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if disallowed {
+		return refused
+	}
+	return nil
+}
+
+// readRobotsFile reads name ("-": standard input), one byte more than
+// robots.MaxSize at most: enough for Parse to see where the limit cuts.
+func readRobotsFile(a *app, name string) ([]byte, error) {
+	var in io.Reader = a.in
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		in = f
+	}
+	return io.ReadAll(io.LimitReader(in, robots.MaxSize+1))
+}
+
+// printable quotes s when it holds characters a terminal should not be
+// sent as they are (a robots.txt may contain anything).
+func printable(s string) string {
+	for _, c := range s {
+		if !unicode.IsPrint(c) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}

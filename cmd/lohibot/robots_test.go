@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/policy/robots"
+)
+
+// robotsVectorsFile is Google's robots.txt test suite plus the RFC 9309
+// examples (see policy/robots).
+const robotsVectorsFile = "../../testdata/robots/vectors.json"
+
+type robotsVector struct {
+	Name    string `json:"name"`
+	RFC     bool   `json:"rfc"`
+	Robots  string `json:"robots"`
+	Agent   string `json:"agent"`
+	URL     string `json:"url"`
+	Allowed bool   `json:"allowed"`
+}
+
+// TestRobotsTestVectors runs every vector through lohibot robots test
+// --json: each RFC 9309 vector must be decided as the suite says, and every
+// vector must print exactly the decision of the package, with exit 0 when
+// allowed and 1 when not.
+func TestRobotsTestVectors(t *testing.T) {
+	data, err := os.ReadFile(robotsVectorsFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suite struct {
+		Vectors []robotsVector `json:"vectors"`
+	}
+	if err := json.Unmarshal(data, &suite); err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "robots.txt")
+	rfc := 0
+	for _, v := range suite.Vectors {
+		t.Run(v.Name, func(t *testing.T) {
+			if err := os.WriteFile(file, []byte(v.Robots), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			res := runCLI(t, nil, "robots", "test", "--robots", file, "--agent", v.Agent, "--json", v.URL)
+			if !robots.ValidProductToken(v.Agent) {
+				if res.code != exitBadInput {
+					t.Errorf("robots test --agent %q: exit %d, want %d", v.Agent, res.code, exitBadInput)
+				}
+				return
+			}
+			want := robots.Parse([]byte(v.Robots)).Decide(v.Agent, v.URL)
+			var got robotsTestJSON
+			if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || strings.Count(res.stdout, "\n") != 1 {
+				t.Fatalf("robots test --json %q printed %q (%v), want one JSON line; stderr %q", v.URL, res.stdout, err, res.stderr)
+			}
+			wantJSON := robotsTestJSON{URL: v.URL, Allowed: want.Allowed, Rule: want.Rule, Line: want.Line}
+			if got != wantJSON {
+				t.Errorf("robots test --json %q = %+v, want %+v", v.URL, got, wantJSON)
+			}
+			if v.RFC && got.Allowed != v.Allowed {
+				t.Errorf("robots test --agent %s %q: allowed %v, want %v (RFC 9309)", v.Agent, v.URL, got.Allowed, v.Allowed)
+			}
+			wantCode := exitOK
+			if !got.Allowed {
+				wantCode = exitRefused
+			}
+			if res.code != wantCode {
+				t.Errorf("robots test %q: exit %d, want %d", v.URL, res.code, wantCode)
+			}
+			if v.RFC && !t.Failed() {
+				rfc++
+			}
+		})
+	}
+	t.Logf("%d rfc vectors decided right through lohibot robots test --json", rfc)
+	if rfc != 178 {
+		t.Errorf("%d rfc vectors passed through the command, want 178", rfc)
+	}
+}
+
+func TestRobotsTest(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "robots.txt")
+	body := "User-agent: *\nDisallow: /private/\nAllow: /private/ok$\n\nUser-agent: LohiSoftBot\nDisallow: /cart\nDisallow: /\x1b[2J\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.txt")
+	if err := os.WriteFile(big, []byte("User-agent: *\nDisallow: /a\n#"+strings.Repeat("x", robots.MaxSize)+"\nDisallow: /b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		wantCode   int
+		wantOut    []string // lines, fields separated by blanks
+		wantStderr string
+	}{
+		{"default agent is LohiSoftBot", []string{"--robots", file, "https://example.com/cart", "https://example.com/private/x"}, exitRefused,
+			[]string{"disallowed https://example.com/cart Disallow: /cart (line 6)", "allowed https://example.com/private/x no rule matched"}, ""},
+		{"all allowed", []string{"--robots", file, "/", "/robots.txt"}, exitOK,
+			[]string{"allowed / no rule matched", "allowed /robots.txt robots.txt always allowed"}, ""},
+		{"other agent gets star", []string{"--robots=" + file, "--agent", "Other", "/private/x", "/private/ok"}, exitRefused,
+			[]string{"disallowed /private/x Disallow: /private/ (line 2)", "allowed /private/ok Allow: /private/ok$ (line 3)"}, ""},
+		{"agent case-insensitive", []string{"--robots", file, "--agent", "lohisoftbot", "/cart"}, exitRefused,
+			[]string{"disallowed /cart Disallow: /cart (line 6)"}, ""},
+		{"control characters quoted", []string{"--robots", file, "/\x1b[2J"}, exitRefused,
+			[]string{`disallowed "/\x1b[2J" "Disallow: /\x1b[2J" (line 7)`}, ""},
+		{"only the first 500 KiB", []string{"--robots", big, "/a", "/b"}, exitRefused,
+			[]string{"disallowed /a Disallow: /a (line 2)", "allowed /b no rule matched"}, "only the first 512000"},
+		{"no --robots", []string{"/"}, exitBadInput, nil, "--robots FILE is required"},
+		{"missing file", []string{"--robots", filepath.Join(dir, "nope.txt"), "/"}, exitBadInput, nil, "no such file"},
+		{"directory", []string{"--robots", dir, "/"}, exitBadInput, nil, "is a directory"},
+		{"no URL", []string{"--robots", file}, exitBadInput, nil, "requires at least 1 arg"},
+		{"bad agent", []string{"--robots", file, "--agent", "LohiSoftBot/1.0", "/"}, exitBadInput, nil, "not a product token"},
+		{"empty agent", []string{"--robots", file, "--agent", "", "/"}, exitBadInput, nil, "not a product token"},
+		{"unknown flag", []string{"--robot", file, "/"}, exitBadInput, nil, "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runCLI(t, nil, append([]string{"robots", "test"}, tt.args...)...)
+			if res.code != tt.wantCode {
+				t.Errorf("robots test %q: exit %d, want %d; stderr %q", tt.args, res.code, tt.wantCode, res.stderr)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSuffix(res.stdout, "\n"), "\n") {
+				if l != "" {
+					got = append(got, strings.Join(strings.Fields(l), " "))
+				}
+			}
+			if strings.Join(got, "\n") != strings.Join(tt.wantOut, "\n") {
+				t.Errorf("robots test %q printed\n%s\nwant\n%s", tt.args, strings.Join(got, "\n"), strings.Join(tt.wantOut, "\n"))
+			}
+			if !strings.Contains(res.stderr, tt.wantStderr) {
+				t.Errorf("robots test %q: stderr %q, want it to contain %q", tt.args, res.stderr, tt.wantStderr)
+			}
+		})
+	}
+}
+
+func TestRobotsTestStdinJSON(t *testing.T) {
+	var out, errOut bytes.Buffer
+	in := strings.NewReader("User-agent: LohiSoftBot\nDisallow: /x\n")
+	code := run(context.Background(), []string{"robots", "test", "--robots", "-", "--json", "/x?y", "/z"}, in, &out, &errOut, func(string) string { return "" })
+	if code != exitRefused {
+		t.Errorf("robots test --robots - : exit %d, want %d; stderr %q", code, exitRefused, errOut.String())
+	}
+	want := `{"url":"/x?y","allowed":false,"rule":"Disallow: /x","line":2}` + "\n" +
+		`{"url":"/z","allowed":true,"rule":"no rule matched","line":0}` + "\n"
+	if out.String() != want {
+		t.Errorf("robots test --json printed\n%s\nwant\n%s", out.String(), want)
+	}
+}
