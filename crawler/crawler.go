@@ -121,7 +121,8 @@ type Options struct {
 	Timeout time.Duration
 	// LeaseTTL is how long a host or cycle lease outlives the crawler's last
 	// heartbeat (it is renewed every third of it). Zero means
-	// DefaultLeaseTTL; it is raised to Timeout plus 5 s when shorter.
+	// DefaultLeaseTTL; it is raised to Timeout plus 1 s when shorter, so a
+	// lease always outlives the request it covers.
 	LeaseTTL time.Duration
 	// Logger receives the crawler's log. Nil means slog.Default().
 	Logger *slog.Logger
@@ -199,8 +200,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	if o.LeaseTTL == 0 {
 		o.LeaseTTL = DefaultLeaseTTL
 	}
-	if o.LeaseTTL < o.Timeout+5*time.Second {
-		o.LeaseTTL = o.Timeout + 5*time.Second
+	if o.LeaseTTL < o.Timeout+time.Second {
+		o.LeaseTTL = o.Timeout + time.Second
 	}
 	if o.SourceIP.IsValid() && !o.SourceIP.Unmap().Is4() {
 		return nil, fmt.Errorf("%w: source address %s is not IPv4", ErrBadOptions, o.SourceIP)

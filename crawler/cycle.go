@@ -30,12 +30,25 @@ func cycleKey(site string) string { return "cycle:" + site }
 // lease expired) before spending its budget. It returns *errSkip when the
 // site was visited recently or another crawler is on it.
 func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
-	_, busy, err := c.acquire(ctx, cycleKey(site), 0)
-	if err != nil {
-		return nil, err
-	}
-	if !busy.IsZero() {
-		return nil, &errSkip{"another crawler is on it"}
+	// A busy lease is waited for once: if its holder renews it meanwhile,
+	// that crawler is alive and on the site; if not, it died (kill -9, a
+	// lost machine) and its cycle is taken over.
+	var lastBusy time.Time
+	for {
+		_, busy, err := c.acquire(ctx, cycleKey(site), 0)
+		if err != nil {
+			return nil, err
+		}
+		if busy.IsZero() {
+			break
+		}
+		if !lastBusy.IsZero() && busy.After(lastBusy) {
+			return nil, &errSkip{"another crawler is on it"}
+		}
+		lastBusy = busy
+		if err := sleep(ctx, time.Until(busy)+50*time.Millisecond); err != nil {
+			return nil, err
+		}
 	}
 	cy, err := c.openCycle(ctx, site)
 	if err != nil || cy == nil {

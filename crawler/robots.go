@@ -185,9 +185,10 @@ func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult
 	if err != nil {
 		return nil, err
 	}
-	u.Host = host
 	if p := u.Port(); p != "" {
 		u.Host = host + ":" + p
+	} else {
+		u.Host = host
 	}
 	v, err := c.gate.Check(ctx, site)
 	if err != nil {

@@ -211,6 +211,7 @@ func Start(opts *Options) (*Web, error) {
 		counts:   map[string]int{},
 		custom:   map[string]http.HandlerFunc{},
 	}
+	w.gzipBomb()
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, false) }))
 	w.srv.Start()
 	_, port, _ := net.SplitHostPort(w.srv.Listener.Addr().String())
@@ -817,22 +818,22 @@ func (w *Web) charsetPage(rw http.ResponseWriter, r *http.Request) {
 }
 
 // gzipBomb builds, once, a gzip body that expands to BombSize bytes: one
-// small member (1 MiB of zeros) repeated, which gzip readers decode as one
+// small member (64 KiB of zeros) repeated, which gzip readers decode as one
 // stream (RFC 1952 allows several members).
 func (w *Web) gzipBomb() []byte {
 	w.bombOnce.Do(func() {
 		var zb bytes.Buffer
-		zw, _ := gzip.NewWriterLevel(&zb, gzip.BestCompression)
+		zw, _ := gzip.NewWriterLevel(&zb, gzip.BestSpeed)
 		zw.Write([]byte("<html><head><title>bomb</title></head><body><p>"))
 		zw.Close()
 		head := append([]byte(nil), zb.Bytes()...)
 		zb.Reset()
-		zw, _ = gzip.NewWriterLevel(&zb, gzip.BestCompression)
-		zw.Write(make([]byte, 1<<20))
+		zw, _ = gzip.NewWriterLevel(&zb, gzip.BestSpeed)
+		zw.Write(make([]byte, 64<<10))
 		zw.Close()
 		member := zb.Bytes()
 		w.bomb = head
-		for n := 0; n < w.opts.BombSize; n += 1 << 20 {
+		for n := 0; n < w.opts.BombSize; n += 64 << 10 {
 			w.bomb = append(w.bomb, member...)
 		}
 	})

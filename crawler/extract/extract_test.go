@@ -1,0 +1,94 @@
+package extract_test
+
+import (
+	"net/url"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/crawler/extract"
+)
+
+func TestParse(t *testing.T) {
+	base, _ := url.Parse("http://example.test/dir/page.html")
+	tests := []struct {
+		name        string
+		html        string
+		contentType string
+		want        extract.Page
+	}{
+		{
+			name: "fields and links",
+			html: `<html><head><title>  Hello
+				&amp; welcome </title><meta name="Description" content=" A   short
+				description "><script>var x = "<h1>not a heading</h1>";</script></head>
+				<body><h1>Main <em>title</em></h1><p>body text never returned</p>
+				<h2>Second</h2><h3>Third</h3><h2>Second again</h2>
+				<a href="/a#frag">Link <b>A</b></a> <a href="b.html" rel="nofollow ugc">B</a>
+				<a href="mailto:x@example.test">mail</a><a href="javascript:void(0)">js</a>
+				<a href="https://other.test/"><img alt="Other site"></a></body></html>`,
+			want: extract.Page{
+				Title: "Hello & welcome", Description: "A short description",
+				H1: []string{"Main title"}, H2: []string{"Second", "Second again"}, H3: []string{"Third"},
+				Links: []extract.Link{
+					{URL: "http://example.test/a", Text: "Link A"},
+					{URL: "http://example.test/dir/b.html", Text: "B", Nofollow: true},
+					{URL: "https://other.test/", Text: "Other site"},
+				},
+			},
+		},
+		{
+			name: "meta robots and base",
+			html: `<head><base href="http://example.test/other/"><meta name="robots" content="NOINDEX, follow">
+				<meta name="lohisoftbot" content="nofollow"><meta name="googlebot" content="none"></head><a href="x">x</a>`,
+			want: extract.Page{NoIndex: true, NoFollow: true, Links: []extract.Link{{URL: "http://example.test/other/x", Text: "x"}}},
+		},
+		{
+			name:        "latin-1 from the header",
+			html:        "<title>Caf\xe9</title>",
+			contentType: "text/html; charset=iso-8859-1",
+			want:        extract.Page{Title: "Café"},
+		},
+		{
+			name: "windows-1252 from meta",
+			html: `<meta charset="windows-1252"><title>` + "\x93q\x94 \x80" + `</title>`,
+			want: extract.Page{Title: "“q” €"},
+		},
+		{
+			name: "bounded title",
+			html: "<title>" + strings.Repeat("ab ", 1000) + "</title>",
+			want: extract.Page{Title: strings.TrimSpace(strings.Repeat("ab ", 100))},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := extract.Parse(strings.NewReader(tt.html), tt.contentType, base, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("Parse() = %+v, want %+v", *got, tt.want)
+			}
+		})
+	}
+}
+
+func TestRobotsTag(t *testing.T) {
+	tests := []struct {
+		values            []string
+		noindex, nofollow bool
+	}{
+		{[]string{"noindex"}, true, false},
+		{[]string{"NoIndex, NoFollow"}, true, true},
+		{[]string{"none"}, true, true},
+		{[]string{"otherbot: noindex"}, false, false},
+		{[]string{"LohiSoftBot: nofollow"}, false, true},
+		{[]string{"unavailable_after: 25 Jun 2010 15:00:00 PST"}, false, false},
+	}
+	for _, tt := range tests {
+		ni, nf := extract.RobotsTag(tt.values, "LohiSoftBot")
+		if ni != tt.noindex || nf != tt.nofollow {
+			t.Errorf("RobotsTag(%q) = %v, %v, want %v, %v", tt.values, ni, nf, tt.noindex, tt.nofollow)
+		}
+	}
+}

@@ -1,0 +1,163 @@
+package crawler_test
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testweb"
+)
+
+var (
+	binOnce sync.Once
+	binPath string
+	binErr  error
+	binOut  []byte
+)
+
+// lohibot builds the lohibot binary once per test run.
+func lohibot(t *testing.T) string {
+	t.Helper()
+	binOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "lohibot-bin")
+		if err != nil {
+			binErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "lohibot")
+		cmd := exec.Command("go", "build", "-o", binPath, "github.com/lohisoft/lohibot/cmd/lohibot")
+		binOut, binErr = cmd.CombinedOutput()
+	})
+	if binErr != nil {
+		t.Fatalf("go build: %v\n%s", binErr, binOut)
+	}
+	return binPath
+}
+
+// crawlCmd is `lohibot crawl` on the test web.
+func crawlCmd(t *testing.T, e *env, node string, delay time.Duration, sites []string) (*exec.Cmd, *bytes.Buffer) {
+	args := []string{"--db", e.dsn, "--resolver", e.web.DNSAddr, "crawl", "--allow-private", "--node", node,
+		"--delay", delay.String(), "--timeout", "1s", "--lease-ttl", "2s", "--max-sites-parallel", "64"}
+	args = append(args, sites...)
+	cmd := exec.Command(lohibot(t), args...)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	return cmd, &out
+}
+
+func startURLs(e *env, sites []testweb.Site) []string {
+	var out []string
+	for _, s := range sites {
+		out = append(out, s.StartURL)
+	}
+	return out
+}
+
+// TestFleet runs two crawler processes on one PostgreSQL database over the
+// same 50 sites: the server never sees more than 20 page requests per site,
+// nor two requests at once on one host.
+func TestFleet(t *testing.T) {
+	if os.Getenv("LOHIBOT_TEST_POSTGRES") == "" {
+		t.Skip("LOHIBOT_TEST_POSTGRES not set")
+	}
+	e := newEnv(t, "postgres", &testweb.Options{Plain: 50, PagesPerSite: 30})
+	const delay = 50 * time.Millisecond
+	sites := startURLs(e, e.web.Plain())
+	a, outA := crawlCmd(t, e, "crawler-a", delay, sites)
+	b, outB := crawlCmd(t, e, "crawler-b", delay, sites)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errA, errB := a.Wait(), b.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("crawlers failed: %v, %v\n--- a:\n%s\n--- b:\n%s", errA, errB, outA, outB)
+	}
+	hits := e.web.Hits()
+	checkPoliteness(t, e.web, hits, delay)
+	for site, n := range e.web.PageHitsPerSite(hits) {
+		if n > crawler.Budget {
+			t.Errorf("page requests to %s = %d, want <= %d", site, n, crawler.Budget)
+		}
+	}
+	var nodes []string
+	e.store.DB.Model(&db.Request{}).Distinct("node").Pluck("node", &nodes)
+	t.Logf("requests: %d, nodes: %v", len(hits), nodes)
+	if len(hits) < 50*(crawler.Budget+1) {
+		t.Errorf("server saw %d requests, want every site crawled (%d)", len(hits), 50*(crawler.Budget+1))
+	}
+	checkLogCoversHits(t, e, hits, true)
+	var failed []db.Request
+	e.store.DB.Where("error <> ''").Find(&failed)
+	for _, r := range failed {
+		t.Logf("failed request %d %s: %s %s", r.ID, r.URL, r.Outcome, r.Error)
+	}
+}
+
+// TestKillAndRestart kills a crawl with SIGKILL halfway and starts it again:
+// the budget still holds and the log has every request the server saw.
+func TestKillAndRestart(t *testing.T) {
+	for _, engine := range []string{"sqlite", "postgres"} {
+		t.Run(engine, func(t *testing.T) {
+			if engine == "postgres" && os.Getenv("LOHIBOT_TEST_POSTGRES") == "" {
+				t.Skip("LOHIBOT_TEST_POSTGRES not set")
+			}
+			e := newEnv(t, engine, &testweb.Options{Plain: 4, PagesPerSite: 40, BigPages: 60})
+			const delay = 100 * time.Millisecond
+			sites := append(startURLs(e, e.web.Plain()), e.web.Site(testweb.KindBig).StartURL)
+			first, out := crawlCmd(t, e, "crawler-1", delay, sites)
+			if err := first.Start(); err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for len(e.web.HitsFor("big.test")) < 9 && time.Now().Before(deadline) {
+				time.Sleep(5 * time.Millisecond)
+			}
+			first.Process.Signal(syscall.SIGKILL)
+			first.Wait()
+			killedAt := len(e.web.Hits())
+			t.Logf("killed after %d requests", killedAt)
+			if killedAt >= 5*(crawler.Budget+1) {
+				t.Fatalf("the crawl finished before the kill:\n%s", out)
+			}
+			second, out2 := crawlCmd(t, e, "crawler-2", delay, sites)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			_ = ctx
+			if err := second.Run(); err != nil {
+				t.Fatalf("second crawl: %v\n%s", err, out2)
+			}
+			hits := e.web.Hits()
+			checkPoliteness(t, e.web, hits, delay)
+			for site, n := range e.web.PageHitsPerSite(hits) {
+				if n > crawler.Budget {
+					t.Errorf("page requests to %s = %d, want <= %d", site, n, crawler.Budget)
+				}
+			}
+			if n := e.web.PageHitsPerSite(hits)["big.test"]; n != crawler.Budget {
+				t.Errorf("page requests to big.test = %d, want the budget spent across both runs (%d)", n, crawler.Budget)
+			}
+			checkLogCoversHits(t, e, hits, false)
+			var cycles []db.CrawlCycle
+			e.store.DB.Find(&cycles)
+			if len(cycles) != 5 {
+				t.Errorf("cycles = %d, want 5 (interrupted ones taken up again)", len(cycles))
+			}
+			for _, c := range cycles {
+				if c.Status != db.CycleDone || c.Spent > crawler.Budget {
+					t.Errorf("cycle %d of %s: status %s, spent %d", c.ID, c.Site, c.Status, c.Spent)
+				}
+			}
+		})
+	}
+}
