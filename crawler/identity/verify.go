@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -125,6 +126,23 @@ func (v *Verifier) Verify(ctx context.Context, ip string) (Result, error) {
 		return Result{}, err
 	}
 	return v.VerifyAddr(ctx, addr), nil
+}
+
+// VerifyAll checks every address of addrs, at most 8 at a time, and returns
+// the results in the same order. It does I/O and blocks until all are done.
+func (v *Verifier) VerifyAll(ctx context.Context, addrs []netip.Addr) []Result {
+	out := make([]Result, len(addrs))
+	sem := make(chan struct{}, 8)
+	var wg sync.WaitGroup
+	for i, a := range addrs {
+		sem <- struct{}{}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			out[i] = v.VerifyAddr(ctx, a)
+		})
+	}
+	wg.Wait()
+	return out
 }
 
 // VerifyAddr checks addr by forward-confirmed reverse DNS, as the bot page

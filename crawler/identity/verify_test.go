@@ -179,3 +179,19 @@ func TestIsBotHost(t *testing.T) {
 		})
 	}
 }
+
+func TestVerifyAll(t *testing.T) {
+	_, v := fleetDNS(t)
+	ips := []string{noPTR, crawler1, forgedPTR, crawler2, crawler1, ipv6Claiming}
+	addrs := make([]netip.Addr, len(ips))
+	for i, ip := range ips {
+		addrs[i] = netip.MustParseAddr(ip)
+	}
+	got := v.VerifyAll(context.Background(), addrs)
+	want := []bool{false, true, false, true, true, false}
+	for i, r := range got {
+		if r.IP != ips[i] || r.Genuine != want[i] {
+			t.Errorf("VerifyAll(%v)[%d] = %+v, want ip %s genuine %v", ips, i, r, ips[i], want[i])
+		}
+	}
+}

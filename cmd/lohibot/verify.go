@@ -1,0 +1,296 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/netip"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lohisoft/lohibot/crawler/identity"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/resolver"
+)
+
+// newVerifier builds the FCrDNS verifier on the --resolver server.
+func (a *app) newVerifier(timeout time.Duration) (*identity.Verifier, error) {
+	r, err := resolver.New(a.resolver)
+	if err != nil {
+		return nil, &exitError{code: exitBadInput, err: err}
+	}
+	return identity.New(r, &identity.Options{Timeout: timeout}), nil
+}
+
+type verifyOptions struct {
+	Addrs   []netip.Addr
+	Timeout time.Duration
+}
+
+func newVerifyCmd(a *app) *cobra.Command {
+	opts := &verifyOptions{}
+	cmd := &cobra.Command{
+		Use:   "verify IP...",
+		Short: "Tell whether addresses are LohiSoftBot's (forward-confirmed reverse DNS)",
+		Long: `Check each address the way the bot page tells webmasters to: the PTR names of
+the address must be strictly below .bot.lohisoft.com (never the bare
+.lohisoft.com, never a look-alike such as bot.lohisoft.com.evil.example), and a
+forward lookup (A records) of such a name must return the address again.
+LohiSoftBot never uses IPv6, so an IPv6 address is never genuine.
+
+Each address gets a verdict and the reason: genuine, impostor, or unverifiable
+when a DNS lookup failed (SERVFAIL, timeout): that is not proof of an impostor;
+try again later. --resolver sends every lookup to one DNS server.
+
+Exit status: 0 when every address is genuine, 1 otherwise, 2 when an argument
+is not an IP address. --json prints {"ip","genuine","hostnames","reason"} per
+address, one per line.`,
+		Example: `  lohibot verify 79.139.58.98 79.139.58.121
+  lohibot verify 203.0.113.9 --json
+  lohibot verify 66.249.66.1 --resolver 9.9.9.9:53 --timeout 2s`,
+		Args: minArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, arg := range args {
+				addr, err := identity.ParseIP(arg)
+				if err != nil {
+					return usageErrorf("%q is not an IP address", arg)
+				}
+				opts.Addrs = append(opts.Addrs, addr)
+			}
+			if opts.Timeout <= 0 {
+				return usageErrorf("--timeout must be positive")
+			}
+			return runVerify(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", identity.DefaultTimeout, "time allowed for each DNS lookup")
+	return cmd
+}
+
+func runVerify(ctx context.Context, a *app, opts *verifyOptions) error {
+	v, err := a.newVerifier(opts.Timeout)
+	if err != nil {
+		return err
+	}
+	results := v.VerifyAll(ctx, opts.Addrs)
+	allGenuine := true
+	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	for _, r := range results {
+		allGenuine = allGenuine && r.Genuine
+		if a.json {
+			if err := a.printJSON(r); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.IP, r.Status, strings.TrimPrefix(r.Reason, "unverifiable: "))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if !allGenuine {
+		return refused
+	}
+	return nil
+}
+
+type verifyLogOptions struct {
+	Path          string
+	Format        identity.Format
+	Tolerance     time.Duration
+	AssumeClaimed bool
+	Timeout       time.Duration
+}
+
+func newVerifyLogCmd(a *app) *cobra.Command {
+	opts := &verifyLogOptions{}
+	var format string
+	cmd := &cobra.Command{
+		Use:   "verify-log ACCESS_LOG",
+		Short: "Check a webmaster's access log: which LohiSoftBot lines are ours",
+		Long: `Read a webmaster's access log (a file, or - for standard input; gzip is
+recognised by its first bytes), take the lines whose user agent claims to be
+LohiSoftBot (the product token, in any case), verify each distinct address once
+by forward-confirmed reverse DNS (as 'lohibot verify' does), and match the
+lines of genuine addresses against our own request log in --db: same request
+target (and virtual host when the log has one), sent within --tolerance, each
+of our requests matching one line.
+
+Formats: combined (Apache/nginx, the default guess; vhost_combined too),
+common, and json (one object per line; the usual field names of nginx, Apache,
+Caddy and Traefik, such as remote_addr, time, request or method+uri, status,
+user_agent). Without --format the format is detected from the first lines.
+Malformed lines are counted and skipped.
+
+The common format has no user agent, so none of its lines claims to be
+LohiSoftBot: only --assume-claimed checks them, treating every line as a claim
+(for an excerpt holding just the lines the webmaster attributes to us).
+--assume-claimed works with every format.
+
+The answer says how many lines claimed to be LohiSoftBot, how many came from
+genuine addresses (and how many of those match our log), how many from
+impostors (with their addresses and counts), how many could not be verified
+(DNS failure), and lists the genuine lines with no match: those need a human.
+The log is streamed: its size does not matter.
+
+Exit status: 0 when every claimed line is genuine and matched, 1 otherwise
+(impostors, unverifiable addresses, unmatched lines), 2 on bad input (no such
+file, an unknown format, an unreadable or wholly malformed log).
+--json prints one object:
+{"claimed","genuine","impostor","unverifiable","matched","ips":[{"ip","genuine","requests","matched"}],
+ "malformed","unmatched":[{"line","ip","time","method","host","target"}]}.`,
+		Example: `  lohibot verify-log access.log
+  lohibot verify-log /var/log/nginx/access.log.2.gz --format combined --json
+  lohibot verify-log excerpt.log --format common --assume-claimed --tolerance 5m
+  zcat logs/*.gz | lohibot verify-log - --db postgres://lohibot@db/lohibot`,
+		Args: exactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Path = args[0]
+			f, err := identity.ParseFormat(format)
+			if err != nil {
+				return usageErrorf("--format: %v", err)
+			}
+			opts.Format = f
+			if opts.Tolerance < 0 {
+				return usageErrorf("--tolerance must not be negative")
+			}
+			if opts.Timeout <= 0 {
+				return usageErrorf("--timeout must be positive")
+			}
+			return runVerifyLog(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&format, "format", "", "log format: combined, common or json (default: detected)")
+	cmd.Flags().DurationVar(&opts.Tolerance, "tolerance", identity.DefaultTolerance, "largest clock difference between a log line and our request")
+	cmd.Flags().BoolVar(&opts.AssumeClaimed, "assume-claimed", false, "treat every line as claiming to be LohiSoftBot (needed for the common format)")
+	cmd.Flags().DurationVar(&opts.Timeout, "timeout", identity.DefaultTimeout, "time allowed for each DNS lookup")
+	return cmd
+}
+
+// lazyRequests opens the request log on first use, so a log without a
+// genuine line never touches the database.
+type lazyRequests struct {
+	a     *app
+	store *db.Store
+}
+
+func (l *lazyRequests) Sent(ctx context.Context, from, to time.Time, fn func(identity.SentRequest) error) error {
+	if l.store == nil {
+		s, err := l.a.openStore(ctx)
+		if err != nil {
+			return err
+		}
+		l.store = s
+	}
+	return identity.StoreRequests(l.store).Sent(ctx, from, to, fn)
+}
+
+func (l *lazyRequests) close() {
+	if l.store != nil {
+		l.store.Close()
+	}
+}
+
+func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
+	var in io.Reader = a.in
+	name := "standard input"
+	if opts.Path != "-" {
+		f, err := os.Open(opts.Path)
+		if err != nil {
+			return &exitError{code: exitBadInput, err: err}
+		}
+		defer f.Close()
+		in, name = f, opts.Path
+	}
+	v, err := a.newVerifier(opts.Timeout)
+	if err != nil {
+		return err
+	}
+	reqs := &lazyRequests{a: a}
+	defer reqs.close()
+	rep, err := identity.VerifyLog(ctx, in, v, reqs, &identity.LogOptions{
+		Format: opts.Format, Tolerance: opts.Tolerance, AssumeClaimed: opts.AssumeClaimed,
+	})
+	if errors.Is(err, identity.ErrBadLog) {
+		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", name, err)}
+	}
+	if err != nil {
+		return err
+	}
+	if rep.Format == identity.FormatCommon && !opts.AssumeClaimed {
+		fmt.Fprintln(a.errOut, "lohibot: note: the common format has no user agent, so no line claims to be LohiSoftBot;"+
+			" use --assume-claimed if the log holds only the lines attributed to LohiSoftBot")
+	}
+	if a.json {
+		if err := a.printJSON(rep); err != nil {
+			return err
+		}
+	} else {
+		printLogReport(a.out, name, rep)
+	}
+	if rep.Lines > 0 && rep.Malformed == rep.Lines {
+		return usageErrorf("%s: none of its %d lines is in the %s format; see --format", name, rep.Lines, rep.Format)
+	}
+	if !rep.OK() {
+		return refused
+	}
+	return nil
+}
+
+// printLogReport writes the report of verify-log for staff.
+func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
+	fmt.Fprintf(w, "%s: %d lines, %s format, %d malformed (skipped)\n", name, rep.Lines, rep.Format, rep.Malformed)
+	if rep.Claimed == 0 {
+		fmt.Fprintln(w, "No line claims to be LohiSoftBot.")
+		return
+	}
+	fmt.Fprintf(w, "%d lines claim to be LohiSoftBot, from %d addresses:\n", rep.Claimed, len(rep.IPs))
+	fmt.Fprintf(w, "  genuine:      %d (%d found in our request log, %d not found)\n", rep.Genuine, rep.Matched, rep.Genuine-rep.Matched)
+	fmt.Fprintf(w, "  impostor:     %d\n", rep.Impostor)
+	fmt.Fprintf(w, "  unverifiable: %d (DNS failed: try again later)\n", rep.Unverifiable)
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ADDRESS\tVERDICT\tLINES\tMATCHED\tWHY")
+	for _, ip := range rep.IPs {
+		matched := "-"
+		if ip.Genuine {
+			matched = fmt.Sprint(ip.Matched)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", ip.IP, ip.Verification.Status, ip.Requests, matched,
+			strings.TrimPrefix(ip.Verification.Reason, "unverifiable: "))
+	}
+	tw.Flush()
+	if n := rep.Genuine - rep.Matched; n > 0 {
+		fmt.Fprintf(w, "\n%d genuine lines have no match in our request log: they need a human.\n", n)
+		if len(rep.Unmatched) < n {
+			fmt.Fprintf(w, "The first %d:\n", len(rep.Unmatched))
+		}
+		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		fmt.Fprintln(tw, "LINE\tTIME\tADDRESS\tREQUEST")
+		for _, u := range rep.Unmatched {
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s%s\n", u.Line, u.Time.Format(time.RFC3339), u.IP, u.Method, u.Host, u.Target)
+		}
+		tw.Flush()
+	}
+	fmt.Fprintln(w)
+	if rep.OK() {
+		fmt.Fprintln(w, "Verdict: every line that claims to be LohiSoftBot is ours, and in our request log.")
+		return
+	}
+	var why []string
+	if rep.Impostor > 0 {
+		why = append(why, fmt.Sprintf("%d from impostors", rep.Impostor))
+	}
+	if rep.Unverifiable > 0 {
+		why = append(why, fmt.Sprintf("%d unverifiable", rep.Unverifiable))
+	}
+	if n := rep.Genuine - rep.Matched; n > 0 {
+		why = append(why, fmt.Sprintf("%d genuine but missing from our request log", n))
+	}
+	fmt.Fprintf(w, "Verdict: of %d lines claiming to be LohiSoftBot, %s.\n", rep.Claimed, strings.Join(why, ", "))
+}
