@@ -144,3 +144,75 @@ func referenceMatch(pattern, path string) (length int, ok bool) {
 	length += strings.Count(pattern, "*")
 	return length, regexp.MustCompile("(?s)" + expr).MatchString(path)
 }
+
+// FuzzPathOf checks PathOf against a line-by-line port of Google's
+// GetPathParamsQuery (robots.cc).
+func FuzzPathOf(f *testing.F) {
+	for _, c := range loadVectors(f).Checks.URLToPath {
+		f.Add(c.URL)
+	}
+	for _, v := range loadVectors(f).Vectors {
+		if len(v.URL) < 4096 {
+			f.Add(v.URL)
+		}
+	}
+	f.Add("a#b://c/d")
+	f.Add("//a:/b;c?d#e")
+	f.Fuzz(func(t *testing.T, url string) {
+		if got, want := robots.PathOf(url), googlePathOf(url); got != want {
+			t.Fatalf("PathOf(%q) = %q, want %q", url, got, want)
+		}
+	})
+}
+
+func googlePathOf(url string) string {
+	npos := len(url) + 1 // std::string::npos: larger than any index
+	find := func(s string, from int) int {
+		if from > len(url) {
+			return npos
+		}
+		if i := strings.Index(url[from:], s); i >= 0 {
+			return from + i
+		}
+		return npos
+	}
+	findFirstOf := func(set string, from int) int {
+		if from > len(url) {
+			return npos
+		}
+		if i := strings.IndexAny(url[from:], set); i >= 0 {
+			return from + i
+		}
+		return npos
+	}
+	searchStart := 0
+	if len(url) >= 2 && url[0] == '/' && url[1] == '/' {
+		searchStart = 2
+	}
+	earlyPath := findFirstOf("/?;", searchStart)
+	protocolEnd := find("://", searchStart)
+	if earlyPath < protocolEnd {
+		protocolEnd = npos
+	}
+	if protocolEnd == npos {
+		protocolEnd = searchStart
+	} else {
+		protocolEnd += 3
+	}
+	pathStart := findFirstOf("/?;", protocolEnd)
+	if pathStart != npos {
+		hashPos := find("#", searchStart)
+		if hashPos < pathStart {
+			return "/"
+		}
+		pathEnd := hashPos
+		if hashPos == npos {
+			pathEnd = len(url)
+		}
+		if url[pathStart] != '/' {
+			return "/" + url[pathStart:pathEnd]
+		}
+		return url[pathStart:pathEnd]
+	}
+	return "/"
+}

@@ -40,7 +40,9 @@ func Parse(body []byte) *Robots {
 	text := skipBOM(string(body))
 
 	r := &Robots{
-		records: make([]Record, 0, strings.Count(text, "\n")+1),
+		// Room for a record per line, assuming lines of 16 bytes or more so
+		// that a file of blank lines does not reserve megabytes.
+		records: make([]Record, 0, min(strings.Count(text, "\n")+1, len(text)/16+1)),
 		byAgent: map[string][]*group{},
 	}
 	var cur *group

@@ -18,31 +18,45 @@ func PathOf(target string) string {
 
 // pathOf is PathOf without the allocation: when slash is true the result
 // lacks its leading "/" (the path started with "?" or ";").
+//
+// As Google's GetPathParamsQuery: two leading slashes start an authority;
+// "://" ends a scheme only if no "/", "?" or ";" comes before it; the path
+// starts at the next "/", "?" or ";"; a "#" before that leaves the path
+// empty. One scan, no allocation.
 func pathOf(url string) (p string, slash bool) {
-	// Two leading slashes start an authority.
-	start := 0
+	i := 0
 	if len(url) >= 2 && url[0] == '/' && url[1] == '/' {
-		start = 2
+		i = 2
 	}
-	rest := url[start:]
-	early := strings.IndexAny(rest, "/?;")
-	proto := strings.Index(rest, "://")
-	if proto >= 0 && (early < 0 || early >= proto) {
-		rest = rest[proto+3:]
+	start := -1
+scan:
+	for ; i < len(url); i++ {
+		switch url[i] {
+		case '#':
+			return "/", false
+		case '/', '?', ';':
+			start = i
+			break scan
+		case ':':
+			if strings.HasPrefix(url[i+1:], "//") {
+				for i += 3; i < len(url); i++ {
+					switch url[i] {
+					case '#':
+						return "/", false
+					case '/', '?', ';':
+						start = i
+						break scan
+					}
+				}
+			}
+		}
 	}
-	i := strings.IndexAny(rest, "/?;")
-	if i < 0 {
+	if start < 0 {
 		return "/", false
 	}
-	hash := strings.IndexByte(url[start:], '#')
-	// The fragment, if any, as an index into rest.
-	if hash >= 0 {
-		hash -= len(url[start:]) - len(rest)
-		if hash < i {
-			return "/", false
-		}
-		rest = rest[:hash]
+	p = url[start:]
+	if h := strings.IndexByte(p, '#'); h >= 0 {
+		p = p[:h]
 	}
-	p = rest[i:]
 	return p, p[0] != '/'
 }

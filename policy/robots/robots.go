@@ -18,6 +18,11 @@
 // percent-encoding is normalised on both sides (RFC 9309 2.2.2), lines have
 // no length limit, "/index.html" rules do not also match the directory, and
 // /robots.txt is always allowed.
+//
+// Crawl-delay is not in RFC 9309, but lohibot honours it. A Crawl-delay line
+// belongs to its group like a rule, ending the group's user-agent lines, so
+// that "User-agent: *", "Crawl-delay: 10", "User-agent: LohiSoftBot",
+// "Crawl-delay: 2" are two groups, as their author meant.
 package robots
 
 import (
