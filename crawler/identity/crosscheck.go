@@ -161,8 +161,8 @@ type Unmatched struct {
 // LohiSoftBot, verifies each distinct address once with v, and matches the
 // lines of genuine addresses against reqs: same request target (and virtual
 // host, when the log has one; host case and default ports ignored), sent
-// within the tolerance, each of our requests matching at most one line. A
-// nil reqs matches nothing.
+// within the tolerance, each of our requests matching at most one line. v
+// must not be nil; a nil reqs matches nothing.
 //
 // Malformed lines are counted and skipped. Memory stays bounded whatever the
 // size of the log: lines are streamed, genuine lines are matched in batches,
