@@ -80,7 +80,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	}
 	defer os.RemoveAll(work)
 
-	r := &Runner{Root: root, Module: module, Work: work, Timeout: *timeout, Filter: re, Log: errOut}
+	r := &Runner{Root: root, Module: module, Work: work, Timeout: *timeout, Filter: re, Log: errOut, Env: benchEnv()}
 	pkgs, err := r.Packages(ctx)
 	if err != nil {
 		fmt.Fprintln(errOut, err)
@@ -123,6 +123,19 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 		}
 	}
 	return 0
+}
+
+// benchEnv is the environment of the benchmarks: this one, with the real
+// Dovecot enabled (as ./test.sh does) when it is installed and we are root,
+// so that time to exclusion is measured against it.
+func benchEnv() []string {
+	env := os.Environ()
+	if os.Getenv("LOHIBOT_TEST_DOVECOT") == "" && os.Geteuid() == 0 {
+		if _, err := exec.LookPath("dovecot"); err == nil {
+			env = append(env, "LOHIBOT_TEST_DOVECOT=1")
+		}
+	}
+	return env
 }
 
 // onlyMeasured drops the figures that a filtered run did not touch.

@@ -48,6 +48,7 @@ const heavyAfter = 3 * time.Second
 var plans = []plan{
 	{Pkg: "policy", Bench: `^BenchmarkGateCheck$`, Benchtime: "20000x"},
 	{Pkg: "mailbot", Bench: `(?i)^Benchmark\w*(Classif|Parse)\w*$`, CPU: "1"},
+	{Pkg: "internal/e2e", Bench: `^BenchmarkTimeToExclusion$`, Benchtime: "5x"},
 }
 
 func planFor(pkg, name string) plan {
