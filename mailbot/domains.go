@@ -71,7 +71,7 @@ func forEachHost(text string, fn func(host string)) {
 		if strings.HasSuffix(before, "@") || strings.HasPrefix(text[j:], "@") {
 			continue
 		}
-		explicit := strings.HasSuffix(strings.ToLower(before), "://")
+		explicit := strings.HasSuffix(before, "://")
 		if h := hostCandidate(run); h != "" {
 			if !explicit && !strings.HasPrefix(strings.ToLower(run), "www.") && looksLikeFileOrTypo(run) {
 				continue
@@ -163,14 +163,14 @@ func blankEmails(text string) string {
 		if b[i] != '@' {
 			continue
 		}
-		// Local part to the left.
+		// Local part to the left (at most 64 bytes, RFC 5321).
 		l := i
-		for l > 0 && isLocalByte(b[l-1]) {
+		for l > 0 && i-l < 64 && isLocalByte(b[l-1]) {
 			l--
 		}
-		// Domain to the right (any host rune).
+		// Domain to the right (any host rune, at most 255 bytes).
 		r := i + 1
-		for r < len(b) {
+		for r < len(b) && r-i < 256 {
 			ru, n := utf8.DecodeRune(b[r:])
 			if !isHostRune(ru) {
 				break
@@ -206,16 +206,17 @@ func deobfuscate(text string) string {
 		!strings.Contains(lower, "{.}") && !strings.Contains(lower, "[punkt]") && !strings.Contains(lower, "[point]") {
 		return text
 	}
-	var b strings.Builder
-	b.Grow(len(text))
+	b := make([]byte, 0, len(text))
+	trimSpaces := func() {
+		for len(b) > 0 && b[len(b)-1] == ' ' {
+			b = b[:len(b)-1]
+		}
+	}
 	i := 0
 	for i < len(text) {
 		if n := bracketDot(lower[i:]); n > 0 && endsWithLabel(text[:i]) {
-			// Drop spaces written before the bracket.
-			out := strings.TrimRight(b.String(), " ")
-			b.Reset()
-			b.WriteString(out)
-			b.WriteByte('.')
+			trimSpaces() // "example [.] com"
+			b = append(b, '.')
 			i += n
 			for i < len(text) && text[i] == ' ' {
 				i++
@@ -225,18 +226,16 @@ func deobfuscate(text string) string {
 		if n := bareDot(lower[i:]); n > 0 && i > 0 && text[i-1] == ' ' {
 			prev := lastWord(text[:i-1])
 			if prev != "" && !isCommonWord(prev) && startsWithLabel(text[i+n:]) {
-				out := strings.TrimRight(b.String(), " ")
-				b.Reset()
-				b.WriteString(out)
-				b.WriteByte('.')
+				trimSpaces()
+				b = append(b, '.')
 				i += n
 				continue
 			}
 		}
-		b.WriteByte(text[i])
+		b = append(b, text[i])
 		i++
 	}
-	return b.String()
+	return string(b)
 }
 
 // bracketDot returns the length of a bracketed dot at the start of s

@@ -8,6 +8,13 @@ import (
 	"golang.org/x/net/html/atom"
 )
 
+// Limits for broken HTML: elements tracked, and how far down the open
+// elements a closing tag looks for its match.
+const (
+	maxHTMLDepth  = 512
+	maxHTMLSearch = 64
+)
+
 // htmlToText renders an HTML body as plain text for the classifier: block
 // elements become line breaks, <blockquote> becomes "> " quoting (so quoted
 // replies are recognised as in plain text), a signature block starts with
@@ -53,7 +60,7 @@ func htmlToText(src string) string {
 			}
 			switch a {
 			case atom.Head, atom.Script, atom.Style, atom.Title, atom.Template, atom.Noscript, atom.Svg:
-				if tt == html.StartTagToken {
+				if tt == html.StartTagToken && len(stack) < maxHTMLDepth {
 					skip++
 					stack = append(stack, a)
 				}
@@ -67,14 +74,12 @@ func htmlToText(src string) string {
 				r.text("- ")
 			case atom.Blockquote:
 				r.block()
-				r.quote++
-				if tt == html.StartTagToken {
+				if tt == html.StartTagToken && len(stack) < maxHTMLDepth {
+					r.quote++
 					stack = append(stack, a)
-				} else {
-					r.quote--
 				}
 			case atom.A:
-				if tt == html.StartTagToken {
+				if tt == html.StartTagToken && len(stack) < maxHTMLDepth {
 					links = append(links, link{href: href, start: r.b.Len()})
 					stack = append(stack, a)
 				}
@@ -82,7 +87,7 @@ func htmlToText(src string) string {
 				atom.H4, atom.H5, atom.H6, atom.Dl, atom.Dt, atom.Dd, atom.Section, atom.Article, atom.Header,
 				atom.Footer, atom.Center, atom.Address, atom.Td, atom.Th, atom.Caption:
 				r.block()
-				if tt == html.StartTagToken {
+				if tt == html.StartTagToken && len(stack) < maxHTMLDepth {
 					stack = append(stack, a)
 					if isSignatureBlock(class, id) {
 						r.signature()
@@ -92,9 +97,10 @@ func htmlToText(src string) string {
 		case html.EndTagToken:
 			name, _ := z.TagName()
 			a := atom.Lookup(name)
-			// Close up to the matching open element, if it is open.
+			// Close up to the matching open element, if it is open
+			// (looking only a little way down, so broken HTML stays fast).
 			idx := -1
-			for i := len(stack) - 1; i >= 0; i-- {
+			for i := len(stack) - 1; i >= 0 && i >= len(stack)-maxHTMLSearch; i-- {
 				if stack[i] == a {
 					idx = i
 					break
@@ -231,7 +237,7 @@ func (r *htmlText) linkTarget(href string, start int) {
 	}
 	host = strings.TrimPrefix(host, "www.")
 	shown := ""
-	if start <= r.b.Len() {
+	if start <= r.b.Len() && r.b.Len()-start <= 1000 {
 		shown = strings.ToLower(r.b.String()[start:])
 	}
 	if host != "" && strings.Contains(shown, host) {

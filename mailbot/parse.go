@@ -38,7 +38,7 @@ func Parse(raw []byte) (m *Message) {
 		// message goes to staff with what is known so far.
 		if r := recover(); r != nil {
 			m.Intent = IntentOther
-			m.Review = fmt.Sprintf("internal error: %v", r)
+			m.Review = printable(fmt.Sprintf("internal error: %v", r))
 			if m.MessageID == "" {
 				m.MessageID = contentID(raw)
 			}
@@ -49,6 +49,13 @@ func Parse(raw []byte) (m *Message) {
 }
 
 func parse(raw []byte, m *Message) {
+	// A message saved from an mbox may still start with its "From "
+	// separator line, which is not a header field.
+	if bytes.HasPrefix(raw, []byte("From ")) {
+		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
+			raw = raw[i+1:]
+		}
+	}
 	if len(raw) > MaxSize {
 		m.Review = fmt.Sprintf("too large: %d bytes, over the %d-byte limit", len(raw), MaxSize)
 		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
@@ -67,9 +74,12 @@ func parse(raw []byte, m *Message) {
 		if err == nil {
 			err = fmt.Errorf("no header fields")
 		}
-		m.Review = "malformed: " + err.Error()
+		m.Review = "malformed: " + printable(err.Error())
 		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
-		m.MessageID = contentID(raw)
+		fillHeader(m, h) // what was read before the error
+		if m.MessageID == "" {
+			m.MessageID = contentID(raw)
+		}
 		return
 	}
 	fillHeader(m, h)
@@ -79,11 +89,11 @@ func parse(raw []byte, m *Message) {
 
 	body := extractBody(h, br)
 	if body.fatal != "" {
-		m.Review = "malformed: " + body.fatal
+		m.Review = "malformed: " + printable(body.fatal)
 		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
 	}
 	for _, e := range body.errs {
-		m.Reasons = append(m.Reasons, "decoding: "+e)
+		m.Reasons = append(m.Reasons, "decoding: "+printable(e))
 	}
 	classify(m, h, body)
 	if m.Review != "" {
@@ -91,6 +101,31 @@ func parse(raw []byte, m *Message) {
 		// its words seemed to say.
 		m.Intent = IntentOther
 	}
+}
+
+// capLen cuts a header value that no sender writes that long.
+func capLen(v string, n int) string {
+	if len(v) > n {
+		return v[:n]
+	}
+	return v
+}
+
+// printable makes an error message from the input safe to show and store:
+// valid UTF-8, no control characters, at most 200 bytes.
+func printable(s string) string {
+	s = strings.ToValidUTF8(s, "?")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) > 200 {
+		s = strings.ToValidUTF8(s[:200], "") + "…"
+	}
+	return s
 }
 
 // readHeader reads a header block with a size limit and returns it with a
@@ -102,7 +137,8 @@ func readHeader(r io.Reader) (message.Header, *bufio.Reader, error) {
 	h, err := textproto.ReadHeader(br)
 	lr.n = math.MaxInt
 	if err != nil {
-		return message.Header{}, br, fmt.Errorf("header: %w", err)
+		// The fields read before the error are kept.
+		return message.Header{Header: h}, br, fmt.Errorf("header: %w", err)
 	}
 	return message.Header{Header: h}, br, nil
 }
@@ -128,10 +164,10 @@ func (l *limitReader) Read(p []byte) (int, error) {
 
 // fillHeader sets the fields that come straight from the header.
 func fillHeader(m *Message, h message.Header) {
-	m.MessageID = messageID(h.Get("Message-Id"))
-	m.From = fromAddress(h.Get("From"))
-	m.Subject = headerText(h.Get("Subject"))
-	m.Date = parseDate(h.Get("Date"))
+	m.MessageID = messageID(capLen(h.Get("Message-Id"), 2000))
+	m.From = fromAddress(capLen(h.Get("From"), 4000))
+	m.Subject = headerText(capLen(h.Get("Subject"), 16000))
+	m.Date = parseDate(capLen(h.Get("Date"), 200))
 	m.Auth = parseAuth(h)
 }
 

@@ -45,7 +45,7 @@ func loadExpected(t testing.TB, dir string) []expectedMessage {
 }
 
 // corpusDirs are the shared corpus (a byte-exact copy) and our own cases.
-var corpusDirs = []string{"../testdata/mail"}
+var corpusDirs = []string{"../testdata/mail", "../testdata/mail-extra"}
 
 func TestParseCorpus(t *testing.T) {
 	for _, dir := range corpusDirs {
