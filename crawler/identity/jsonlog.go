@@ -105,9 +105,10 @@ type jsonVal struct {
 // syntax of the whole line without building the object, and is reused from
 // line to line.
 type jsonScanner struct {
-	b    []byte
-	i    int
-	vals [maxJSONKeys]jsonVal
+	b       []byte
+	i       int
+	vals    [maxJSONKeys]jsonVal
+	touched []int // the indexes of vals set for this line
 }
 
 // maxJSONDepth bounds nesting; fields deeper than maxRecordDepth are ignored.
@@ -133,7 +134,10 @@ func (s *jsonScanner) peek(c byte) bool { return s.i < len(s.b) && s.b[s.i] == c
 
 func (s *jsonScanner) scan(line []byte) error {
 	s.b, s.i = line, 0
-	clear(s.vals[:])
+	for _, k := range s.touched {
+		s.vals[k] = jsonVal{}
+	}
+	s.touched = s.touched[:0]
 	s.ws()
 	if !s.peek('{') {
 		return errJSONSyntax
@@ -246,7 +250,11 @@ func (s *jsonScanner) value(depth, key int, record bool) error {
 }
 
 func (s *jsonScanner) set(key int, v []byte, kind byte, depth int) {
-	if old := &s.vals[key]; old.kind == 0 || depth < old.depth {
+	old := &s.vals[key]
+	if old.kind == 0 {
+		s.touched = append(s.touched, key)
+	}
+	if old.kind == 0 || depth < old.depth {
 		*old = jsonVal{b: v, kind: kind, depth: depth}
 	}
 }
