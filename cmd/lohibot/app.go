@@ -153,6 +153,7 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 		newVerifyCmd(a),
 		newVerifyLogCmd(a),
 		newIPsCmd(a),
+		newServeCmd(a),
 		// More commands are registered here, one line each.
 	)
 	return root

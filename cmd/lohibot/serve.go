@@ -1,0 +1,163 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/BurntSushi/toml"
+	"github.com/spf13/cobra"
+
+	"github.com/lohisoft/lohibot/internal/serve"
+)
+
+// serveConfigEnv names the configuration file when --config is not given.
+const serveConfigEnv = "LOHIBOT_CONFIG"
+
+type serveOptions struct {
+	Config   string
+	HTTP     string
+	Check    bool
+	dbSet    bool // --db was given
+	httpSet  bool // --http was given
+	resolver string
+}
+
+func newServeCmd(a *app) *cobra.Command {
+	opts := &serveOptions{}
+	cmd := &cobra.Command{
+		Use:   "serve [--config FILE] [--http ADDR]",
+		Short: "Run the mailbox watcher, the crawl scheduler and the bot page in one process",
+		Long: `Run LohiSoftBot: the exclusion mailbox watcher, a crawl scheduler (the sites
+whose recrawl interval has passed, a limit on sites in parallel, the crawler's
+politeness) and an HTTP server, all from one configuration:
+
+  /bot            the bot's public page (en, it, da, hu; ?lang= or Accept-Language)
+  /bot/ips.json   the crawler's addresses, the same JSON as 'lohibot ips'
+  /healthz        200 when the database answers and the watcher is connected, else 503
+  /metrics        Prometheus metrics
+
+The configuration is a TOML file (--config, or $` + serveConfigEnv + `) over the
+defaults; each key can be overridden by an environment variable named
+LOHIBOT_ and the key in capitals with dots as underscores (crawler.delay:
+LOHIBOT_CRAWLER_DELAY), and --db, --http and --resolver override both.
+Secrets never come from the file: the IMAP password is read from
+mail.password_file or LOHIBOT_IMAP_PASSWORD.
+
+SIGHUP reloads the configuration: the page shows it at once, the watcher
+reconnects if its settings changed, and crawls in progress resume under new
+crawler settings. SIGTERM or SIGINT stops gracefully: crawls in progress are
+interrupted and recorded (their cycles resume on the next start), the
+watcher disconnects, and HTTP requests in flight finish.
+
+--check validates the configuration, prints it as it would run (without
+secrets) and exits: 0 when it is valid, 2 when not.`,
+		Example: `  lohibot serve --config /etc/lohibot/lohibot.toml
+  LOHIBOT_IMAP_PASSWORD=... lohibot serve --http 127.0.0.1:8080 --db postgres://lohibot@db/lohibot
+  lohibot serve --config lohibot.toml --check
+  kill -HUP $(pidof lohibot)    # reload the configuration`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.dbSet = cmd.Flags().Changed("db")
+			opts.httpSet = cmd.Flags().Changed("http")
+			opts.resolver = a.resolver
+			if opts.Config == "" {
+				opts.Config = a.getenv(serveConfigEnv)
+			}
+			return runServe(cmd.Context(), a, opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Config, "config", "", "configuration file (TOML; default $"+serveConfigEnv+", else the built-in defaults)")
+	cmd.Flags().StringVar(&opts.HTTP, "http", serve.DefaultHTTP, "address the HTTP server listens on (env LOHIBOT_HTTP)")
+	cmd.Flags().BoolVar(&opts.Check, "check", false, "validate the configuration, print it and exit")
+	return cmd
+}
+
+// loadServeConfig reads the configuration: defaults, the file, the
+// environment, the flags, then the secrets.
+func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
+	cfg := serve.DefaultConfig()
+	if opts.Config != "" {
+		var err error
+		if cfg, err = serve.LoadFile(opts.Config); err != nil {
+			return nil, err
+		}
+	}
+	for _, key := range serve.Keys() {
+		if v := a.getenv(serve.EnvName(key)); v != "" {
+			if err := cfg.Set(key, v); err != nil {
+				return nil, fmt.Errorf("%s: %w", serve.EnvName(key), err)
+			}
+		}
+	}
+	if opts.dbSet {
+		cfg.DB = a.dsn
+	}
+	if opts.httpSet {
+		cfg.HTTP = opts.HTTP
+	}
+	if opts.resolver != "" {
+		cfg.Resolver = opts.resolver
+	}
+	if err := cfg.ReadSecrets(); err != nil {
+		return nil, err
+	}
+	if cfg.Mail.PasswordFile == "" {
+		cfg.Mail.Password = a.getenv(imapPasswordEnv)
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+func runServe(ctx context.Context, a *app, opts *serveOptions) error {
+	cfg, err := loadServeConfig(a, opts)
+	if err != nil {
+		return serveError(err)
+	}
+	if opts.Check {
+		enc := toml.NewEncoder(a.out)
+		if err := enc.Encode(cfg); err != nil {
+			return err
+		}
+		return nil
+	}
+	logger := slog.New(slog.NewTextHandler(a.errOut, nil))
+	srv, err := serve.New(ctx, cfg, &serve.Options{
+		Load:   func() (*serve.Config, error) { return loadServeConfig(a, opts) },
+		Logger: logger,
+	})
+	if err != nil {
+		return serveError(err)
+	}
+	defer srv.Close()
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-hup:
+				logger.Info("SIGHUP: reloading the configuration")
+				srv.Reload(ctx) // logs its own failure
+			}
+		}
+	}()
+	return srv.Run(ctx)
+}
+
+// serveError maps a configuration error to exit 2.
+func serveError(err error) error {
+	if errors.Is(err, serve.ErrConfig) || errors.Is(err, os.ErrNotExist) {
+		return &exitError{code: exitBadInput, err: err}
+	}
+	return err
+}

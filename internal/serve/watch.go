@@ -1,0 +1,90 @@
+package serve
+
+import (
+	"context"
+
+	"github.com/lohisoft/lohibot/mailbot"
+)
+
+// runWatcher runs the mailbox watcher of the configuration in force until
+// ctx ends, and starts it again whenever a reload changes its settings.
+// Without mail.imap there is no watcher.
+func (s *Server) runWatcher(ctx context.Context) {
+	for {
+		cfg := s.cfg.Load()
+		wctx, cancel := context.WithCancel(ctx)
+		var done chan struct{}
+		if cfg.Mail.IMAP != "" {
+			w, err := s.newWatcher(cfg)
+			if err != nil {
+				// Validate parsed the URL already; this cannot happen.
+				s.log.Error("mailbox watcher not started", "err", err)
+			} else {
+				s.setWatcher(w)
+				done = make(chan struct{})
+				go func() {
+					defer close(done)
+					if err := w.Run(wctx); err != nil {
+						s.log.Error("mailbox watcher stopped", "err", err)
+					}
+				}()
+			}
+		} else {
+			s.setWatcher(nil)
+		}
+		select {
+		case <-ctx.Done():
+		case <-s.mailChanged:
+		}
+		cancel()
+		if done != nil {
+			<-done
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		s.log.Info("mailbox watcher restarts with the reloaded settings")
+	}
+}
+
+// newWatcher returns a watcher applying mail to the daemon's policy and
+// feeding its metrics.
+func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, error) {
+	ep, err := mailbot.ParseIMAPURL(cfg.Mail.IMAP)
+	if err != nil {
+		return nil, err
+	}
+	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log})
+	return mailbot.NewWatcher(proc, &mailbot.WatchOptions{
+		Endpoint:        *ep,
+		Password:        cfg.Mail.Password,
+		Insecure:        cfg.Mail.Insecure,
+		ProcessedFolder: cfg.Mail.ProcessedFolder,
+		ReviewFolder:    cfg.Mail.ReviewFolder,
+		Logger:          s.log,
+		OnState:         s.metrics.ObserveWatchState,
+		OnMessage:       s.onMail,
+	}), nil
+}
+
+// onMail is the watcher's OnMessage hook.
+func (s *Server) onMail(ev mailbot.WatchEvent) {
+	s.metrics.ObserveMail(ev)
+	if ev.Result != nil && !ev.Result.Duplicate && ev.Result.Outcome == mailbot.OutcomeExcluded {
+		s.log.Info("excluded by email", "sites", ev.Result.Excluded, "message_id", ev.Result.MessageID,
+			"time_to_exclusion", ev.TimeToExclusion().String())
+	}
+}
+
+func (s *Server) setWatcher(w watcherState) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.watcher = w
+}
+
+// watcherStatus returns the running watcher, or nil when there is none.
+func (s *Server) watcherStatus() watcherState {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.watcher
+}
