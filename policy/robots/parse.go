@@ -43,7 +43,6 @@ func Parse(body []byte) *Robots {
 		// Room for a record per line, assuming lines of 16 bytes or more so
 		// that a file of blank lines does not reserve megabytes.
 		records: make([]Record, 0, min(strings.Count(text, "\n")+1, len(text)/16+1)),
-		byAgent: map[string][]*group{},
 	}
 	var cur *group
 	var rules []rule    // all rules of the file, in order; groups own contiguous runs
@@ -98,6 +97,7 @@ func Parse(body []byte) *Robots {
 	// first match. Sorting packed keys (precedence, then index) moves no
 	// pointers; the rules are then copied once into their final order.
 	sorted := make([]rule, len(rules))
+	index := map[string]int{} // token → position in r.agents
 	var keys []uint64
 	for gi, g := range r.groups {
 		lo, hi := ruleStart[gi], len(rules)
@@ -131,9 +131,21 @@ func Parse(body []byte) *Robots {
 			if hasUpper(tok) {
 				tok = strings.ToLower(tok)
 			}
-			if gs := r.byAgent[tok]; len(gs) == 0 || gs[len(gs)-1] != g {
-				r.byAgent[tok] = append(gs, g)
+			i, ok := index[tok]
+			if !ok {
+				i = len(r.agents)
+				index[tok] = i
+				r.agents = append(r.agents, agentGroups{token: tok})
 			}
+			if gs := r.agents[i].groups; len(gs) == 0 || gs[len(gs)-1] != g {
+				r.agents[i].groups = append(gs, g)
+			}
+		}
+	}
+	if len(r.agents) > manyAgents {
+		r.byAgent = make(map[string]agentGroups, len(r.agents))
+		for _, e := range r.agents {
+			r.byAgent[e.token] = e
 		}
 	}
 	return r

@@ -62,8 +62,9 @@ type Decision struct {
 type Robots struct {
 	records  []Record
 	groups   []*group
-	byAgent  map[string][]*group // lowercase product token → groups naming it, in file order
-	star     []*group            // groups with "User-agent: *", in file order
+	agents   []agentGroups          // lowercase product token → groups naming it, in file order
+	byAgent  map[string]agentGroups // the same, indexed, when there are many tokens
+	star     []*group               // groups with "User-agent: *", in file order
 	sitemaps []string
 }
 
@@ -147,27 +148,61 @@ func (r *Robots) Records() []Record {
 	return append([]Record(nil), r.records...)
 }
 
+// agentGroups are the groups naming one product token.
+type agentGroups struct {
+	token  string // lowercase
+	groups []*group
+}
+
+// manyAgents is the number of distinct tokens above which lookup uses a
+// map rather than a scan.
+const manyAgents = 8
+
 // lookup returns the groups that apply to agent: those naming it, else the
 // "*" groups. It does not allocate for agents of up to 64 bytes.
 func (r *Robots) lookup(agent string) []*group {
-	if gs, ok := r.byAgent[agent]; ok {
-		return gs
+	if r.byAgent == nil {
+		for i := range r.agents {
+			if equalFoldLower(agent, r.agents[i].token) {
+				return r.agents[i].groups
+			}
+		}
+		return r.star
 	}
+	key := agent
+	var buf [64]byte
 	if hasUpper(agent) {
-		var buf [64]byte
-		if len(agent) <= len(buf) {
+		if len(agent) > len(buf) {
+			key = strings.ToLower(agent)
+		} else {
 			b := buf[:len(agent)]
 			for i := 0; i < len(agent); i++ {
 				b[i] = lower(agent[i])
 			}
-			if gs, ok := r.byAgent[string(b)]; ok { // no allocation for map index
-				return gs
+			if e, ok := r.byAgent[string(b)]; ok { // no allocation for map index
+				return e.groups
 			}
-		} else if gs, ok := r.byAgent[strings.ToLower(agent)]; ok {
-			return gs
+			return r.star
 		}
 	}
+	if e, ok := r.byAgent[key]; ok {
+		return e.groups
+	}
 	return r.star
+}
+
+// equalFoldLower reports whether s equals the lowercase ASCII token t,
+// ignoring ASCII case.
+func equalFoldLower(s, t string) bool {
+	if len(s) != len(t) {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if lower(s[i]) != t[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // Group is a group of records: one or more user-agent lines and the rules

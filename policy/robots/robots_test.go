@@ -1,6 +1,7 @@
 package robots_test
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -318,6 +319,35 @@ func TestDecideDoesNotAllocate(t *testing.T) {
 	} {
 		if n := testing.AllocsPerRun(100, func() { r.Decide(tc.agent, tc.url) }); n != 0 {
 			t.Errorf("Decide(%q, %q) makes %v allocations, want 0", tc.agent, tc.url, n)
+		}
+	}
+}
+
+// TestDecideManyAgents covers files naming more tokens than a scan suits.
+func TestDecideManyAgents(t *testing.T) {
+	var sb strings.Builder
+	for i := range 20 {
+		fmt.Fprintf(&sb, "User-agent: Bot-%c\nDisallow: /%c\n\n", 'a'+i, 'a'+i)
+	}
+	long := strings.Repeat("Long", 20)
+	sb.WriteString("User-agent: " + long + "\nDisallow: /long\n\nUser-agent: *\nDisallow: /star\n")
+	r := robots.Parse([]byte(sb.String()))
+	tests := []struct {
+		agent, url string
+		want       robots.Decision
+	}{
+		{"Bot-c", "/c", robots.Decision{Allowed: false, Rule: "Disallow: /c", Line: 8}},
+		{"bot-c", "/c", robots.Decision{Allowed: false, Rule: "Disallow: /c", Line: 8}},
+		{"BOT-T", "/t", robots.Decision{Allowed: false, Rule: "Disallow: /t", Line: 59}},
+		{"Bot-c", "/star", robots.Decision{Allowed: true, Rule: robots.ReasonNoRule}},
+		{"Bot-z", "/star", robots.Decision{Allowed: false, Rule: "Disallow: /star", Line: 65}},
+		{strings.ToUpper(long), "/long", robots.Decision{Allowed: false, Rule: "Disallow: /long", Line: 62}},
+		{strings.ToLower(long), "/long", robots.Decision{Allowed: false, Rule: "Disallow: /long", Line: 62}},
+		{strings.ToUpper(long) + "X", "/star", robots.Decision{Allowed: false, Rule: "Disallow: /star", Line: 65}},
+	}
+	for _, tt := range tests {
+		if got := r.Decide(tt.agent, tt.url); got != tt.want {
+			t.Errorf("Decide(%q, %q) = %+v, want %+v", tt.agent, tt.url, got, tt.want)
 		}
 	}
 }
