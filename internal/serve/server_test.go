@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -337,3 +338,20 @@ func TestMetricsFeed(t *testing.T) {
 		t.Error("NewMetrics returned a shared registry")
 	}
 }
+
+// fetchURL GETs url and returns the status and the body.
+func fetchURL(t *testing.T, url string) (int, string) {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+func itoa(n int64) string { return strconv.FormatInt(n, 10) }
