@@ -1,0 +1,118 @@
+package audit
+
+import (
+	"fmt"
+	"time"
+)
+
+// dbTime scans a timestamp as either engine returns it: a time.Time
+// (PostgreSQL), or the text SQLite stores (the stream selects SQLite's times
+// as text, which it parses faster than the driver does).
+type dbTime struct {
+	t     time.Time
+	valid bool
+}
+
+// Scan implements sql.Scanner.
+func (d *dbTime) Scan(v any) error {
+	switch x := v.(type) {
+	case nil:
+		d.t, d.valid = time.Time{}, false
+		return nil
+	case time.Time:
+		d.t, d.valid = x.UTC(), true
+		return nil
+	case string:
+		return d.parse(x)
+	case []byte:
+		return d.parse(string(x))
+	}
+	return fmt.Errorf("audit: cannot scan %T as a time", v)
+}
+
+func (d *dbTime) parse(s string) error {
+	if t, ok := parseFixed(s); ok {
+		d.t, d.valid = t, true
+		return nil
+	}
+	for _, layout := range []string{
+		"2006-01-02 15:04:05.999999999-07:00",
+		"2006-01-02T15:04:05.999999999-07:00",
+		"2006-01-02 15:04:05.999999999Z07:00",
+		"2006-01-02T15:04:05.999999999Z07:00",
+		"2006-01-02 15:04:05.999999999",
+		"2006-01-02T15:04:05.999999999",
+		"2006-01-02 15:04:05.999999999 -0700 MST",
+	} {
+		if t, err := time.Parse(layout, s); err == nil {
+			d.t, d.valid = t.UTC(), true
+			return nil
+		}
+	}
+	return fmt.Errorf("audit: cannot read %q as a time", s)
+}
+
+// parseFixed parses "YYYY-MM-DD HH:MM:SS[.fraction][Z|±HH:MM]" (space or T)
+// without allocating; ok is false for anything else.
+func parseFixed(s string) (time.Time, bool) {
+	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) (int, bool) {
+		v := 0
+		for _, c := range []byte(s[i : i+n]) {
+			if c < '0' || c > '9' {
+				return 0, false
+			}
+			v = v*10 + int(c-'0')
+		}
+		return v, true
+	}
+	year, ok1 := num(0, 4)
+	month, ok2 := num(5, 2)
+	day, ok3 := num(8, 2)
+	hour, ok4 := num(11, 2)
+	minute, ok5 := num(14, 2)
+	sec, ok6 := num(17, 2)
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 60 {
+		return time.Time{}, false
+	}
+	i := 19
+	nsec := 0
+	if i < len(s) && s[i] == '.' {
+		i++
+		digits := 0
+		for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+			if digits < 9 {
+				nsec = nsec*10 + int(s[i]-'0')
+				digits++
+			}
+			i++
+		}
+		if digits == 0 {
+			return time.Time{}, false
+		}
+		for ; digits < 9; digits++ {
+			nsec *= 10
+		}
+	}
+	offset := 0
+	switch {
+	case i == len(s):
+	case s[i] == 'Z' && i+1 == len(s):
+	case (s[i] == '+' || s[i] == '-') && i+6 == len(s) && s[i+3] == ':':
+		oh, ok1 := num(i+1, 2)
+		om, ok2 := num(i+4, 2)
+		if !ok1 || !ok2 {
+			return time.Time{}, false
+		}
+		offset = oh*3600 + om*60
+		if s[i] == '-' {
+			offset = -offset
+		}
+	default:
+		return time.Time{}, false
+	}
+	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
+	return t.Add(-time.Duration(offset) * time.Second), true
+}

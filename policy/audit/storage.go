@@ -1,0 +1,158 @@
+package audit
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// allowedColumns are the columns the index may have: the fields the public
+// page promises to store (title, meta description, h1–h3, URL, the text of
+// inbound links) and their bookkeeping (ids, site, status, times, the request
+// that fetched them).
+func allowedColumns() map[string][]string {
+	return map[string][]string{
+		"pages":   {"id", "url", "site", "title", "description", "h1", "h2", "h3", "status", "fetched_at", "request_id"},
+		"anchors": {"id", "from_url", "to_url", "to_site", "anchor_text", "seen_at", "request_id"},
+	}
+}
+
+// checkSchema reports columns of the index tables that the public page does
+// not promise.
+func (a *auditor) checkSchema(ctx context.Context) error {
+	allowed := allowedColumns()
+	for _, table := range []string{"pages", "anchors"} {
+		a.count(RuleStorage, 1, 0)
+		cols, err := a.columns(ctx, table)
+		if err != nil {
+			return err
+		}
+		for _, c := range cols {
+			if slices.Contains(allowed[table], strings.ToLower(c)) {
+				continue
+			}
+			if err := a.report(Violation{Rule: RuleStorage, Check: CheckExtraColumn, Requests: []RequestRef{},
+				Evidence: fmt.Sprintf("table %s has a column %q; the index may hold only %s",
+					table, c, strings.Join(allowed[table], ", "))}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// noindexURL is a URL whose last page fetch was marked noindex, waiting to
+// be checked against the index.
+type noindexURL struct {
+	site string
+	url  string
+	ref  RequestRef // the fetch that said noindex
+}
+
+// flushNoindex reports index entries and link texts kept for the pending
+// noindex URLs, in one query per noindexBatch URLs.
+func (a *auditor) flushNoindex(ctx context.Context) error {
+	pending := a.noindex
+	a.noindex = a.noindex[:0]
+	a.count(RuleStorage, int64(len(pending)), 0)
+	for len(pending) > 0 {
+		batch := pending[:min(len(pending), noindexBatch)]
+		pending = pending[len(batch):]
+		byURL := make(map[string]noindexURL, len(batch))
+		args := make([]any, len(batch))
+		for i, n := range batch {
+			byURL[n.url] = n
+			args[i] = n.url
+		}
+		ph := strings.TrimSuffix(strings.Repeat("?, ", len(batch)), ", ")
+		type hit struct {
+			kind  int
+			id    int64
+			url   string
+			title string
+			n     int64
+		}
+		var hits []hit
+		// One query for both tables: each query costs the SQLite driver a
+		// fresh prepare.
+		q := "SELECT 1, id, url, title, 0 FROM pages WHERE url IN (" + ph + ")" +
+			" UNION ALL SELECT 2, 0, to_url, '', COUNT(*) FROM anchors WHERE to_url IN (" + ph + ") GROUP BY to_url"
+		rows, err := a.store.SQL.QueryContext(ctx, a.rebind(q), append(args, args...)...)
+		if err != nil {
+			return fmt.Errorf("audit: read the index: %w", err)
+		}
+		for rows.Next() {
+			var h hit
+			if err := rows.Scan(&h.kind, &h.id, &h.url, &h.title, &h.n); err != nil {
+				rows.Close()
+				return fmt.Errorf("audit: read the index: %w", err)
+			}
+			hits = append(hits, h)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("audit: read the index: %w", err)
+		}
+		// In the order the URLs were queued (site by site), index
+		// entries before link texts.
+		order := make(map[string]int, len(batch))
+		for i, n := range batch {
+			order[n.url] = i
+		}
+		slices.SortFunc(hits, func(x, y hit) int {
+			if c := cmp.Compare(order[x.url], order[y.url]); c != 0 {
+				return c
+			}
+			return cmp.Compare(x.kind, y.kind)
+		})
+		for _, h := range hits {
+			n := byURL[h.url]
+			v := Violation{Site: n.site, Rule: RuleStorage, Check: CheckNoindexPage, Requests: []RequestRef{n.ref}}
+			if h.kind == 1 {
+				v.Evidence = fmt.Sprintf("the index keeps entry %d (title %q) for %s, whose last fetch (request %d at %s) was marked noindex",
+					h.id, h.title, h.url, n.ref.ID, fmtTime(n.ref.SentAt))
+			} else {
+				v.Check = CheckNoindexAnchor
+				v.Evidence = fmt.Sprintf("the index keeps %d link texts pointing to %s, whose last fetch (request %d at %s) was marked noindex",
+					h.n, h.url, n.ref.ID, fmtTime(n.ref.SentAt))
+			}
+			if err := a.report(v); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// columns lists the columns of a table, from the engine's catalogue.
+func (a *auditor) columns(ctx context.Context, table string) ([]string, error) {
+	q := "SELECT name FROM pragma_table_info(?) ORDER BY cid"
+	if a.store.Dialect == db.Postgres {
+		q = `SELECT column_name FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
+	}
+	rows, err := a.store.SQL.QueryContext(ctx, a.rebind(q), table)
+	if err != nil {
+		return nil, fmt.Errorf("audit: read the columns of %s: %w", table, err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("audit: read the columns of %s: %w", table, err)
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("audit: read the columns of %s: %w", table, err)
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("audit: table %s not found", table)
+	}
+	return cols, nil
+}
