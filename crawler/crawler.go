@@ -116,8 +116,8 @@ type Options struct {
 	// Resolver answers every DNS lookup. Nil means net.DefaultResolver.
 	Resolver *net.Resolver
 	// Timeout bounds one whole request, body included. Zero means
-	// DefaultTimeout. Connecting, the TLS handshake and the response headers
-	// each get at most a third of it.
+	// DefaultTimeout. Connecting and the TLS handshake each get at most 10 s
+	// of it, the response headers at most 20 s.
 	Timeout time.Duration
 	// LeaseTTL is how long a host or cycle lease outlives the crawler's last
 	// heartbeat (it is renewed every third of it). Zero means
@@ -144,7 +144,10 @@ type Crawler struct {
 	holder string // this process's lease holder id: node/pid/random
 	pg     bool
 
-	writeSem chan struct{} // bounds concurrent write transactions (1 on SQLite)
+	writeSem   chan struct{} // bounds concurrent write transactions on PostgreSQL
+	writes     chan *writeOp // to the SQLite writer
+	writerDone chan struct{} // closed when the SQLite writer has stopped
+	stopWriter context.CancelFunc
 
 	robotsMu sync.Mutex // guards robots
 	robots   map[string]*robotsEntry
@@ -231,10 +234,15 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		hosts:  map[string]*hostState{},
 	}
 	c.client = newClient(&o)
+	c.writeSem = make(chan struct{}, 8)
+	c.writes = make(chan *writeOp)
+	c.writerDone = make(chan struct{})
+	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stopWriter = wcancel
 	if c.pg {
-		c.writeSem = make(chan struct{}, 8)
+		close(c.writerDone)
 	} else {
-		c.writeSem = make(chan struct{}, 1)
+		go c.writer(wctx)
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopHeartbeat = cancel
@@ -251,6 +259,8 @@ func (c *Crawler) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.releaseAll(ctx)
+	c.stopWriter()
+	<-c.writerDone
 	c.client.CloseIdleConnections()
 	c.gate.Close()
 	return err

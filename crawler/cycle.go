@@ -61,14 +61,14 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 
 func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 	var cy *cycle
-	err := c.withTx(ctx, func(tx *sql.Tx) error {
+	err := c.withTx(ctx, func(tx *wtx) error {
 		var (
 			id            int64
 			status        string
 			started       time.Time
 			budget, spent int
 		)
-		err := tx.QueryRowContext(ctx, c.rebind(`SELECT id, status, started_at, budget, spent FROM crawl_cycles
+		err := tx.queryRow(ctx, (`SELECT id, status, started_at, budget, spent FROM crawl_cycles
 			WHERE site = ? ORDER BY id DESC LIMIT 1`), site).Scan(&id, &status, &started, &budget, &spent)
 		now := db.Now()
 		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
@@ -77,13 +77,13 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			return err
 		case err == nil && status == db.CycleRunning:
 			// We hold the site's lease, so its last holder is gone.
-			if _, err := c.exec(ctx, tx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, c.opts.Node, id); err != nil {
+			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, c.opts.Node, id); err != nil {
 				return err
 			}
 			cy = &cycle{ID: id, Resumed: true}
 			return nil
 		case recent && status == db.CycleStopped && spent < budget:
-			if _, err := c.exec(ctx, tx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
+			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
 				db.CycleRunning, c.opts.Node, id, db.CycleStopped); err != nil {
 				return err
 			}
@@ -92,7 +92,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 		case recent:
 			return &errSkip{fmt.Sprintf("visited recently (cycle %d started %s)", id, started.UTC().Format(time.RFC3339))}
 		}
-		err = tx.QueryRowContext(ctx, c.rebind(`INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
+		err = tx.queryRow(ctx, (`INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
 			VALUES (?, ?, ?, ?, ?, 0, ?, '') RETURNING id`), site, c.opts.Node, now, db.CycleRunning, Budget, c.opts.Delay.Milliseconds()).Scan(&id)
 		if err != nil {
 			return err
@@ -114,8 +114,8 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := c.withTx(ctx, func(tx *sql.Tx) error {
-		_, err := c.exec(ctx, tx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
+	err := c.withTx(ctx, func(tx *wtx) error {
+		_, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
 			status, db.Now(), reason, cy.ID, db.CycleRunning)
 		return err
 	})

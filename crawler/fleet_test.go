@@ -45,7 +45,7 @@ func lohibot(t *testing.T) string {
 // crawlCmd is `lohibot crawl` on the test web.
 func crawlCmd(t *testing.T, e *env, node string, delay time.Duration, sites []string) (*exec.Cmd, *bytes.Buffer) {
 	args := []string{"--db", e.dsn, "--resolver", e.web.DNSAddr, "crawl", "--allow-private", "--node", node,
-		"--delay", delay.String(), "--timeout", "1s", "--lease-ttl", "2s", "--max-sites-parallel", "64"}
+		"--delay", delay.String(), "--timeout", "2s", "--lease-ttl", "3s", "--max-sites-parallel", "64"}
 	args = append(args, sites...)
 	cmd := exec.Command(lohibot(t), args...)
 	var out bytes.Buffer

@@ -62,7 +62,7 @@ func (e *env) options(t *testing.T) *crawler.Options {
 		Delay:            testDelay,
 		AllowPrivate:     true,
 		Resolver:         res,
-		Timeout:          time.Second,
+		Timeout:          2 * time.Second,
 		Logger:           logger,
 		MaxSitesParallel: 64,
 	}

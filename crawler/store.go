@@ -42,11 +42,69 @@ func (c *Crawler) rebind(q string) string {
 	return b.String()
 }
 
-// withTx runs f in a write transaction (BEGIN IMMEDIATE on SQLite), with
-// at most len(writeSem) such transactions in flight in this process so that
-// SQLite writers never wait on each other's locks and PostgreSQL's pool is
-// never exhausted.
-func (c *Crawler) withTx(ctx context.Context, f func(tx *sql.Tx) error) error {
+// wtx is a write transaction: its statements are rebound for the engine
+// and, on SQLite, prepared once on the writer's connection.
+type wtx struct {
+	c    *Crawler
+	tx   *sql.Tx
+	stmt func(ctx context.Context, q string) (*sql.Stmt, error) // nil: no statement cache
+}
+
+func (t *wtx) exec(ctx context.Context, q string, args ...any) (int64, error) {
+	var (
+		res sql.Result
+		err error
+	)
+	if t.stmt != nil {
+		var st *sql.Stmt
+		if st, err = t.stmt(ctx, q); err != nil {
+			return 0, err
+		}
+		res, err = t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
+	} else {
+		res, err = t.tx.ExecContext(ctx, t.c.rebind(q), args...)
+	}
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (t *wtx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	if t.stmt != nil {
+		if st, err := t.stmt(ctx, q); err == nil {
+			return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
+		}
+	}
+	return t.tx.QueryRowContext(ctx, t.c.rebind(q), args...)
+}
+
+// logicalError reports whether err is an answer of a transaction's own
+// logic (nothing to send, ask again) rather than a database failure.
+func logicalError(err error) bool {
+	var skip *errSkip
+	return errors.Is(err, errStale) || errors.Is(err, ErrBudgetSpent) || errors.Is(err, ErrLeaseLost) ||
+		errors.Is(err, ErrExcluded) || errors.As(err, &skip)
+}
+
+// withTx runs f in a write transaction. On PostgreSQL at most
+// len(writeSem) such transactions run at once, so the pool is never
+// exhausted. On SQLite, which has one writer at a time anyway, f is handed
+// to the writer goroutine, which commits the work of many callers in one
+// transaction (group commit) with prepared statements; f may then run
+// twice (it must only set its results), when another f of its group failed.
+func (c *Crawler) withTx(ctx context.Context, f func(tx *wtx) error) error {
+	if !c.pg {
+		w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1)}
+		select {
+		case c.writes <- w:
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-c.writerDone:
+			return errWriterStopped
+		}
+		return <-w.done
+	}
 	select {
 	case c.writeSem <- struct{}{}:
 	case <-ctx.Done():
@@ -57,20 +115,114 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx *sql.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	if err := f(tx); err != nil {
+	if err := f(&wtx{c: c, tx: tx}); err != nil {
 		tx.Rollback()
 		return err
 	}
 	return tx.Commit()
 }
 
-func (c *Crawler) exec(ctx context.Context, tx *sql.Tx, q string, args ...any) (int64, error) {
-	res, err := tx.ExecContext(ctx, c.rebind(q), args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
+// writeOp is one caller's work for the SQLite writer.
+type writeOp struct {
+	ctx  context.Context
+	f    func(tx *wtx) error
+	done chan error
 }
+
+// maxGroup bounds the callers committed together.
+const maxGroup = 256
+
+// writer is the SQLite writer goroutine: it owns one connection, prepares
+// each statement once, and commits the pending work of all callers in one
+// transaction. It stops when ctx ends.
+func (c *Crawler) writer(ctx context.Context) {
+	defer close(c.writerDone)
+	conn, err := c.store.SQL.Conn(ctx)
+	if err != nil {
+		c.log.Error("database writer cannot start", "err", err)
+		return
+	}
+	defer conn.Close()
+	stmts := map[string]*sql.Stmt{}
+	defer func() {
+		for _, st := range stmts {
+			st.Close()
+		}
+	}()
+	stmt := func(ctx context.Context, q string) (*sql.Stmt, error) {
+		if st, ok := stmts[q]; ok {
+			return st, nil
+		}
+		st, err := conn.PrepareContext(ctx, q)
+		if err != nil {
+			return nil, err
+		}
+		stmts[q] = st
+		return st, nil
+	}
+	bg := context.WithoutCancel(ctx)
+	run := func(ops []*writeOp) error {
+		tx, err := conn.BeginTx(bg, nil)
+		if err != nil {
+			return err
+		}
+		t := &wtx{c: c, tx: tx, stmt: stmt}
+		results := make([]error, len(ops))
+		for i, op := range ops {
+			if err := op.ctx.Err(); err != nil {
+				results[i] = err
+				continue
+			}
+			if err := op.f(t); err != nil {
+				if !logicalError(err) {
+					tx.Rollback()
+					return err
+				}
+				results[i] = err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		for i, op := range ops {
+			op.done <- results[i]
+		}
+		return nil
+	}
+	for {
+		var ops []*writeOp
+		select {
+		case <-ctx.Done():
+			return
+		case op := <-c.writes:
+			ops = append(ops, op)
+		}
+	drain:
+		for len(ops) < maxGroup {
+			select {
+			case op := <-c.writes:
+				ops = append(ops, op)
+			default:
+				break drain
+			}
+		}
+		if err := run(ops); err != nil {
+			if len(ops) == 1 {
+				ops[0].done <- err
+				continue
+			}
+			// One caller's failure must not fail the others: alone, each.
+			for _, op := range ops {
+				if err := run([]*writeOp{op}); err != nil {
+					op.done <- err
+				}
+			}
+		}
+	}
+}
+
+// errWriterStopped answers writes after Close.
+var errWriterStopped = errors.New("crawler: closed")
 
 // leaseState is a lease row as read.
 type leaseState struct {
@@ -92,8 +244,8 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			got  bool
 			busy time.Time
 		)
-		err = c.withTx(ctx, func(tx *sql.Tx) error {
-			n, err := c.exec(ctx, tx, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, ?, ?, ?) ON CONFLICT (host) DO NOTHING`,
+		err = c.withTx(ctx, func(tx *wtx) error {
+			n, err := tx.exec(ctx, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, ?, ?, ?) ON CONFLICT (host) DO NOTHING`,
 				key, c.holder, exp, now)
 			if err != nil {
 				return err
@@ -103,16 +255,16 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 				return nil
 			}
 			var l leaseState
-			if err := tx.QueryRowContext(ctx, c.rebind(`SELECT holder, expires_at, next_at FROM host_leases WHERE host = ?`), key).
+			if err := tx.queryRow(ctx, (`SELECT holder, expires_at, next_at FROM host_leases WHERE host = ?`), key).
 				Scan(&l.holder, &l.expiresAt, &l.nextAt); err != nil {
 				return err
 			}
 			switch {
 			case l.holder == c.holder:
-				n, err = c.exec(ctx, tx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, exp, key, c.holder)
+				n, err = tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, exp, key, c.holder)
 				nextAt = l.nextAt
 			case l.holder == "":
-				n, err = c.exec(ctx, tx, `UPDATE host_leases SET holder = ?, expires_at = ? WHERE host = ? AND holder = ''`, c.holder, exp, key)
+				n, err = tx.exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ? WHERE host = ? AND holder = ''`, c.holder, exp, key)
 				nextAt = l.nextAt
 			case l.expiresAt.After(now):
 				busy = l.expiresAt
@@ -123,7 +275,7 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 					nextAt = t.UTC().Truncate(time.Microsecond)
 				}
 				c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.holder, "expired_at", l.expiresAt)
-				n, err = c.exec(ctx, tx, `UPDATE host_leases SET holder = ?, expires_at = ?, next_at = ? WHERE host = ? AND holder = ? AND expires_at < ?`,
+				n, err = tx.exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ?, next_at = ? WHERE host = ? AND holder = ? AND expires_at < ?`,
 					c.holder, exp, nextAt, key, l.holder, now)
 			}
 			if err != nil {
@@ -148,13 +300,13 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 // release gives a lease back, keeping next_at (raised to nextAt when later)
 // so that the next holder keeps the gap.
 func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
-	return c.withTx(ctx, func(tx *sql.Tx) error {
+	return c.withTx(ctx, func(tx *wtx) error {
 		now := db.Now()
 		if nextAt.IsZero() {
-			_, err := c.exec(ctx, tx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, c.holder)
+			_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, c.holder)
 			return err
 		}
-		_, err := c.exec(ctx, tx, `UPDATE host_leases SET holder = '', expires_at = ?, next_at = ? WHERE host = ? AND holder = ?`,
+		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ?, next_at = ? WHERE host = ? AND holder = ?`,
 			now, nextAt.UTC().Truncate(time.Microsecond), key, c.holder)
 		return err
 	})
@@ -162,16 +314,16 @@ func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) err
 
 // renewAll pushes back the expiry of every lease this crawler holds.
 func (c *Crawler) renewAll(ctx context.Context) error {
-	return c.withTx(ctx, func(tx *sql.Tx) error {
-		_, err := c.exec(ctx, tx, `UPDATE host_leases SET expires_at = ? WHERE holder = ?`, db.Now().Add(c.opts.LeaseTTL), c.holder)
+	return c.withTx(ctx, func(tx *wtx) error {
+		_, err := tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE holder = ?`, db.Now().Add(c.opts.LeaseTTL), c.holder)
 		return err
 	})
 }
 
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
-	return c.withTx(ctx, func(tx *sql.Tx) error {
-		_, err := c.exec(ctx, tx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, db.Now(), c.holder)
+	return c.withTx(ctx, func(tx *wtx) error {
+		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, db.Now(), c.holder)
 		return err
 	})
 }
@@ -220,9 +372,9 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 			return ErrExcluded
 		}
 		stale := false
-		err = c.withTx(ctx, func(tx *sql.Tx) error {
+		err = c.withTx(ctx, func(tx *wtx) error {
 			var version int64
-			if err := tx.QueryRowContext(ctx, versionQ).Scan(&version); err != nil {
+			if err := tx.queryRow(ctx, versionQ).Scan(&version); err != nil {
 				return err
 			}
 			if version != v.Version {
@@ -230,7 +382,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				return errStale
 			}
 			now := db.Now()
-			n, err := c.exec(ctx, tx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, now.Add(c.opts.LeaseTTL), r.Host, c.holder)
+			n, err := tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, now.Add(c.opts.LeaseTTL), r.Host, c.holder)
 			if err != nil {
 				return err
 			}
@@ -243,7 +395,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 					return ErrBudgetSpent
 				}
 				var spent int
-				err := tx.QueryRowContext(ctx, c.rebind(`UPDATE crawl_cycles SET spent = spent + 1 WHERE id = ? AND status = ? AND spent < budget RETURNING spent`),
+				err := tx.queryRow(ctx, (`UPDATE crawl_cycles SET spent = spent + 1 WHERE id = ? AND status = ? AND spent < budget RETURNING spent`),
 					*r.CycleID, db.CycleRunning).Scan(&spent)
 				if errors.Is(err, sql.ErrNoRows) {
 					return ErrBudgetSpent
@@ -255,7 +407,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				r.Slot = spent
 			}
 			r.SentAt = now
-			return tx.QueryRowContext(ctx, c.rebind(`INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
+			return tx.queryRow(ctx, (`INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
 				redirect_of, robots_snapshot_id, robots_rule, robots_line, policy_check, delay_ms, sent_at)
 				VALUES (?, ?, ?, ?, ?, ?, 'GET', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 				r.CycleID, slot, r.Site, r.Host, r.Origin, r.URL, r.Purpose, c.opts.Node, r.Attempt,
@@ -311,21 +463,21 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	if k.Status != 0 {
 		status = &k.Status
 	}
-	return c.withTx(ctx, func(tx *sql.Tx) error {
-		if _, err := c.exec(ctx, tx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
+	return c.withTx(ctx, func(tx *wtx) error {
+		if _, err := tx.exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
 			retry_not_before = ?, outcome = ?, error = ? WHERE id = ?`,
 			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error, k.ID); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
 		if !k.NextAt.IsZero() {
-			if _, err := c.exec(ctx, tx, `UPDATE host_leases SET next_at = ? WHERE host = ? AND holder = ?`,
+			if _, err := tx.exec(ctx, `UPDATE host_leases SET next_at = ? WHERE host = ? AND holder = ?`,
 				k.NextAt.UTC().Truncate(time.Microsecond), k.Host, c.holder); err != nil {
 				return fmt.Errorf("crawler: lease: %w", err)
 			}
 		}
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
-			if err := tx.QueryRowContext(ctx, c.rebind(`INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
+			if err := tx.queryRow(ctx, (`INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 				s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID).Scan(&s.ID); err != nil {
 				return fmt.Errorf("crawler: robots snapshot: %w", err)
@@ -333,7 +485,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		}
 		if p := k.Page; p != nil {
 			p.RequestID = &k.ID
-			if _, err := c.exec(ctx, tx, `INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id)
+			if _, err := tx.exec(ctx, `INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 				ON CONFLICT (url) DO UPDATE SET site = excluded.site, title = excluded.title, description = excluded.description,
 				h1 = excluded.h1, h2 = excluded.h2, h3 = excluded.h3, status = excluded.status, fetched_at = excluded.fetched_at,
@@ -343,7 +495,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 			}
 		}
 		if k.Unindex != "" {
-			if _, err := c.exec(ctx, tx, `DELETE FROM pages WHERE url = ?`, k.Unindex); err != nil {
+			if _, err := tx.exec(ctx, `DELETE FROM pages WHERE url = ?`, k.Unindex); err != nil {
 				return fmt.Errorf("crawler: unindex page: %w", err)
 			}
 		}
@@ -360,7 +512,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 				args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, k.ID)
 			}
 			b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
-			if _, err := c.exec(ctx, tx, b.String(), args...); err != nil {
+			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
 				return fmt.Errorf("crawler: anchors: %w", err)
 			}
 		}

@@ -1,0 +1,198 @@
+package crawler_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gocolly/colly/v2"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// BenchmarkCrawl crawls 500 sites of 30 pages each on the local web with a
+// 200 ms delay, once with lohibot and once with Colly v2 under the same
+// per-host limits (one request at a time, 200 ms between the end of one and
+// the start of the next, 20 pages per host), and reports each run's time
+// against the politeness bound (21 requests per host: robots.txt and 20
+// pages, 20 gaps of 200 ms, all hosts in parallel) and the peak heap.
+//
+//	go test -run '^$' -bench Crawl -benchtime 1x ./crawler/
+func BenchmarkCrawl(b *testing.B) {
+	const (
+		sites = 500
+		pages = 30
+		delay = 200 * time.Millisecond
+	)
+	bound := time.Duration(crawler.Budget) * delay // 20 gaps; the requests themselves take ~1 ms
+	w, err := testweb.Start(&testweb.Options{Plain: sites, PagesPerSite: pages})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer w.Close()
+	res, err := resolver.New(w.DNSAddr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	measure := func(b *testing.B, run func()) {
+		for i := 0; i < b.N; i++ {
+			w.Reset()
+			runtime.GC()
+			stop := sampleHeap()
+			start := time.Now()
+			run()
+			elapsed := time.Since(start)
+			peak := stop()
+			hits := w.Hits()
+			for site, n := range w.PageHitsPerSite(hits) {
+				if n > crawler.Budget {
+					b.Errorf("%s got %d page requests", site, n)
+				}
+			}
+			for host, n := range w.MaxInFlight() {
+				if n > 1 {
+					b.Errorf("%s had %d requests in flight", host, n)
+				}
+			}
+			b.ReportMetric(elapsed.Seconds(), "s/crawl")
+			b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "x-bound")
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			b.ReportMetric(float64(len(hits)), "requests")
+		}
+	}
+	b.Run("lohibot", func(b *testing.B) {
+		measure(b, func() {
+			b.StopTimer()
+			store, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer store.Close()
+			pol := policy.New(store, nil)
+			c, err := crawler.New(context.Background(), store, pol, &crawler.Options{
+				Node: "bench", Delay: delay, AllowPrivate: true, Resolver: res, MaxSitesParallel: sites,
+				Timeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+			})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer c.Close()
+			var ts []crawler.Target
+			for _, s := range w.Plain() {
+				ts = append(ts, crawler.Target{Site: s.Name, StartURL: s.StartURL})
+			}
+			b.StartTimer()
+			rs, err := c.Crawl(context.Background(), ts)
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, r := range rs {
+				if r.Status != crawler.SiteCrawled || r.Requests != crawler.Budget {
+					b.Errorf("site %s: %+v", r.Site, r)
+				}
+			}
+		})
+	})
+	b.Run("colly", func(b *testing.B) {
+		measure(b, func() {
+			collyCrawl(b, w, res, delay)
+		})
+	})
+}
+
+// collyCrawl crawls the plain sites with Colly v2: robots.txt obeyed, one
+// request at a time per host with delay after each, 20 pages per host.
+func collyCrawl(b *testing.B, w *testweb.Web, res *net.Resolver, delay time.Duration) {
+	d := &net.Dialer{Resolver: res, Timeout: 10 * time.Second}
+	c := colly.NewCollector(colly.Async(true), colly.UserAgent(crawler.UserAgent))
+	c.IgnoreRobotsTxt = false
+	c.WithTransport(&http.Transport{
+		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
+			return d.DialContext(ctx, "tcp4", addr)
+		},
+		MaxIdleConns: 4096, MaxIdleConnsPerHost: 1, IdleConnTimeout: 90 * time.Second,
+	})
+	var rules []*colly.LimitRule
+	for _, s := range w.Plain() {
+		rules = append(rules, &colly.LimitRule{DomainGlob: s.Host + ":*", Parallelism: 1, Delay: delay})
+	}
+	if err := c.Limits(rules); err != nil {
+		b.Fatal(err)
+	}
+	var mu sync.Mutex
+	count := map[string]int{}
+	c.OnRequest(func(r *colly.Request) {
+		mu.Lock()
+		defer mu.Unlock()
+		if count[r.URL.Host] >= crawler.Budget {
+			r.Abort()
+			return
+		}
+		count[r.URL.Host]++
+	})
+	c.OnHTML("a[href]", func(e *colly.HTMLElement) {
+		link := e.Request.AbsoluteURL(e.Attr("href"))
+		u, err := url.Parse(link)
+		if err != nil || u.Host != e.Request.URL.Host || strings.Contains(e.Attr("rel"), "nofollow") {
+			return
+		}
+		mu.Lock()
+		full := count[u.Host] >= crawler.Budget
+		mu.Unlock()
+		if !full {
+			e.Request.Visit(link)
+		}
+	})
+	for _, s := range w.Plain() {
+		c.Visit(s.StartURL)
+	}
+	c.Wait()
+}
+
+// sampleHeap samples the heap in use every 20 ms until the returned func
+// is called, which returns the peak.
+func sampleHeap() func() uint64 {
+	var (
+		mu   sync.Mutex
+		peak uint64
+	)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			mu.Lock()
+			peak = max(peak, ms.HeapInuse+ms.StackInuse)
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
+	}
+}
