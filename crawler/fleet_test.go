@@ -3,9 +3,11 @@ package crawler_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -159,5 +161,63 @@ func TestKillAndRestart(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestCLI runs lohibot crawl, search and robots fetch as a user would.
+func TestCLI(t *testing.T) {
+	e := newEnv(t, "sqlite", &testweb.Options{Plain: 1, PagesPerSite: 4})
+	run := func(args ...string) (string, int) {
+		t.Helper()
+		cmd := exec.Command(lohibot(t), append([]string{"--db", e.dsn, "--resolver", e.web.DNSAddr}, args...)...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return string(out), code
+	}
+	plain := e.web.Site("plain-000.test")
+	out, code := run("crawl", "--allow-private", "--delay", "50ms", plain.StartURL)
+	if code != 0 || !strings.Contains(out, "plain-000.test: crawled") || !strings.Contains(out, "4 pages") {
+		t.Errorf("crawl: exit %d\n%s", code, out)
+	}
+	out, code = run("search", "plain-000.test", "page", "3")
+	if code != 0 || !strings.Contains(out, plain.StartURL+"p/3.html") || !strings.Contains(out, "plain-000.test page 3") {
+		t.Errorf("search: exit %d\n%s", code, out)
+	}
+	out, code = run("search", "--json", "nothing-like-this")
+	if code != 0 || strings.TrimSpace(out) != "" {
+		t.Errorf("search without results: exit %d, output %q", code, out)
+	}
+	out, code = run("crawl", "--all")
+	if code != 0 || !strings.Contains(out, "crawl list is empty") {
+		t.Errorf("crawl --all on an empty list: exit %d\n%s", code, out)
+	}
+	if _, code = run("crawl"); code != 2 {
+		t.Errorf("crawl without sites: exit %d, want 2", code)
+	}
+	if _, code = run("crawl", "--delay", "0s", "x.test"); code != 2 {
+		t.Errorf("crawl --delay 0: exit %d, want 2", code)
+	}
+	if _, code = run("crawl", "--source-ip", "::1", "x.test"); code != 2 {
+		t.Errorf("crawl --source-ip ::1: exit %d, want 2", code)
+	}
+	rsite := e.web.Site(testweb.KindRobots)
+	out, code = run("--json", "robots", "fetch", "--allow-private", "--delay", "50ms", rsite.StartURL+"public/a.html")
+	if code != 0 || !strings.Contains(out, `"outcome":"parsed"`) || !strings.Contains(out, `"allowed":true`) {
+		t.Errorf("robots fetch: exit %d\n%s", code, out)
+	}
+	if matcherReady() {
+		out, code = run("robots", "fetch", "--allow-private", "--delay", "50ms", rsite.StartURL+"private/secret.html")
+		if code != 1 || !strings.Contains(out, "disallowed") || !strings.Contains(out, "Disallow: /private/") {
+			t.Errorf("robots fetch of a disallowed URL: exit %d, want 1\n%s", code, out)
+		}
+	}
+	if _, code = run("robots", "fetch", "not a url"); code != 2 {
+		t.Errorf("robots fetch of bad input: exit %d, want 2", code)
 	}
 }
