@@ -295,6 +295,12 @@ func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []str
 			continue
 		}
 		counted[c.rule] = true
+		if r.phase == phaseThanks {
+			for _, p := range pos {
+				used[p] = true
+			}
+			continue
+		}
 		words := make([]string, len(pos))
 		for k, p := range pos {
 			used[p] = true

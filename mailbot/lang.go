@@ -29,28 +29,28 @@ var stopwords = map[string]string{
 		"dallo della degli sul",
 	"es": "el la los las de del y que en es por para con no su sus nuestro nuestra nuestros nuestras un una se " +
 		"lo al gracias hola saludos buenos días usted ustedes les sitio web este esta muy más pero como sin ya he " +
-		"han hemos queremos solicito favor estimados atentamente mi",
+		"han hemos queremos solicito favor estimados atentamente mi nos vuestro vuestra vuestros podéis hace",
 	"pt": "o a os as de do da dos das e é que em no na nos nas por para com não um uma seu sua nosso nossa " +
 		"nossos nossas obrigado obrigada olá cumprimentos senhores vocês você site mais ao aos pelo pela se muito " +
-		"também já foi são pessoal melhores solicitamos queremos favor meu minha",
+		"também já foi são pessoal melhores solicitamos queremos favor meu minha vosso vossa vossos domínio agora",
 	"nl": "de het een en van is niet wij we ons onze jullie u uw met voor op te dat die dit graag bedankt groeten " +
 		"vriendelijke groet hoi beste geachte zijn hebben kunnen willen meer weer ook maar naar uit bij wordt " +
 		"worden heeft geen alstublieft mogen ik mijn hebt wilt groetjes inmiddels",
 	"da": "og i at det er en et den til af på for med ikke vi jeg vores jeres jer har som fra de om kan vil skal " +
 		"hej tak venlig hilsen mvh også eller men efter mere ingen hjemmeside side siden være blive deres " +
-		"venligst meget gerne hos vores lille",
+		"venligst meget gerne hos vores lille igen må",
 	"sv": "och i att det är en ett den till av på för med inte vi jag vår våra vårt er ni har som från de om " +
 		"kan vill ska hej tack vänliga hälsningar mvh också eller men efter mer ingen webbplats sidan oss " +
-		"hälsning förhand",
+		"hälsning förhand får gärna igen",
 	"hu": "a az és hogy nem is egy van meg de ha mi ön önök kérem kérjük köszönöm köszönettel üdvözlettel " +
 		"tisztelt jó napot oldal oldalt weboldal honlap ezt azt már még csak vagy el le ki be fel maguk tovább " +
 		"minket nekünk robotjuk azonnal többet",
 	"cs": "a je se na že to v ve z ze do o s k pro jsme jsem jste prosím děkuji dobrý den naše naši našeho vaše " +
 		"vám vás které který která by bych byste nebo také ale jako už tak aby stránky doménu pozdravem od při " +
-		"chtěli mohli díky žádost vyřazení domén",
+		"chtěli mohli díky žádost vyřazení domén si váš náš jaké používá můžete nepřejeme",
 	"sk": "a je sa na že to v vo z zo do o s k pre sme som ste prosím ďakujem dobrý deň naša našu nášho vaše " +
 		"vám vás ktoré ktorý ktorá by alebo tiež ale ako už tak aby stránky stránku pozdravom od pri nie nás " +
-		"žiadosť vyradenie vaším",
+		"žiadosť vyradenie vaším si váš náš aké používa môžete neželáme",
 	"pl": "i w na z że się nie do to jest o od jak za po proszę prosimy dziękuję dzień dobry nasz nasza naszej " +
 		"naszą naszych państwa pozdrawiam poważaniem strony stronę oraz czy by być ale przez dla tylko także " +
 		"również jestem jesteśmy sklepu domeny prośba",

@@ -348,3 +348,163 @@ func TestParseHostile(t *testing.T) {
 		})
 	}
 }
+
+// TestParseLanguages checks intent and language on short messages in every
+// language, including quoted replies and phrasings that must not count
+// ("no problem with indexing", "thanks for excluding").
+func TestParseLanguages(t *testing.T) {
+	tests := []struct {
+		lang, subject, body string
+		want                mailbot.Intent
+	}{
+		{"en", "Request", "Hi, I run sunny-days.com. Please exclude it from your crawler. Thanks", mailbot.IntentExclude},
+		{"en", "Website removal", "Could you please remove sunny-days.com from your index?", mailbot.IntentExclude},
+		{"en", "Hi", "Kindly stop indexing our website sunny-days.com.", mailbot.IntentExclude},
+		{"en", "Hi", "I object to your bot scraping sunny-days.com. Remove it now.", mailbot.IntentExclude},
+		{"en", "Hi", "Please undo the exclusion of sunny-days.com.", mailbot.IntentReinclude},
+		{"en", "Re-inclusion", "Please re-enable crawling for sunny-days.com", mailbot.IntentReinclude},
+		{"en", "Hi", "Your bot is great, thanks for indexing sunny-days.com!", mailbot.IntentOther},
+		{"en", "Complaint", "Your crawler is too fast on sunny-days.com, please reduce the rate.", mailbot.IntentOther},
+		{"de", "Crawler", "Ich möchte nicht, dass Ihr Crawler meine Seite sonnenhof.de besucht.", mailbot.IntentExclude},
+		{"de", "Löschung", "Bitte löschen Sie sonnenhof.de aus Ihrer Datenbank.", mailbot.IntentExclude},
+		{"de", "Hallo", "Sie dürfen sonnenhof.de wieder crawlen.", mailbot.IntentReinclude},
+		{"de", "Frage", "Welche IP-Adressen nutzt Ihr Bot? Wir betreiben sonnenhof.de.", mailbot.IntentOther},
+		{"fr", "Demande", "Bonjour, je souhaite que mon site soleil-levant.fr ne soit plus indexé. Merci", mailbot.IntentExclude},
+		{"fr", "Bonjour", "Merci de cesser d'explorer soleil-levant.fr.", mailbot.IntentExclude},
+		{"fr", "Bonjour", "Merci de lever le blocage de soleil-levant.fr.", mailbot.IntentReinclude},
+		{"it", "Richiesta", "Buongiorno, vi chiedo di rimuovere il sito sole-mare.it dal vostro indice.", mailbot.IntentExclude},
+		{"it", "Ciao", "Per favore smettete di indicizzare sole-mare.it.", mailbot.IntentExclude},
+		{"it", "Ciao", "Vi chiedo di sbloccare sole-mare.it.", mailbot.IntentReinclude},
+		{"es", "Solicitud", "Hola, por favor eliminen sol-y-mar.es de su índice.", mailbot.IntentExclude},
+		{"es", "Hola", "Les pido que dejen de indexar sol-y-mar.es.", mailbot.IntentExclude},
+		{"es", "Hola", "Por favor desbloqueen sol-y-mar.es.", mailbot.IntentReinclude},
+		{"pt", "Pedido", "Olá, por favor retirem o site sol-e-mar.pt do vosso índice.", mailbot.IntentExclude},
+		{"pt", "Olá", "Peço que deixem de indexar sol-e-mar.pt.", mailbot.IntentExclude},
+		{"pt", "Pergunta", "Quais são os endereços IP do vosso robô? O nosso site é sol-e-mar.pt.", mailbot.IntentOther},
+		{"nl", "Crawler", "Wij willen niet dat uw crawler zonnebloem.nl bezoekt.", mailbot.IntentExclude},
+		{"nl", "Hoi", "U mag zonnebloem.nl weer indexeren.", mailbot.IntentReinclude},
+		{"da", "Anmodning", "Hej, fjern venligst solsikke.dk fra jeres indeks.", mailbot.IntentExclude},
+		{"da", "Hej", "I må gerne indeksere solsikke.dk igen.", mailbot.IntentReinclude},
+		{"sv", "Begäran", "Hej, ta bort solros.se från ert index.", mailbot.IntentExclude},
+		{"sv", "Hej", "Ni får gärna indexera solros.se igen.", mailbot.IntentReinclude},
+		{"hu", "Kérés", "Jó napot, kérem törölje a napraforgo.hu oldalt az indexükből.", mailbot.IntentExclude},
+		{"hu", "Kérés", "Kérem, indexeljék újra a napraforgo.hu oldalt.", mailbot.IntentReinclude},
+		{"cs", "Žádost", "Dobrý den, prosím odstraňte slunecnice.cz z vašeho indexu.", mailbot.IntentExclude},
+		{"cs", "Žádost", "Dobrý den, můžete znovu indexovat slunecnice.cz.", mailbot.IntentReinclude},
+		{"sk", "Žiadosť", "Dobrý deň, prosím odstráňte slnecnica.sk z vášho indexu.", mailbot.IntentExclude},
+		{"sk", "Žiadosť", "Dobrý deň, môžete znova indexovať slnecnica.sk.", mailbot.IntentReinclude},
+		{"pl", "Prośba", "Dzień dobry, proszę usunąć slonecznik.pl z Państwa indeksu.", mailbot.IntentExclude},
+		{"pl", "Prośba", "Dzień dobry, możecie ponownie indeksować slonecznik.pl.", mailbot.IntentReinclude},
+		{"en", "Legal notice", "Dear Sir, we represent Acme Ltd, owner of acme-widgets.com. Your bot copies our content. We reserve all rights and will take legal action. Provide your company details within 14 days.", mailbot.IntentOther},
+		{"en", "robots.txt", "Hi, does LohiSoftBot support the Disallow directive with wildcards? I am setting up acme-widgets.com.", mailbot.IntentOther},
+		{"en", "Hi", "Is your crawler the one hitting acme-widgets.com from 203.0.113.5? It does not look like your IP.", mailbot.IntentOther},
+		{"en", "Hello", "Thanks for excluding acme-widgets.com so quickly!", mailbot.IntentOther},
+		{"en", "Job application", "Hi, I'd like to apply for the developer position. My portfolio is at janedoe-dev.com.", mailbot.IntentOther},
+		{"en", "Invoice", "Please find attached invoice 2026-031 for hosting acme-widgets.com.", mailbot.IntentOther},
+		{"en", "Hi", "Your bot keeps hitting acme-widgets.com. Stop it.", mailbot.IntentExclude},
+		{"en", "opt-out request", "acme-widgets.com", mailbot.IntentExclude},
+		{"en", "Hello", "I run acme-widgets.com and I do not consent to LohiSoftBot collecting our pages.", mailbot.IntentExclude},
+		{"en", "Hi", "Can you take acme-widgets.com off the crawl list please?", mailbot.IntentExclude},
+		{"en", "Hello", "We previously opted out acme-widgets.com but would now like to be included in your index.", mailbot.IntentReinclude},
+		{"en", "Hello", "Last month we asked you to exclude acme-widgets.com. Please reverse that, we want to be crawled.", mailbot.IntentReinclude},
+		{"en", "Hello", "We asked you last month to stop crawling acme-widgets.com and your bot is still visiting. Please stop.", mailbot.IntentExclude},
+		{"de", "Rechnung", "Anbei die Rechnung für das Hosting von sonnenhof.de.", mailbot.IntentOther},
+		{"de", "Frage", "Crawlt Ihr Bot auch Unterseiten von sonnenhof.de? Ich habe nichts gegen die Indexierung.", mailbot.IntentOther},
+		{"de", "Datenschutz", "Ich untersage Ihnen jegliche Erfassung meiner Website sonnenhof.de.", mailbot.IntentExclude},
+		{"de", "Hallo", "Wir haben damals um Ausschluss gebeten. Bitte nehmen Sie sonnenhof.de wieder auf.", mailbot.IntentReinclude},
+		{"fr", "Robot", "Votre robot visite trop souvent soleil-levant.fr. Je vous demande de retirer notre site de votre index.", mailbot.IntentExclude},
+		{"fr", "Question", "Votre robot respecte-t-il le fichier robots.txt de soleil-levant.fr ?", mailbot.IntentOther},
+		{"fr", "Réintégration", "Nous souhaitons que soleil-levant.fr soit à nouveau exploré par votre robot.", mailbot.IntentReinclude},
+		{"it", "Diffida", "Vi diffido dal continuare a scansionare sole-mare.it. Rimuovete il sito dal vostro indice.", mailbot.IntentExclude},
+		{"it", "Fattura", "In allegato la fattura per il sito sole-mare.it.", mailbot.IntentOther},
+		{"it", "Ripristino", "Abbiamo cambiato idea: potete tornare a indicizzare sole-mare.it.", mailbot.IntentReinclude},
+		{"es", "Baja", "Quiero dar de baja mi web sol-y-mar.es de su buscador.", mailbot.IntentExclude},
+		{"es", "Consulta", "¿Su robot respeta el archivo robots.txt de sol-y-mar.es?", mailbot.IntentOther},
+		{"pt", "Remoção", "Solicito a exclusão do domínio sol-e-mar.com.br do vosso rastreador.", mailbot.IntentExclude},
+		{"pt", "Olá", "Pedimos a exclusão há meses, mas agora queremos que sol-e-mar.com.br seja rastreado novamente.", mailbot.IntentReinclude},
+		{"nl", "Hallo", "Ik wil niet dat jullie robot zonnebloem.nl indexeert. Haal de site uit jullie lijst.", mailbot.IntentExclude},
+		{"nl", "Hallo", "Eerder vroegen we om uitsluiting, maar zonnebloem.nl mag weer opgenomen worden in jullie index.", mailbot.IntentReinclude},
+		{"da", "Hej", "Stop venligst jeres crawler på solsikke.dk, vi ønsker ikke at blive indekseret.", mailbot.IntentExclude},
+		{"da", "Hej", "Vi bad om at blive fjernet, men nu må I gerne crawle solsikke.dk igen.", mailbot.IntentReinclude},
+		{"sv", "Hej", "Sluta indexera solros.se tack. Vi vill inte vara med i er databas.", mailbot.IntentExclude},
+		{"sv", "Hej", "Vi bad er tidigare att sluta, men nu får ni gärna crawla solros.se igen.", mailbot.IntentReinclude},
+		{"hu", "Tiltakozás", "Tiltakozom az ellen, hogy a robotjuk feltérképezze a napraforgo.hu oldalt. Kérem, töröljék a listáról.", mailbot.IntentExclude},
+		{"hu", "Visszavonás", "Korábban kértük a kizárást, de most visszavonjuk: a napraforgo.hu oldalt újra indexelhetik.", mailbot.IntentReinclude},
+		{"cs", "Dobrý den", "Prosím, přestaňte procházet naši stránku slunecnice.cz a vyřaďte ji ze seznamu.", mailbot.IntentExclude},
+		{"cs", "Dobrý den", "Dříve jsme žádali o vyřazení, nyní prosíme o opětovné zařazení domény slunecnice.cz.", mailbot.IntentReinclude},
+		{"sk", "Dobrý deň", "Prosím, prestaňte prechádzať našu stránku slnecnica.sk a vyraďte ju zo zoznamu.", mailbot.IntentExclude},
+		{"sk", "Dobrý deň", "Predtým sme žiadali o vyradenie, teraz prosíme o opätovné zaradenie domény slnecnica.sk.", mailbot.IntentReinclude},
+		{"pl", "Dzień dobry", "Proszę przestać indeksować slonecznik.pl i usunąć stronę z Państwa listy.", mailbot.IntentExclude},
+		{"pl", "Dzień dobry", "Wcześniej prosiliśmy o wyłączenie, teraz prosimy o ponowne indeksowanie slonecznik.pl.", mailbot.IntentReinclude},
+		{"de", "Abmahnung", "Sehr geehrte Damen und Herren, im Namen unserer Mandantin, Inhaberin von sonnenhof.de, fordern wir Sie auf, binnen 14 Tagen Auskunft über die gespeicherten Daten zu erteilen. Andernfalls behalten wir uns rechtliche Schritte vor.", mailbot.IntentOther},
+		{"fr", "Partenariat", "Bonjour, nous proposons des backlinks de qualité pour soleil-levant.fr. Contactez-nous !", mailbot.IntentOther},
+		{"it", "Info", "Buongiorno, vorrei sapere come funziona il vostro motore di ricerca. Il mio sito è sole-mare.it.", mailbot.IntentOther},
+		{"es", "Hola", "Vuestro robot hace demasiadas peticiones a sol-y-mar.es. ¿Podéis reducir la velocidad? No nos importa que nos indexéis.", mailbot.IntentOther},
+		{"nl", "Vraag", "Hoe vaak komt uw crawler langs op zonnebloem.nl? We hebben geen bezwaar tegen indexering.", mailbot.IntentOther},
+		{"pl", "Pytanie", "Dzień dobry, czy Państwa robot respektuje plik robots.txt? Nasza strona to slonecznik.pl.", mailbot.IntentOther},
+		{"hu", "Kérdés", "Jó napot! Mennyire gyakran jön a robotjuk a napraforgo.hu oldalra? Nincs kifogásunk az indexelés ellen.", mailbot.IntentOther},
+		{"cs", "Dotaz", "Dobrý den, jak často váš robot prochází slunecnice.cz? Proti indexování nic nemáme.", mailbot.IntentOther},
+		{"de", "Re: Ihre Anfrage", "Bitte auch sonnenhof-ferien.de sperren und aus dem Index nehmen.\n\nAm 09.03.2026 um 14:02 schrieb LohiSoft <message@lohisoft.com>:\n> Wir haben sonnenhof.de ausgeschlossen.", mailbot.IntentExclude},
+		{"en", "Re: your bot", "Please also remove acme-tools.com.\n\nOn Monday, March 9, 2026, 2:02 PM, LohiSoft <message@lohisoft.com> wrote:\n\n> We have excluded acme-widgets.com.", mailbot.IntentExclude},
+		{"en", "stop", "Hi,\n\nStop crawling acme-widgets.com.\n\nSent from my iPhone", mailbot.IntentExclude},
+		{"fr", "Suppression", "Bonjour,\n\nMerci de retirer soleil-levant.fr de votre robot.\n\nEnvoyé de mon iPhone\n\n> Le 9 mars 2026 à 14:02, LohiSoft <message@lohisoft.com> a écrit :\n>\n> Bonjour, ...", mailbot.IntentExclude},
+		{"it", "Re: richiesta", "Sì, confermo: non voglio che sole-mare.it venga scansionato.\n\n---- Il lun, 09 mar 2026 14:02:00 +0100 LohiSoft <message@lohisoft.com> ha scritto ----\n\n> Confermate la richiesta?", mailbot.IntentExclude},
+		{"en", "Re: your request", "Yes, that's correct.\n\n> Do you want us to exclude acme-widgets.com?", mailbot.IntentOther},
+		{"en", "Re: Please confirm", "Yes, please exclude it.\n\n> Do you want us to exclude acme-widgets.com?", mailbot.IntentExclude},
+		{"sv", "Sv: Ta bort", "Ja tack, ta bort solros.se också.\n\nDen 9 mars 2026 14:02 skrev LohiSoft <message@lohisoft.com>:\n> Vi har tagit bort solros-stugor.se.", mailbot.IntentExclude},
+		{"nl", "Herindexering", "Goedendag, zouden jullie zonnebloem.nl opnieuw willen indexeren? Onze blokkade in robots.txt is weg.", mailbot.IntentReinclude},
+		{"en", "GDPR", "Under GDPR I request that you stop processing and delete all data collected from acme-widgets.com, and exclude the site from your crawler.", mailbot.IntentExclude},
+		{"pt", "Olá", "Bom dia. O site sol-e-mar.pt não deve ser indexado pelo vosso robô. Obrigado.", mailbot.IntentExclude},
+		{"es", "Hola", "Por favor, excluyan sol-y-mar.es.\n\n--\nJuan\nsol-y-mar.es | diseño web por agencia-web.es", mailbot.IntentExclude},
+	}
+	for _, tc := range tests {
+		t.Run(tc.lang+"/"+tc.subject, func(t *testing.T) {
+			m := mailbot.Parse(plain(tc.subject, tc.body))
+			if m.Intent != tc.want {
+				t.Errorf("Parse(%q, %q).Intent = %q, want %q\nreasons: %q", tc.subject, tc.body, m.Intent, tc.want, m.Reasons)
+			}
+			if m.Lang != tc.lang {
+				t.Errorf("Parse(%q, %q).Lang = %q, want %q", tc.subject, tc.body, m.Lang, tc.lang)
+			}
+		})
+	}
+}
+
+// TestParseQuoteStyles checks that only the new text's site counts under
+// the attribution and separator styles of common clients and languages.
+func TestParseQuoteStyles(t *testing.T) {
+	quotes := []struct{ name, quote string }{
+		{"gmail en", "On Mon, 9 Mar 2026 at 14:02, LohiSoft <message@lohisoft.com> wrote:\n\n> We excluded old-site.com.\n"},
+		{"gmail it wrapped", "Il giorno lun 9 mar 2026 alle ore 14:02 LohiSoft <message@lohisoft.com> ha\nscritto:\n\n> Abbiamo escluso old-site.com.\n"},
+		{"gmail hu", "LohiSoft <message@lohisoft.com> ezt írta (időpont: 2026. márc. 9., H, 14:02):\n\n> Kizártuk: old-site.com.\n"},
+		{"gmail cs", "Dne po 9. 3. 2026 14:02 uživatel LohiSoft <message@lohisoft.com> napsal:\n\n> Vyřadili jsme old-site.com.\n"},
+		{"gmail pl", "pon., 9 mar 2026 o 14:02 LohiSoft <message@lohisoft.com> napisał(a):\n\n> Wyłączyliśmy old-site.com.\n"},
+		{"apple cs without verb", "9. 3. 2026 v 14:02, LohiSoft <message@lohisoft.com>:\n\n> Vyřadili jsme old-site.com.\n"},
+		{"thunderbird de", "Am 09.03.26 um 14:02 schrieb LohiSoft:\n> Wir haben old-site.com gesperrt.\n"},
+		{"thunderbird nl", "Op 09-03-2026 om 14:02 schreef LohiSoft:\n> We hebben old-site.com uitgesloten.\n"},
+		{"outlook en", "________________________________\nFrom: LohiSoft <message@lohisoft.com>\nSent: Monday, March 9, 2026 2:02 PM\nTo: Me <me@example-shop.de>\nSubject: RE: x\n\nWe excluded old-site.com.\n"},
+		{"outlook es", "De: LohiSoft <message@lohisoft.com>\nEnviado el: lunes, 9 de marzo de 2026 14:02\nPara: Yo <me@example-shop.de>\nAsunto: RE: x\n\nHemos excluido old-site.com.\n"},
+		{"outlook pl", "Od: LohiSoft <message@lohisoft.com>\nWysłano: poniedziałek, 9 marca 2026 14:02\nDo: Ja <me@example-shop.de>\nTemat: RE: x\n\nWyłączyliśmy old-site.com.\n"},
+		{"outlook bold", "*From:* LohiSoft <message@lohisoft.com>\n*Sent:* Monday, March 9, 2026 2:02 PM\n*To:* Me\n*Subject:* RE: x\n\nWe excluded old-site.com.\n"},
+		{"original message fr", "-----Message d'origine-----\nDe : LohiSoft\nObjet : x\n\nNous avons exclu old-site.com.\n"},
+		{"original message sk", "-----Pôvodná správa-----\nOd: LohiSoft\n\nVyradili sme old-site.com.\n"},
+		{"yahoo", "On Monday, March 9, 2026, 2:02 PM, LohiSoft <message@lohisoft.com> wrote:\n\n\n> We excluded old-site.com.\n"},
+		{"unknown client", "LohiSoft schrieb am 9.3.2026:\n> old-site.com ist ausgeschlossen.\n"},
+	}
+	for _, q := range quotes {
+		t.Run(q.name, func(t *testing.T) {
+			m := mailbot.Parse(plain("Re: x", "Please also stop crawling new-site.com.\n\n"+q.quote))
+			if m.Intent != mailbot.IntentExclude {
+				t.Errorf("Parse(%s).Intent = %q, want exclude", q.name, m.Intent)
+			}
+			if diff := cmp.Diff([]string{"new-site.com"}, m.Domains); diff != "" {
+				t.Errorf("Parse(%s).Domains mismatch (-want +got):\n%s", q.name, diff)
+			}
+		})
+	}
+	// A bottom-posted reply: the text below the quote counts.
+	m := mailbot.Parse(plain("Re: x", "On Mon, 9 Mar 2026 at 14:02, LohiSoft <message@lohisoft.com> wrote:\n> We excluded old-site.com.\n\nPlease also stop crawling new-site.com.\n"))
+	if m.Intent != mailbot.IntentExclude || len(m.Domains) != 1 || m.Domains[0] != "new-site.com" {
+		t.Errorf("Parse(bottom post) = %q %q, want exclude [new-site.com]", m.Intent, m.Domains)
+	}
+}

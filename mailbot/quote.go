@@ -130,9 +130,11 @@ var forwardMarkers = []string{
 	"doorgestuurd bericht", "begin doorgestuurd bericht", "doorgestuurde e-mail",
 	"videresendt meddelelse", "videresendt besked", "start pa videresendt besked", "videresendt e-mail",
 	"vidarebefordrat meddelande", "vidarebefordrat mejl", "vidarebefordrat brev", "borjan pa vidarebefordrat meddelande",
+	"borjan pa vidarebefordrat brev",
 	"tovabbitott uzenet", "tovabbitott level",
-	"preposlana zprava", "preposlany e-mail", "preposlana sprava", "preposlany email",
-	"przekazana wiadomosc", "wiadomosc przekazana dalej", "poczatek przekazanej wiadomosci",
+	"preposlana zprava", "preposlany e-mail", "preposlana sprava", "preposlany email", "zacatek preposilane zpravy",
+	"zaciatok preposlanej spravy",
+	"przekazana wiadomosc", "wiadomosc przekazana dalej", "poczatek przekazanej wiadomosci", "poczatek przekazywanej wiadomosci",
 }
 
 func isForwardMarker(t string) bool {
@@ -199,7 +201,7 @@ var (
 	}
 	dateFields = map[string]bool{
 		"sent": true, "date": true, "gesendet": true, "datum": true, "envoye": true, "inviato": true, "data": true,
-		"enviado": true, "enviada": true, "fecha": true, "verzonden": true, "verstuurd": true, "sendt": true,
+		"enviado": true, "enviada": true, "enviado el": true, "fecha de envio": true, "fecha": true, "verzonden": true, "verstuurd": true, "sendt": true,
 		"skickat": true, "odeslano": true, "odoslane": true, "elkuldve": true, "wyslano": true, "wyslane": true,
 		"dnia": true, "subject": true, "betreff": true, "objet": true, "oggetto": true, "asunto": true,
 		"assunto": true, "onderwerp": true, "emne": true, "amne": true, "predmet": true, "targy": true,
