@@ -8,7 +8,7 @@ import (
 	"github.com/emersion/go-message"
 )
 
-// maxClassifyRunes bounds the text the keyword rules read, so a long
+// maxClassifyBytes bounds the text the keyword rules read, so a long
 // message cannot slow anything down; requests come first anyway.
 const maxClassifyBytes = 64 << 10
 

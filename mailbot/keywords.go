@@ -47,7 +47,7 @@ var keywordMacros = map[string]string{
 	"LIST": "list*|liste*|lijst*|seznam*|zoznam*|index|indexes|indices|indexu|indexe|indexben|indexből|" +
 		"indice|índice|indeks|indeksu|indeksie|database*|datenbank*|databas*|adatbázis*|baz*|robot*|robo|" +
 		"bot|bots|lohisoftbot*|crawler*|crawllist*|crawllijst*|scansion*|rastreament*|rastreador*|rastreo|" +
-		"suchindex*|search*|motor*|moteur*|zoekmachine*|sökmotor*|søgemaskine*|vyhledáv*|vyhľadáv*|" +
+		"suchindex*|motor*|moteur*|zoekmachine*|sökmotor*|søgemaskine*|vyhledáv*|vyhľadáv*|" +
 		"wyszukiw*|elenc*|archivi*|registr*|procházení|prechádzani*|indexován*|indexovani*|indeksowani*|" +
 		"feltérképezés*|exploration*|scope|crawling|indexing|indexierung|indexation|indicizzazione|" +
 		"indexación|indexação|indexering|indeksering|indexelés*",

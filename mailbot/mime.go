@@ -161,9 +161,15 @@ func (w *walker) entity(sb *strings.Builder, h message.Header, r io.Reader, dept
 
 // multipart reads the parts of a multipart entity.
 func (w *walker) multipart(sb *strings.Builder, mt string, params map[string]string, r io.Reader, depth int) {
+	// A broken top-level structure makes the message unreadable; a broken
+	// part inside it only loses that part.
+	fail := w.fatalf
+	if depth > 0 {
+		fail = w.errorf
+	}
 	boundary := params["boundary"]
 	if boundary == "" {
-		w.fatalf("%s without a boundary", mt)
+		fail("%s without a boundary", mt)
 		return
 	}
 	mr := textproto.NewMultipartReader(r, boundary)
@@ -180,7 +186,7 @@ func (w *walker) multipart(sb *strings.Builder, mt string, params map[string]str
 		}
 		if err != nil {
 			if first {
-				w.fatalf("%s: %v", mt, err)
+				fail("%s: %v", mt, err)
 			} else if !errors.Is(err, io.ErrUnexpectedEOF) {
 				// A missing closing boundary is common and harmless.
 				w.errorf("%s: %v", mt, err)

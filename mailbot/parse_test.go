@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -92,5 +93,40 @@ func TestParseCorpus(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestParseConcurrent parses the corpus from several goroutines at once:
+// Parse keeps no state (run with -race).
+func TestParseConcurrent(t *testing.T) {
+	var raws [][]byte
+	for _, want := range loadExpected(t, corpusDirs[0]) {
+		raw, err := os.ReadFile(filepath.Join(corpusDirs[0], want.File))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raws = append(raws, raw)
+	}
+	first := make([]*mailbot.Message, len(raws))
+	for i, raw := range raws {
+		first[i] = mailbot.Parse(raw)
+	}
+	errs := make(chan string, 4*len(raws))
+	var wg sync.WaitGroup
+	for g := 0; g < 4; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i, raw := range raws {
+				if diff := cmp.Diff(first[i], mailbot.Parse(raw)); diff != "" {
+					errs <- diff
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for diff := range errs {
+		t.Errorf("concurrent Parse differs (-first +again):\n%s", diff)
 	}
 }

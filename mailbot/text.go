@@ -138,17 +138,21 @@ func appendWord(out []token, w string) []token {
 // (labels of letters, digits and hyphens joined by dots, ending in a known
 // top-level domain).
 func isHostChunk(s string) bool {
-	ls := strings.ToLower(s)
-	if strings.HasPrefix(ls, "http://") || strings.HasPrefix(ls, "https://") || strings.HasPrefix(ls, "www.") {
-		return true
-	}
-	if !strings.Contains(s, ".") {
+	if !strings.Contains(s, ".") && !strings.Contains(s, "://") {
 		return false
+	}
+	if hasPrefixFold(s, "http://") || hasPrefixFold(s, "https://") || hasPrefixFold(s, "www.") {
+		return true
 	}
 	if i := strings.IndexAny(s, "/:?#"); i > 0 {
 		s = s[:i]
 	}
 	return hostCandidate(s) != ""
+}
+
+// hasPrefixFold is strings.HasPrefix ignoring ASCII case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
 }
 
 // fold lowercases s and removes diacritics: "Löschen" → "loschen",
