@@ -122,3 +122,25 @@ func TestEvaluate(t *testing.T) {
 		t.Errorf("Evaluate mismatch (-want +got):\n%s", diff)
 	}
 }
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{0.0018, "s", "1.80 ms"},
+		{21.4, "s", "21.4 s"},
+		{38.5, "µs", "38.5 µs"},
+		{112, "ns", "112 ns"},
+		{1310, "ns", "1.31 µs"},
+		{1267688.4, "/s", "1,267,688/s"},
+		{5.391, "x", "5.39 × bound"},
+		{58.2, "MB", "58 MB"},
+	}
+	for _, tt := range tests {
+		if got := format(tt.v, tt.unit); got != tt.want {
+			t.Errorf("format(%v, %q) = %q, want %q", tt.v, tt.unit, got, tt.want)
+		}
+	}
+}

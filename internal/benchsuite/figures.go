@@ -313,6 +313,8 @@ func format(v float64, u string) string {
 			return formatDuration(v)
 		}
 		return fmt.Sprintf("%.0f ns", v)
+	case "s", "ms", "µs":
+		return formatDuration(v * map[string]float64{"s": 1e9, "ms": 1e6, "µs": 1e3}[u])
 	default:
 		return fmt.Sprintf("%s %s", sig(v), u)
 	}
