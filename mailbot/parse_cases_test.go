@@ -401,7 +401,7 @@ func TestParseLanguages(t *testing.T) {
 		{"en", "Hello", "Thanks for excluding acme-widgets.com so quickly!", mailbot.IntentOther},
 		{"en", "Job application", "Hi, I'd like to apply for the developer position. My portfolio is at janedoe-dev.com.", mailbot.IntentOther},
 		{"en", "Invoice", "Please find attached invoice 2026-031 for hosting acme-widgets.com.", mailbot.IntentOther},
-		{"en", "Hi", "Your bot keeps hitting acme-widgets.com. Stop it.", mailbot.IntentExclude},
+		{"en", "Hi", "Your bot keeps hitting acme-widgets.com. Stop it.", mailbot.IntentOther}, // ambiguous: staff decide
 		{"en", "opt-out request", "acme-widgets.com", mailbot.IntentExclude},
 		{"en", "Hello", "I run acme-widgets.com and I do not consent to LohiSoftBot collecting our pages.", mailbot.IntentExclude},
 		{"en", "Hi", "Can you take acme-widgets.com off the crawl list please?", mailbot.IntentExclude},
@@ -456,6 +456,17 @@ func TestParseLanguages(t *testing.T) {
 		{"en", "GDPR", "Under GDPR I request that you stop processing and delete all data collected from acme-widgets.com, and exclude the site from your crawler.", mailbot.IntentExclude},
 		{"pt", "Olá", "Bom dia. O site sol-e-mar.pt não deve ser indexado pelo vosso robô. Obrigado.", mailbot.IntentExclude},
 		{"es", "Hola", "Por favor, excluyan sol-y-mar.es.\n\n--\nJuan\nsol-y-mar.es | diseño web por agencia-web.es", mailbot.IntentExclude},
+		{"en", "Quick idea", "Hi, we help sites like acme-widgets.com rank better. Book a call? If you'd like me to remove you from our list, just reply.", mailbot.IntentOther},
+		{"en", "Growth", "Hello, boost your traffic today! To opt out of future emails, click here.", mailbot.IntentOther},
+		{"en", "SEO", "Hi there, interested in backlinks for acme-widgets.com? Unsubscribe from these emails here.", mailbot.IntentOther},
+		{"en", "Abuse report", "We see aggressive requests against acme-widgets.com from 203.0.113.9 claiming to be your bot. Please investigate and stop this activity.", mailbot.IntentOther},
+		{"en", "Too many requests", "Your crawler hits acme-widgets.com 20 times a second. Please slow down, otherwise we will block your bot.", mailbot.IntentOther},
+		{"de", "Zu viele Zugriffe", "Ihr Bot greift zu oft auf sonnenhof.de zu. Bitte drosseln, sonst sperren wir Ihren Crawler.", mailbot.IntentOther},
+		{"fr", "Offre", "Bonjour, découvrez nos offres pour soleil-levant.fr. Pour vous désinscrire, cliquez ici.", mailbot.IntentOther},
+		{"pt", "Oferta", "Olá, conheça nossas soluções para sol-e-mar.com.br. Para se descadastrar, clique aqui.", mailbot.IntentOther},
+		{"es", "Oferta", "Hola, mejore el SEO de sol-y-mar.es. Si no desea recibir más correos, puede darse de baja aquí.", mailbot.IntentOther},
+		{"pt", "Descadastro do robô", "Por favor, não quero que o robô acesse sol-e-mar.com.br.", mailbot.IntentExclude},
+		{"en", "Hi", "I would like to block your bot from sunny-days.com.", mailbot.IntentExclude},
 	}
 	for _, tc := range tests {
 		t.Run(tc.lang+"/"+tc.subject, func(t *testing.T) {
