@@ -154,6 +154,8 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 		newVerifyLogCmd(a),
 		newIPsCmd(a),
 		newServeCmd(a),
+		newAuditCmd(a),
+		newReportCmd(a),
 		// More commands are registered here, one line each.
 	)
 	return root
