@@ -49,10 +49,12 @@ Secrets never come from the file: the IMAP password is read from
 mail.password_file or LOHIBOT_IMAP_PASSWORD.
 
 SIGHUP reloads the configuration: the page shows it at once, the watcher
-reconnects if its settings changed, and crawls in progress resume under new
-crawler settings. SIGTERM or SIGINT stops gracefully: crawls in progress are
-interrupted and recorded (their cycles resume on the next start), the
-watcher disconnects, and HTTP requests in flight finish.
+reconnects if its settings changed, and sites taken up from then on are
+crawled with new crawler settings (crawls in progress finish with theirs).
+The database and the HTTP address need a restart. SIGTERM or SIGINT stops
+gracefully: crawls in progress are interrupted and recorded (their cycles
+resume on the next start), the watcher disconnects, and HTTP requests in
+flight finish.
 
 --check validates the configuration, prints it as it would run (without
 secrets) and exits: 0 when it is valid, 2 when not.`,

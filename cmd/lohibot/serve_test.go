@@ -4,15 +4,23 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 func writeFile(t *testing.T, path, content string) {
@@ -206,4 +214,193 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
+}
+
+// serveProcess is a running `lohibot serve` child process.
+type serveProcess struct {
+	cmd    *exec.Cmd
+	stderr *syncBuffer
+	done   chan error
+}
+
+func startServe(t *testing.T, args ...string) *serveProcess {
+	t.Helper()
+	p := &serveProcess{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p.cmd = lohibotProcess(context.Background(), append([]string{"serve"}, args...)...)
+	p.cmd.Stderr = p.stderr
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { p.done <- p.cmd.Wait() }()
+	t.Cleanup(func() { p.cmd.Process.Kill() })
+	return p
+}
+
+// stop sends SIGTERM and waits for a clean exit.
+func (p *serveProcess) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-p.done:
+		if err != nil {
+			t.Fatalf("serve after SIGTERM: %v; stderr:\n%s", err, p.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("serve did not stop within 30 s of SIGTERM; stderr:\n%s", p.stderr.String())
+	}
+}
+
+func waitForT(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", d, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// checkLog audits the request log and checks that nothing was left half
+// written: every request completed, no cycle left running, no lease held.
+func checkLog(t *testing.T, dsn string) map[string][]db.CrawlCycle {
+	t.Helper()
+	ctx := context.Background()
+	store, err := db.Open(ctx, dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sum, err := audit.Run(ctx, store, &audit.Options{Logger: slog.New(slog.DiscardHandler)}, func(v audit.Violation) error {
+		t.Errorf("audit: %s %s %s: %s", v.Site, v.Rule, v.Check, v.Evidence)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("audit: %v", err)
+	}
+	if !sum.OK() {
+		t.Errorf("audit found %d violations: %+v", sum.Violations(), sum.Rules)
+	}
+	var open, requests int64
+	store.DB.Model(&db.Request{}).Where("completed_at IS NULL").Count(&open)
+	store.DB.Model(&db.Request{}).Count(&requests)
+	if open != 0 || requests == 0 {
+		t.Errorf("%d of %d requests in the log were never completed, want 0 of some", open, requests)
+	}
+	var held int64
+	store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+	if held != 0 {
+		t.Errorf("%d host or cycle leases still held after the stop", held)
+	}
+	var cs []db.CrawlCycle
+	store.DB.Order("id").Find(&cs)
+	out := map[string][]db.CrawlCycle{}
+	for _, c := range cs {
+		if c.Status == db.CycleRunning {
+			t.Errorf("cycle %d of %s left running", c.ID, c.Site)
+		}
+		out[c.Site] = append(out[c.Site], c)
+	}
+	return out
+}
+
+// TestServeSIGTERMDuringCrawl stops serve with SIGTERM while it crawls: it
+// exits cleanly, the log passes the audit with nothing half written, and
+// the next start resumes the interrupted cycles within their budget.
+func TestServeSIGTERMDuringCrawl(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short")
+	}
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		web, err := testweb.Start(&testweb.Options{Plain: 2, PagesPerSite: 30, BigPages: 60})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer web.Close()
+		dir := t.TempDir()
+		conf := filepath.Join(dir, "lohibot.toml")
+		config := func(delay string) string {
+			return `
+node = "node-a"
+resolver = "` + web.DNSAddr + `"
+[crawler]
+allow_private = true
+delay = "` + delay + `"
+scan_interval = "100ms"
+max_sites_parallel = 3
+`
+		}
+		writeFile(t, conf, config("150ms"))
+		var urls []string
+		for _, s := range []string{"plain-000.test", "plain-001.test", testweb.KindBig} {
+			urls = append(urls, web.Site(s).StartURL)
+		}
+		if r := runCLI(t, nil, append([]string{"--db", dsn, "sites", "add"}, urls...)...); r.code != 0 {
+			t.Fatalf("sites add: exit %d: %s", r.code, r.stderr)
+		}
+
+		p := startServe(t, "--config", conf, "--db", dsn, "--http", freePort(t))
+		waitForT(t, 30*time.Second, "pages of every site", func() bool {
+			for _, h := range []string{"plain-000.test", "plain-001.test", "big.test"} {
+				if len(web.HitsFor(h)) < 3 {
+					return false
+				}
+			}
+			return true
+		})
+		p.stop(t)
+		stopped := time.Now()
+		for _, h := range web.Hits() {
+			if h.Start.After(stopped) {
+				t.Errorf("request %s%s started after serve exited", h.Host, h.Path)
+			}
+		}
+		cs := checkLog(t, dsn)
+		interrupted := 0
+		for _, c := range cs {
+			if c[len(c)-1].Status == db.CycleStopped {
+				interrupted++
+			}
+		}
+		if interrupted == 0 {
+			t.Errorf("no cycle was interrupted by SIGTERM: %+v", cs)
+		}
+
+		// The next start resumes the interrupted cycles (same cycle, the
+		// budget still counting) and finishes them. (With the same delay:
+		// a resumed cycle is audited against the delay it started with.)
+		p = startServe(t, "--config", conf, "--db", dsn, "--http", freePort(t))
+		waitForT(t, 60*time.Second, "every cycle to finish", func() bool {
+			store, err := db.Open(context.Background(), dsn)
+			if err != nil {
+				return false
+			}
+			defer store.Close()
+			var unfinished int64
+			store.DB.Model(&db.CrawlCycle{}).Where("status <> ?", db.CycleDone).Count(&unfinished)
+			return unfinished == 0
+		})
+		p.stop(t)
+		cs = checkLog(t, dsn)
+		for site, c := range cs {
+			if len(c) != 1 || c[0].Spent > crawler.Budget {
+				t.Errorf("cycles of %s = %+v, want one, resumed, within the budget", site, c)
+			}
+		}
+		if n := len(pageHitsOf(web.HitsFor("big.test"))); n > crawler.Budget {
+			t.Errorf("%d pages of big.test fetched over the stop and restart, want at most %d", n, crawler.Budget)
+		}
+	})
+}
+
+func pageHitsOf(hits []testweb.Hit) []testweb.Hit {
+	var out []testweb.Hit
+	for _, h := range hits {
+		if h.Path != "/robots.txt" {
+			out = append(out, h)
+		}
+	}
+	return out
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/serve"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // crawlConfig is a configuration that crawls web quickly.
@@ -179,6 +180,7 @@ func TestScheduler(t *testing.T) {
 		if want := "lohibot_crawler_requests_total{purpose=\"page\",status=\"200\"} " + itoa(logged) + "\n"; !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q (the log's count)", want)
 		}
+		auditOK(t, srv.Store())
 	})
 }
 
@@ -191,4 +193,62 @@ func pageHits(hits []testweb.Hit) []testweb.Hit {
 		}
 	}
 	return out
+}
+
+// TestReloadDuringCrawl reloads new crawler settings while a site is being
+// crawled: that crawl finishes with the settings it started with (one
+// cycle, never interrupted), sites taken up afterwards get the new ones,
+// and the log passes the audit.
+func TestReloadDuringCrawl(t *testing.T) {
+	web, err := testweb.Start(&testweb.Options{Plain: 2, PagesPerSite: 8, BigPages: 30})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	cfg := crawlConfig(dbtest.DSN(t, "sqlite"), web)
+	cfg.Crawler.MaxSitesParallel = 1
+	srv, src := newServer(t, cfg)
+	big := web.Site(testweb.KindBig)
+	addSites(t, srv.Store(), web, big.Name)
+	start(t, srv)
+	waitUntil(t, 30*time.Second, "3 pages of big.test", func() bool { return len(pageHits(web.HitsFor(big.Host))) >= 3 })
+
+	next := *cfg
+	next.Crawler.Delay = serve.Duration(50 * time.Millisecond)
+	src.set(&next, nil)
+	if err := srv.Reload(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	addSites(t, srv.Store(), web, "plain-000.test")
+	waitUntil(t, 30*time.Second, "both sites' cycles to end", func() bool {
+		cs := cycles(t, srv.Store())
+		return len(cs[big.Name]) == 1 && cs[big.Name][0].Status == db.CycleDone &&
+			len(cs["plain-000.test"]) == 1 && cs["plain-000.test"][0].Status == db.CycleDone
+	})
+	cs := cycles(t, srv.Store())
+	if got := cs[big.Name][0]; got.DelayMS != 100 || got.Reason != "budget spent" {
+		t.Errorf("cycle of %s = %+v, want the old delay of 100 ms, run to the end of its budget", big.Name, got)
+	}
+	if got := cs["plain-000.test"][0]; got.DelayMS != 50 {
+		t.Errorf("cycle of plain-000.test = %+v, want the reloaded delay of 50 ms", got)
+	}
+	if gaps := testweb.MinGap(web.HitsFor(big.Host)); gaps[big.Host] < 100*time.Millisecond {
+		t.Errorf("smallest gap between requests to %s = %v, want at least its cycle's 100 ms", big.Host, gaps[big.Host])
+	}
+	auditOK(t, srv.Store())
+}
+
+// auditOK runs the audit over store and fails the test on any violation.
+func auditOK(t *testing.T, store *db.Store) {
+	t.Helper()
+	sum, err := audit.Run(context.Background(), store, &audit.Options{Logger: quiet}, func(v audit.Violation) error {
+		t.Errorf("audit: %s %s %s: %s", v.Site, v.Rule, v.Check, v.Evidence)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sum.OK() {
+		t.Errorf("audit: %d violations", sum.Violations())
+	}
 }

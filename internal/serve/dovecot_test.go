@@ -129,5 +129,6 @@ func TestEmailExclusionStopsCrawl(t *testing.T) {
 		if code != 200 || h.Watcher.Status != serve.StatusOK {
 			t.Errorf("GET /healthz = %d %s, want 200 with the watcher ok", code, hb)
 		}
+		auditOK(t, srv.Store())
 	})
 }

@@ -15,23 +15,27 @@ import (
 
 // runScheduler crawls the sites that are due, at most
 // crawler.max_sites_parallel at a time, until ctx ends. A reload that
-// changes the crawler's settings interrupts the crawls in progress (their
-// cycles are resumed) and starts again with a new crawler.
+// changes the crawler's settings starts a new crawler for the sites taken
+// up from then on; the crawls in progress finish with the settings they
+// started with (a cycle keeps one delay from start to end).
 func (s *Server) runScheduler(ctx context.Context) {
+	var retired sync.WaitGroup // generations finishing their crawls
+	defer retired.Wait()
 	for {
-		if !s.crawlGeneration(ctx, s.cfg.Load()) {
+		if !s.crawlGeneration(ctx, s.cfg.Load(), &retired) {
 			return
 		}
-		s.log.Info("crawl scheduler restarts with the reloaded settings")
+		s.log.Info("crawl scheduler takes up new sites with the reloaded settings")
 	}
 }
 
 // crawlGeneration schedules crawls with one crawler built from cfg. It
-// returns true when a reload changed the settings, false when ctx ended;
-// either way every crawl it started has ended and the crawler is closed.
-func (s *Server) crawlGeneration(ctx context.Context, cfg *Config) (changed bool) {
-	if !cfg.Crawler.Enabled {
-		s.log.Info("crawler disabled (crawler.enabled = false)")
+// returns false when ctx ended, after every crawl it started has stopped
+// and the crawler is closed; and true when a reload changed the settings,
+// leaving its crawls to finish (and then its crawler to close) under
+// retired.
+func (s *Server) crawlGeneration(ctx context.Context, cfg *Config, retired *sync.WaitGroup) (changed bool) {
+	wait := func() bool {
 		select {
 		case <-ctx.Done():
 			return false
@@ -39,15 +43,14 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config) (changed bool
 			return true
 		}
 	}
+	if !cfg.Crawler.Enabled {
+		s.log.Info("crawler disabled (crawler.enabled = false)")
+		return wait()
+	}
 	opts, err := crawlerOptions(cfg, s)
 	if err != nil {
 		s.log.Error("crawler not started", "err", err)
-		select {
-		case <-ctx.Done():
-			return false
-		case <-s.crawlChanged:
-			return true
-		}
+		return wait()
 	}
 	c, err := crawler.New(ctx, s.store, s.pol, opts)
 	for err != nil {
@@ -61,18 +64,16 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config) (changed bool
 		}
 		c, err = crawler.New(ctx, s.store, s.pol, opts)
 	}
-	defer func() {
-		if err := c.Close(); err != nil {
-			s.log.Warn("crawler leases not released", "err", err)
-		}
-	}()
 
 	crawlCtx, stopCrawls := context.WithCancel(ctx)
 	var wg sync.WaitGroup
-	defer func() {
-		stopCrawls()
+	finish := func() {
 		wg.Wait()
-	}()
+		stopCrawls()
+		if err := c.Close(); err != nil {
+			s.log.Warn("crawler leases not released", "err", err)
+		}
+	}
 	finished := make(chan struct{}, 1)
 	backlog := false // the last scan found more due sites than free slots
 	scan := time.NewTimer(0)
@@ -80,8 +81,10 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config) (changed bool
 	for {
 		select {
 		case <-ctx.Done():
+			finish() // ctx's end has stopped crawlCtx's crawls
 			return false
 		case <-s.crawlChanged:
+			retired.Go(finish)
 			return true
 		case <-scan.C:
 		case <-finished:
@@ -90,10 +93,8 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config) (changed bool
 			}
 		}
 		due, err := s.dueSites(crawlCtx, cfg, c.Holder())
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Error("crawl list not read", "err", err)
-			}
+		if err != nil && ctx.Err() == nil {
+			s.log.Error("crawl list not read", "err", err)
 		}
 		s.metrics.sitesDue.Set(float64(len(due)))
 		started := 0

@@ -219,9 +219,9 @@ func (s *Server) Run(ctx context.Context) error {
 
 // Reload reads the configuration again (Options.Load) and puts it in
 // force: the page and ips.json show it from the next request on, the
-// watcher reconnects when its settings changed, and the crawls in progress
-// are interrupted and resumed under the new settings when the crawler's
-// changed. The database and the HTTP address need a restart: a reload that
+// watcher reconnects when its settings changed, and when the crawler's
+// changed, the sites taken up from then on are crawled with the new ones
+// (the crawls in progress finish with the settings they started with). The database and the HTTP address need a restart: a reload that
 // changes them keeps the old ones and logs it. A configuration that fails
 // Validate changes nothing and is returned as an error.
 func (s *Server) Reload(ctx context.Context) error {
