@@ -17,7 +17,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/serve"
 )
 
-// ScreenshotEnv names a folder: when set, TestChromium also saves a
+// screenshotEnv names a folder: when set, TestChromium also saves a
 // screenshot of every page it renders there, to be looked at.
 const screenshotEnv = "LOHIBOT_SCREENSHOTS"
 

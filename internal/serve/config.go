@@ -180,7 +180,7 @@ const (
 	DefaultContact  = "message@lohisoft.com"
 )
 
-// DefaultPageUpdated is the "last updated" date of the published page.
+// defaultPageUpdated is the "last updated" date of the published page.
 var defaultPageUpdated = time.Date(2026, 8, 23, 0, 0, 0, 0, time.UTC)
 
 // DefaultConfig returns the configuration that holds when nothing is set:

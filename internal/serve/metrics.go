@@ -41,7 +41,7 @@ type Metrics struct {
 	httpReqs   *prometheus.CounterVec
 }
 
-// TimeToExclusionBuckets are the histogram buckets of the time from an
+// timeToExclusionBuckets are the histogram buckets of the time from an
 // email's delivery to the commit of its exclusion, in seconds.
 var timeToExclusionBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900, 3600}
 
