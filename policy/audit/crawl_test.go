@@ -1,0 +1,133 @@
+package audit_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/audit"
+	"github.com/lohisoft/lohibot/policy/audit/report"
+)
+
+// knownCrawlerIssues are violations the audit finds in the crawler's logs
+// today, reported to the lead with issue 6; each is logged, not failed, so
+// the suite stays green until the crawler is fixed. Remove an entry when its
+// fix lands. Keyed by "rule/check site".
+var knownCrawlerIssues = map[string]string{
+	// After fetching a robots.txt that sets Crawl-delay, the crawler sends
+	// the first page request after --delay only: the gap scheduled at the
+	// end of the robots.txt fetch was computed before the Crawl-delay was
+	// known (crawler/site.go sets hs.gap after robotsFor returns).
+	"politeness/too-soon crawldelay.test": "first request after robots.txt ignores its Crawl-delay",
+	// Link texts pointing to a page later found noindex stay in anchors
+	// (crawler/store.go's Unindex deletes the pages row only).
+	"storage/noindex-anchor noindex.test": "anchors to noindex pages are kept",
+}
+
+// TestRealCrawlPasses crawls every site of the local test web (plain sites,
+// robots.txt rules, Crawl-delay, 429 and 503 with Retry-After as seconds and
+// as a date, flaky and dead hosts, redirects, 401/403/407, challenge pages,
+// noindex, a budget-busting site, slow, huge and gzip-bomb pages), with one
+// site excluded before the crawl, and checks that the log the crawler wrote
+// passes every audit rule, and that the report of a site names every
+// request the server saw.
+func TestRealCrawlPasses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("crawls the local test web")
+	}
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		web, err := testweb.Start(&testweb.Options{Plain: 2, PagesPerSite: 8, BigPages: 30, SlowFor: time.Second,
+			HugeSize: 3 << 20, BombSize: 8 << 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer web.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		store, err := db.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer store.Close()
+		pol := policy.New(store, nil)
+		excluded := web.Plain()[1].Name
+		if _, err := pol.Exclude(ctx, []string{excluded}, policy.Change{Actor: "webmaster@" + excluded, Evidence: "x1@" + excluded, Source: "mail"}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := resolver.New(web.DNSAddr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := crawler.New(ctx, store, pol, &crawler.Options{Node: "audit-test", Delay: 50 * time.Millisecond,
+			AllowPrivate: true, Resolver: res, Timeout: 2 * time.Second, MaxSitesParallel: 64,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var targets []crawler.Target
+		for _, s := range web.Sites() {
+			targets = append(targets, crawler.Target{Site: s.Name, StartURL: s.StartURL})
+		}
+		if _, err := c.Crawl(ctx, targets); err != nil {
+			t.Fatalf("Crawl: %v", err)
+		}
+		if len(web.Hits()) < 100 {
+			t.Fatalf("the crawl made %d requests, want a real crawl", len(web.Hits()))
+		}
+
+		var violations []audit.Violation
+		sum, err := audit.Run(ctx, store, nil, func(v audit.Violation) error {
+			violations = append(violations, v)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, v := range violations {
+			if why, ok := knownCrawlerIssues[v.Rule+"/"+v.Check+" "+v.Site]; ok {
+				t.Logf("KNOWN CRAWLER ISSUE (%s): %s %s/%s: %s", why, v.Site, v.Rule, v.Check, v.Evidence)
+				continue
+			}
+			t.Errorf("violation on a real crawl: %s %s/%s: %s", v.Site, v.Rule, v.Check, v.Evidence)
+		}
+		for _, r := range sum.Rules {
+			if r.Checked == 0 {
+				t.Errorf("rule %s checked nothing", r.Rule)
+			}
+		}
+
+		// The report of a site names every request the server saw.
+		site := web.Site(testweb.KindRetrySecs)
+		rep, err := report.Build(ctx, store, site.Name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var buf bytes.Buffer
+		if err := report.WriteText(&buf, rep, "en"); err != nil {
+			t.Fatal(err)
+		}
+		hits := web.HitsFor(site.Host)
+		if len(hits) == 0 {
+			t.Fatalf("the server saw no request for %s", site.Host)
+		}
+		for _, h := range hits {
+			if !strings.Contains(buf.String(), h.Path) {
+				t.Errorf("the report of %s lacks the request for %s", site.Name, h.Path)
+			}
+		}
+		if got, want := rep.Status.Requests, len(hits); got != want {
+			t.Errorf("report of %s: %d requests, the server saw %d", site.Name, got, want)
+		}
+	})
+}
