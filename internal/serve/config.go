@@ -276,7 +276,7 @@ func hasPassword(dsn string) bool {
 	return strings.Contains(dsn, "password=")
 }
 
-// settings are the keys Set knows, in the order Keys lists them.
+// settingKeys are the keys Set knows, in the order Keys lists them.
 var settingKeys = []string{
 	"db", "http", "node", "resolver",
 	"mail.imap", "mail.password_file", "mail.insecure", "mail.processed_folder", "mail.review_folder",
