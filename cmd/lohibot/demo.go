@@ -57,7 +57,7 @@ LOHIBOT_DB is ignored here for the same reason.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.keep, "keep", false, "keep the database, the report and the log, and say which commands to try on them")
 	f.DurationVar(&o.delay, "delay", demo.DefaultDelay, "gap between two requests to one host")
-	f.StringVar(&o.dir, "dir", "", "folder for the database, report and log (default: a new temporary folder)")
+	f.StringVar(&o.dir, "dir", "", "folder for the database, report and log, kept at the end (default: a new temporary folder)")
 	return cmd
 }
 
@@ -80,8 +80,11 @@ func runDemo(ctx context.Context, a *app, o *demoOptions, dsn string) error {
 		Terminal: isTerminal(a.out),
 		Command:  selfCommand(),
 	})
-	if errors.Is(err, demo.ErrNotEmpty) {
+	switch {
+	case errors.Is(err, demo.ErrNotEmpty):
 		return usageErrorf("%v", err)
+	case err != nil && ctx.Err() != nil:
+		return &exitError{code: exitRefused, err: errors.New("demo interrupted")}
 	}
 	return err
 }

@@ -47,7 +47,7 @@ func run(ctx context.Context, args []string, out, errOut io.Writer) int {
 	fs.SetOutput(errOut)
 	filter := fs.String("run", "", "run only benchmarks whose `pkg.BenchmarkName` matches this regexp")
 	list := fs.Bool("list", false, "list the benchmarks and the figures, run nothing")
-	timeout := fs.Duration("timeout", 4*time.Minute, "time allowed for one benchmark process")
+	timeout := fs.Duration("timeout", 8*time.Minute, "time allowed for one benchmark process")
 	markdown := fs.Bool("markdown", false, "print the table as Markdown (for a closing note)")
 	fs.Usage = func() {
 		fmt.Fprintln(errOut, "usage: go run ./internal/benchsuite [-run REGEXP] [-list] [-timeout D] [-markdown]")
