@@ -5,6 +5,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -128,6 +130,24 @@ func TestRealCrawlPasses(t *testing.T) {
 		}
 		if got, want := rep.Status.Requests, len(hits); got != want {
 			t.Errorf("report of %s: %d requests, the server saw %d", site.Name, got, want)
+		}
+
+		// LOHIBOT_REPORT_CRAWL_SAMPLES=DIR keeps the HTML reports of every
+		// site, to look at (scripts/report-screenshot.sh renders one).
+		if dir := os.Getenv("LOHIBOT_REPORT_CRAWL_SAMPLES"); dir != "" && strings.HasPrefix(t.Name(), "TestRealCrawlPasses/sqlite") {
+			for _, s := range web.Sites() {
+				rep, err := report.Build(ctx, store, s.Name, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var buf bytes.Buffer
+				if err := report.WriteHTML(&buf, rep, os.Getenv("LOHIBOT_REPORT_LANG")); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(dir, s.Name+".html"), buf.Bytes(), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
 		}
 	})
 }
