@@ -223,8 +223,9 @@ func Run(ctx context.Context, opts *Options) (sum *Summary, err error) {
 	}
 	defer r.mbox.close()
 
-	// The watcher runs from here to the end of the crawl, in its own
-	// connection to the database, as `lohibot mail watch` would.
+	// The watcher runs from here to the end of the crawl, beside the
+	// crawler, as `lohibot mail watch` and `lohibot crawl` would on one
+	// database.
 	wctx, cancelWatcher := context.WithCancel(ctx)
 	watcherDone := make(chan error, 1)
 	var stopOnce sync.Once
@@ -256,13 +257,19 @@ func Run(ctx context.Context, opts *Options) (sum *Summary, err error) {
 	return sum, nil
 }
 
-// estimate says roughly how long the crawl takes with these delays.
+// estimate says roughly how long the demo takes with these delays: the
+// longest site is a plain one, 21 requests (robots.txt and 20 pages) apart
+// by the delay.
 func (r *run) estimate() string {
-	d := time.Duration(crawler.Budget+2) * r.o.Delay
-	if d < time.Minute {
+	d := time.Duration(crawler.Budget+1)*r.o.Delay + 3*time.Second
+	switch {
+	case d < 50*time.Second:
+		return fmt.Sprintf("%d seconds", int(d.Round(5*time.Second)/time.Second))
+	case d < 90*time.Second:
 		return "a minute"
+	default:
+		return fmt.Sprintf("%d minutes", int(d.Round(time.Minute)/time.Minute))
 	}
-	return "a minute or two"
 }
 
 // checkEmpty refuses a database that holds anything a demo would write.
