@@ -272,9 +272,16 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 		if len(pl.sites) == 0 {
 			return nil
 		}
-		err := tx.Transaction(func(stx *gorm.DB) error {
-			return p.exclude(ctx, stx, m, &row, pl.sites)
-		})
+		var err error
+		if len(pl.sites) == 1 {
+			// policy.Exclude runs in its own savepoint already.
+			err = p.exclude(ctx, tx, m, &row, pl.sites)
+		} else {
+			// All the sites or none.
+			err = tx.Transaction(func(stx *gorm.DB) error {
+				return p.exclude(ctx, stx, m, &row, pl.sites)
+			})
+		}
 		if err == nil {
 			res.Excluded = pl.sites
 			return nil
