@@ -244,3 +244,29 @@ func TestProcessDatabaseDown(t *testing.T) {
 		t.Errorf("Process error = %v, want a database error", err)
 	}
 }
+
+// When the exclusion itself fails but the database works, the message is
+// kept as failed and queued for staff: never lost.
+func TestProcessExclusionFails(t *testing.T) {
+	proc, _, store := newSQLiteProcessor(t)
+	if err := store.DB.Exec("DROP TABLE exclusions").Error; err != nil {
+		t.Fatal(err)
+	}
+	res, err := proc.Process(context.Background(), readTestdata(t, "exclude-two.eml"), "t")
+	if err != nil {
+		t.Fatalf("Process = %v, want the message stored as failed", err)
+	}
+	if res.Outcome != mailbot.OutcomeFailed || res.ReviewStatus != mailbot.ReviewPending || !strings.Contains(res.ReviewReason, "exclusion failed") {
+		t.Errorf("Process = {%q %q %q}, want failed, pending, exclusion failed", res.Outcome, res.ReviewStatus, res.ReviewReason)
+	}
+	var row db.MailMessage
+	if err := store.DB.Where("id = ?", res.ID).Take(&row).Error; err != nil {
+		t.Fatal(err)
+	}
+	if row.Outcome != string(mailbot.OutcomeFailed) || row.ReviewStatus != mailbot.ReviewPending {
+		t.Errorf("stored row = {%q %q}, want failed, pending", row.Outcome, row.ReviewStatus)
+	}
+	if n := countRows(t, store, &db.PolicyEvent{}, ""); n != 0 {
+		t.Errorf("policy events = %d, want 0 (rolled back)", n)
+	}
+}

@@ -109,8 +109,11 @@ func (ev *WatchEvent) TimeToExclusion() time.Duration {
 // through a Processor: it fetches it (BODY.PEEK[]), processes it, and only
 // once the database has committed moves it to the processed folder, or to
 // the review folder when it waits for staff. A crash between the two only
-// means the message is seen again and skipped as a duplicate. It waits
-// with IDLE, or polls when the server has no IDLE, and reconnects with
+// means the message is seen again and skipped as a duplicate. It moves
+// with MOVE (RFC 6851), or with COPY, \Deleted and (UID) EXPUNGE when the
+// server lacks it (without UIDPLUS, a plain EXPUNGE also removes other
+// messages already marked \Deleted in the mailbox). It waits with IDLE
+// (RFC 2177), or polls when the server has no IDLE, and reconnects with
 // exponential backoff after network and server failures.
 //
 // A Watcher's methods are safe for concurrent use; Run must not be called
