@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
@@ -369,4 +373,81 @@ func TestMailWatchDovecotCorpus(t *testing.T) {
 	if !slices.Equal(gotSites, wantSites) {
 		t.Errorf("excluded sites = %q, want %q", gotSites, wantSites)
 	}
+}
+
+// mail watch runs in its own process in the background: an exclusion
+// delivered to Dovecot is applied at once and seen by another lohibot
+// process; Ctrl-C ends the watch with exit 0 and a summary.
+func TestMailWatchBackgroundProcess(t *testing.T) {
+	srv := dovecottest.Start(t)
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "l.db")
+	cmd := lohibotProcess(context.Background(), "--db", dbPath, "mail", "watch", "--imap", srv.URL(true), "--insecure")
+	cmd.Env = append(cmd.Env, "LOHIBOT_IMAP_PASSWORD="+dovecottest.Password)
+	var stdout, stderr lockedBuffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(stderr.String(), "imap connected"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("mail watch did not connect within 15 s: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(200 * time.Millisecond) // into IDLE
+
+	raw, _ := os.ReadFile(mailTestdata("exclude-one.eml"))
+	start := time.Now()
+	srv.Deliver(raw, "")
+	for {
+		if r := runCLI(t, nil, "--db", dbPath, "exclude", "check", "bakery-example.com"); r.code == 1 {
+			break
+		}
+		if time.Since(start) > 15*time.Second {
+			t.Fatalf("bakery-example.com not excluded within 15 s; watch stderr:\n%s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("time to exclusion through lohibot mail watch: %v", time.Since(start))
+	for srv.Count("Processed") != 1 && time.Since(start) < 15*time.Second {
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	cmd.Process.Signal(os.Interrupt)
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("mail watch after Ctrl-C: %v; stderr:\n%s", err, stderr.String())
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("mail watch did not stop after Ctrl-C")
+	}
+	if !strings.Contains(stdout.String(), "processed 1 messages: 1 excluded") {
+		t.Errorf("mail watch summary = %q, want 1 message, 1 excluded", stdout.String())
+	}
+	if in, done := srv.Count("INBOX"), srv.Count("Processed"); in != 0 || done != 1 {
+		t.Errorf("INBOX %d, Processed %d; want 0, 1", in, done)
+	}
+}
+
+// lockedBuffer is a bytes.Buffer safe to read while a child process writes.
+type lockedBuffer struct {
+	mu  sync.Mutex // guards buf
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
