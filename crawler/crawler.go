@@ -155,6 +155,10 @@ type Crawler struct {
 	hostsMu sync.Mutex // guards hosts
 	hosts   map[string]*hostState
 
+	// noindex holds the URLs (string → true) this crawler found marked
+	// noindex, so no link text pointing at them is stored afterwards.
+	noindex sync.Map
+
 	stats struct {
 		sites, sitesDone, pages, requests, robotsRefused, errors atomic.Int64
 	}

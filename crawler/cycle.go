@@ -14,6 +14,11 @@ import (
 type cycle struct {
 	ID      int64
 	Resumed bool // an interrupted cycle taken up again (its budget keeps counting)
+	// Delay is the least gap between requests to one host in this cycle:
+	// the --delay recorded when the cycle started, or this crawler's
+	// --delay if larger. A resumed cycle never goes faster than it started,
+	// so its recorded delay stays true for all its requests.
+	Delay time.Duration
 }
 
 // errSkip says why a site gets no cycle now.
@@ -67,9 +72,11 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			status        string
 			started       time.Time
 			budget, spent int
+			delayMS       int64
 		)
-		err := tx.queryRow(ctx, (`SELECT id, status, started_at, budget, spent FROM crawl_cycles
-			WHERE site = ? ORDER BY id DESC LIMIT 1`), site).Scan(&id, &status, &started, &budget, &spent)
+		err := tx.queryRow(ctx, (`SELECT id, status, started_at, budget, spent, delay_ms FROM crawl_cycles
+			WHERE site = ? ORDER BY id DESC LIMIT 1`), site).Scan(&id, &status, &started, &budget, &spent, &delayMS)
+		resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
 		now := db.Now()
 		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
 		switch {
@@ -80,14 +87,14 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, c.opts.Node, id); err != nil {
 				return err
 			}
-			cy = &cycle{ID: id, Resumed: true}
+			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay}
 			return nil
 		case recent && status == db.CycleStopped && spent < budget:
 			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
 				db.CycleRunning, c.opts.Node, id, db.CycleStopped); err != nil {
 				return err
 			}
-			cy = &cycle{ID: id, Resumed: true}
+			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay}
 			return nil
 		case recent:
 			return &errSkip{fmt.Sprintf("visited recently (cycle %d started %s)", id, started.UTC().Format(time.RFC3339))}
@@ -97,7 +104,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 		if err != nil {
 			return err
 		}
-		cy = &cycle{ID: id}
+		cy = &cycle{ID: id, Delay: c.opts.Delay}
 		return nil
 	})
 	if err != nil {

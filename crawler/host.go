@@ -61,11 +61,14 @@ func (c *Crawler) leaveHost(ctx context.Context, hs *hostState) {
 
 // hostSet is the hosts one user (a site's crawl, or FetchRobots) holds.
 type hostSet struct {
-	c *Crawler
-	m map[string]*hostState
+	c     *Crawler
+	m     map[string]*hostState
+	delay time.Duration // the least gap for these hosts (a cycle's delay); 0: the crawler's --delay
 }
 
-func (c *Crawler) newHostSet() *hostSet { return &hostSet{c: c, m: map[string]*hostState{}} }
+func (c *Crawler) newHostSet(delay time.Duration) *hostSet {
+	return &hostSet{c: c, m: map[string]*hostState{}, delay: delay}
+}
 
 // get returns host's state, taking it on first use.
 func (s *hostSet) get(host string) *hostState {
@@ -73,9 +76,13 @@ func (s *hostSet) get(host string) *hostState {
 		return hs
 	}
 	hs := s.c.hostState(host)
+	hs.gap = max(hs.gap, s.delay)
 	s.m[host] = hs
 	return hs
 }
+
+// baseGap is the least gap between two requests to one host of the set.
+func (s *hostSet) baseGap() time.Duration { return max(s.c.opts.Delay, s.delay) }
 
 // close gives every host back.
 func (s *hostSet) close(ctx context.Context) {

@@ -197,7 +197,7 @@ func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult
 	if v.Excluded {
 		return nil, fmt.Errorf("%w: %s", ErrExcluded, site)
 	}
-	hosts := c.newHostSet()
+	hosts := c.newHostSet(0)
 	defer hosts.close(ctx)
 	origin := originOf(u)
 	e, err := c.fetchRobots(ctx, nil, site, origin, hosts)
@@ -220,6 +220,10 @@ func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult
 // from hosts.
 func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin string, hosts *hostSet) (*robotsEntry, error) {
 	target := origin + "/robots.txt"
+	originHost := ""
+	if ou, err := url.Parse(origin); err == nil {
+		originHost = ou.Hostname()
+	}
 	var redirectOf *int64
 	for hop := 0; ; hop++ {
 		tu, _ := url.Parse(target)
@@ -273,8 +277,18 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 		}
 		sum := sha256.Sum256(snap.Body)
 		snap.Sha256 = hex.EncodeToString(sum[:])
+		var rules *robots.Robots
 		if final {
 			k.Snapshot = snap
+			if snap.Outcome == db.RobotsParsed {
+				rules = robots.Parse(snap.Body)
+				// The Crawl-delay applies from this very request on: the
+				// gap after it is scheduled (and shared with the fleet)
+				// with the delay the file asks for.
+				if d, ok := rules.CrawlDelay(robots.ProductToken); ok && d > 0 && cur.host == originHost {
+					cur.gap = max(cur.gap, min(d, MaxCrawlDelay))
+				}
+			}
 		}
 		if err := c.finish(ctx, cur, res, k); err != nil {
 			return nil, err
@@ -291,9 +305,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 		if res.resp.Err != nil {
 			e.validUntil = snap.FetchedAt.Add(RobotsRetry)
 		}
-		if e.Outcome == db.RobotsParsed {
-			e.rules = robots.Parse(snap.Body)
-		}
+		e.rules = rules
 		c.log.Info("robots.txt fetched", "origin", origin, "status", snap.Status, "outcome", snap.Outcome, "snapshot", snap.ID)
 		return e, nil
 	}

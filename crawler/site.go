@@ -181,7 +181,7 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 		return res
 	}
 	res.CycleID = cy.ID
-	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(), queued: map[string]bool{}, seen: map[string]bool{},
+	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(cy.Delay), queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
 	if cy.Resumed {
 		seen, links, err := c.resumeState(ctx, t.Site, cy)
@@ -327,7 +327,7 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 		if rb.Outcome == db.RobotsDisallowAll && rb.Status != http.StatusUnauthorized && rb.Status != http.StatusForbidden {
 			r.leave(hs.host, "robots.txt unreachable: disallow all")
 		}
-		hs.gap = max(c.opts.Delay, rb.crawlDelay())
+		hs.gap = max(r.hosts.baseGap(), rb.crawlDelay())
 		dec := rb.decide(robots.ProductToken, u.String())
 		if !dec.Allowed {
 			r.seen[it.url] = true
@@ -504,6 +504,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	if noindex {
 		k.Outcome = "noindex"
 		k.Unindex = u.String()
+		c.noindex.Store(u.String(), true)
 	} else {
 		k.Page = &db.Page{URL: u.String(), Site: r.site, Title: p.Title, Description: p.Description,
 			H1: strings.Join(p.H1, "\n"), H2: strings.Join(p.H2, "\n"), H3: strings.Join(p.H3, "\n"),
@@ -524,7 +525,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		if err != nil {
 			continue
 		}
-		if !noindex && l.Text != "" {
+		if _, isNoindex := c.noindex.Load(l.URL); !noindex && !isNoindex && l.Text != "" {
 			k.Anchors = append(k.Anchors, db.Anchor{FromURL: u.String(), ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt})
 		}
 		if toSite != r.site {

@@ -498,6 +498,13 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 			if _, err := tx.exec(ctx, `DELETE FROM pages WHERE url = ?`, k.Unindex); err != nil {
 				return fmt.Errorf("crawler: unindex page: %w", err)
 			}
+			if k.Outcome == "noindex" {
+				// Nothing is kept for a noindex page, its inbound link
+				// texts included.
+				if _, err := tx.exec(ctx, `DELETE FROM anchors WHERE to_url = ?`, k.Unindex); err != nil {
+					return fmt.Errorf("crawler: unindex anchors: %w", err)
+				}
+			}
 		}
 		for i := 0; i < len(k.Anchors); i += 50 {
 			chunk := k.Anchors[i:min(i+50, len(k.Anchors))]

@@ -213,14 +213,10 @@ func Start(opts *Options) (*Web, error) {
 	}
 	w.gzipBomb()
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, false) }))
-	w.srv.Start()
+	// The listener exists already (NewUnstartedServer); the servers start
+	// only once the site tables below are complete.
 	_, port, _ := net.SplitHostPort(w.srv.Listener.Addr().String())
 	w.Port, _ = strconv.Atoi(port)
-	if ln, err := net.Listen("tcp6", net.JoinHostPort("::1", port)); err == nil {
-		w.ln6 = ln
-		w.srv6 = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, true) })}
-		go w.srv6.Serve(ln)
-	}
 
 	add := func(kind, name string, pages int) {
 		host := name
@@ -251,6 +247,13 @@ func Start(opts *Options) (*Web, error) {
 	w.kinds["www.redirect.test"] = KindRedirect
 	w.site["www.redirect.test"] = "redirect.test"
 	dns.AddA("zero.test", "0.0.0.0")
+
+	w.srv.Start()
+	if ln, err := net.Listen("tcp6", net.JoinHostPort("::1", port)); err == nil {
+		w.ln6 = ln
+		w.srv6 = &http.Server{Handler: http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, true) })}
+		go w.srv6.Serve(ln)
+	}
 	return w, nil
 }
 
