@@ -229,6 +229,10 @@ func (w *Watcher) Run(ctx context.Context) error {
 // session runs one connection: log in, make the folders, select the
 // mailbox, then process and wait in turn. connected reports whether the
 // mailbox was selected.
+// logoutGrace is how long a stopping session may take to finish its
+// command and log out before its connection is closed.
+const logoutGrace = 3 * time.Second
+
 func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 	newMail := make(chan struct{}, 1)
 	copts := &imapclient.Options{
@@ -249,18 +253,35 @@ func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 	if err != nil {
 		return false, err
 	}
-	// go-imap has no ctx: close the connection when ctx ends, which
-	// unblocks whatever command is waiting.
+	// go-imap has no ctx. When ctx ends, the session logs out as soon as
+	// the command in progress has finished; if that takes longer than
+	// logoutGrace, the connection is closed, which unblocks whatever
+	// command is waiting.
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():
-			c.Close()
+			t := time.NewTimer(logoutGrace)
+			defer t.Stop()
+			select {
+			case <-t.C:
+				c.Close()
+			case <-stop:
+			}
 		case <-stop:
 		}
 	})
 	defer func() {
+		if ctx.Err() != nil {
+			select {
+			case <-c.Closed():
+			default:
+				if err := c.Logout().Wait(); err != nil {
+					w.log.Debug("imap logout", "err", err)
+				}
+			}
+		}
 		close(stop)
 		wg.Wait()
 		c.Close()
@@ -324,6 +345,9 @@ func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 			err = waitPoll(ctx, c, wait)
 		}
 		if err != nil {
+			return true, err
+		}
+		if err := ctx.Err(); err != nil {
 			return true, err
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"log"
 	"net"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -278,9 +279,11 @@ func TestWatchBackground(t *testing.T) {
 			srv := startMemIMAP(t, tc.caps)
 			proc, _, store := newSQLiteProcessor(t)
 			ev := newEvents()
+			wire := &lockedBuffer{}
 			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
 				PollInterval: 100 * time.Millisecond, MinBackoff: 20 * time.Millisecond,
+				DebugWriter: wire,
 			}))
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
@@ -319,8 +322,30 @@ func TestWatchBackground(t *testing.T) {
 			if w.State().Connected {
 				t.Errorf("State().Connected = true after Run returned")
 			}
+			// Stopping logs out of the server; it does not just hang up.
+			if !strings.Contains(wire.String(), " LOGOUT\r\n") {
+				t.Errorf("the watcher did not send LOGOUT when stopped")
+			}
 		})
 	}
+}
+
+// lockedBuffer is an io.Writer safe for concurrent use.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 // The server goes away mid-watch and comes back: the watcher reconnects,
