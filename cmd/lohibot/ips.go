@@ -7,10 +7,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/crawler/identity"
+	"github.com/lohisoft/lohibot/internal/serve"
 )
 
 func newIPsCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var config string
+	cmd := &cobra.Command{
 		Use:   "ips",
 		Short: "Print the machine-readable list of LohiSoftBot's addresses",
 		Long: `Print the addresses LohiSoftBot crawls from, in the shape the big crawlers
@@ -24,13 +26,29 @@ source address from, so the two cannot disagree: 79.139.58.98
 (crawler1.bot.lohisoft.com) and 79.139.58.121 (crawler2.bot.lohisoft.com).
 LohiSoftBot never uses IPv6. creationTime is the time of the run.
 
+With --config (or $LOHIBOT_CONFIG), the list is the crawler fleet of that
+configuration file, the one 'lohibot serve' publishes at /bot/ips.json.
+
 The output is JSON either way: indented, ready to publish as a file, or with
 --json on one line.`,
 		Example: `  lohibot ips > lohisoftbot.json
-  lohibot ips --json | jq -r '.prefixes[].ipv4Prefix'`,
+  lohibot ips --json | jq -r '.prefixes[].ipv4Prefix'
+  lohibot ips --config /etc/lohibot/lohibot.toml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			crawlers := identity.DefaultCrawlers()
+			if config == "" {
+				config = a.getenv(serveConfigEnv)
+			}
+			if config != "" {
+				cfg, err := serve.LoadFile(config)
+				if err != nil {
+					return serveError(err)
+				}
+				if crawlers, err = cfg.Fleet(); err != nil {
+					return serveError(err)
+				}
+			}
 			if err := identity.CheckCrawlers(crawlers); err != nil {
 				return err
 			}
@@ -46,4 +64,6 @@ The output is JSON either way: indented, ready to publish as a file, or with
 			return err
 		},
 	}
+	cmd.Flags().StringVar(&config, "config", "", "take the crawler fleet from this configuration file (default $"+serveConfigEnv+")")
+	return cmd
 }
