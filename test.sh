@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh runs every test of lohibot: formatting, vet, and go test -race on
 # all packages, against SQLite and a throwaway PostgreSQL cluster, with a real
-# Dovecot for the mailbox tests. It installs PostgreSQL and Dovecot from
-# Debian's packages when they are missing, and stops what it started.
+# Dovecot for the mailbox tests and headless Chromium for the rendered pages.
+# It installs PostgreSQL, Dovecot and Chromium from Debian's packages when
+# they are missing, and stops what it started.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -12,6 +13,8 @@ need_pkgs=()
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] || need_pkgs+=(postgresql)
 command -v dovecot >/dev/null 2>&1 || need_pkgs+=(dovecot-imapd)
+# Headless Chromium renders the bot page and the HTML report in their tests.
+command -v chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
 if [ ${#need_pkgs[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     log "installing ${need_pkgs[*]}"
