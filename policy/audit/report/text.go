@@ -161,7 +161,7 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 		p("  %s\n", t("no_robots"))
 	}
 	for _, s := range r.Robots {
-		p("\n-- %s/robots.txt · %s %s UTC\n", c(s.Origin), t("fetched"), fmtWhen(s.FetchedAt))
+		p("\n-- %s/robots.txt · %s %s\n", c(s.Origin), t("fetched"), fmtWhen(s.FetchedAt))
 		status := fmt.Sprint(s.Status)
 		if s.Status == 0 {
 			status = t("no_answer")
