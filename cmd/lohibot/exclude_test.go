@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lohisoft/lohibot/internal/dbtest"
 )
 
@@ -96,13 +98,30 @@ func TestDBFlagOverridesEnv(t *testing.T) {
 
 func TestHelpHasExamples(t *testing.T) {
 	a := &app{getenv: func(string) string { return "" }}
-	root := newRootCmd(a)
-	for _, c := range root.Commands() {
-		for _, sub := range append(c.Commands(), c) {
-			if sub.Runnable() && !sub.HasSubCommands() && sub.Example == "" && sub.Name() != "help" && c.Name() != "completion" {
-				t.Errorf("%s has no examples in its help", sub.CommandPath())
-			}
+	leaves := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Name() == "help" || c.Name() == "completion" {
+			return
 		}
+		if c.Runnable() && !c.HasSubCommands() {
+			leaves++
+		}
+		if c.Runnable() && !c.HasSubCommands() && c.Example == "" {
+			t.Errorf("%s has no examples in its help", c.CommandPath())
+		}
+		if c.Short == "" {
+			t.Errorf("%s has no short description", c.CommandPath())
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRootCmd(a))
+	// exclude ×4, sites ×3, mail ×4+, robots ×2, crawl, search, audit,
+	// report, verify, verify-log, ips, demo, serve.
+	if leaves < 24 {
+		t.Errorf("walked %d runnable commands, want at least 24", leaves)
 	}
 	if r := runCLI(t, nil, "completion", "bash"); r.code != 0 || !strings.Contains(r.stdout, "lohibot") {
 		t.Errorf("completion bash: exit %d", r.code)
