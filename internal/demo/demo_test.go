@@ -16,7 +16,6 @@ import (
 	"github.com/lohisoft/lohibot/internal/demo"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // quick are the options of a demo that runs in seconds.
@@ -137,11 +136,10 @@ func TestDemo(t *testing.T) {
 			t.Fatal("no audit")
 		}
 		for _, v := range sum.Violations {
-			if knownCrawlerIssue(v) {
-				t.Logf("KNOWN CRAWLER ISSUE (first request after robots.txt ignores its Crawl-delay): %s", v.Evidence)
-				continue
-			}
 			t.Errorf("audit violation %s %s/%s: %s", v.Site, v.Rule, v.Check, v.Evidence)
+		}
+		if !sum.Audit.OK() {
+			t.Errorf("audit = %+v, want every rule to hold", sum.Audit)
 		}
 	})
 
@@ -178,16 +176,6 @@ func TestDemo(t *testing.T) {
 			t.Errorf("the narration does not name the kept database %s", sum.DSN)
 		}
 	})
-}
-
-// knownCrawlerIssue tells the one violation the crawler is known to commit
-// (see policy/audit/crawl_test.go): the first page request after the
-// robots.txt fetch waits only --delay, because the gap was scheduled before
-// the Crawl-delay was known (crawler/site.go sets hs.gap after robotsFor
-// returns). Remove it once the crawler is fixed.
-func knownCrawlerIssue(v audit.Violation) bool {
-	return v.Rule == audit.RulePoliteness && v.Check == audit.CheckTooSoon && v.Site == "slowdown-example.org" &&
-		len(v.Requests) == 2 && v.Requests[0].Purpose == db.PurposeRobots
 }
 
 func TestDemoRemovesItsFolder(t *testing.T) {
