@@ -25,6 +25,15 @@ var (
 	binOut  []byte
 )
 
+// TestMain removes the binary built by lohibot after the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // lohibot builds the lohibot binary once per test run.
 func lohibot(t *testing.T) string {
 	t.Helper()
