@@ -91,25 +91,22 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 		if !(errors.As(err, &ee) && ee.silent) {
 			fmt.Fprintln(errOut, "lohibot:", err)
 		}
-		code := exitCode(err)
-		if isCobraUsageError(err) {
-			code = exitBadInput
-		}
-		return code
+		return exitCode(err)
 	}
 	return exitOK
 }
 
-// isCobraUsageError recognises the errors cobra returns itself for unknown
-// commands; flag and argument errors are wrapped as usage errors at source.
-func isCobraUsageError(err error) bool {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return false
+// unknownCommand refuses arguments that name no command, with cobra's
+// suggestions, as a usage error.
+func unknownCommand(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
 	}
-	return strings.HasPrefix(err.Error(), "unknown command") ||
-		strings.HasPrefix(err.Error(), "unknown flag") ||
-		strings.HasPrefix(err.Error(), "unknown shorthand flag")
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return &exitError{code: exitBadInput, err: fmt.Errorf("%s\nSee '%s --help'.", msg, cmd.CommandPath())}
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -125,8 +122,13 @@ The database is an SQLite file (default lohibot.db) or PostgreSQL
 
 Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 2 bad usage or bad input.`,
-		SilenceUsage:  true,
-		SilenceErrors: true,
+		SilenceUsage:               true,
+		SilenceErrors:              true,
+		Args:                       unknownCommand,
+		SuggestionsMinimumDistance: 2,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return cmd.Help()
+		},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("db") {
 				if env := a.getenv("LOHIBOT_DB"); env != "" {

@@ -33,7 +33,7 @@ func groupCmd(use, short string) *cobra.Command {
 	return &cobra.Command{
 		Use:   use,
 		Short: short,
-		Args:  noArgs,
+		Args:  unknownCommand,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return cmd.Help()
 		},
