@@ -13,6 +13,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -36,6 +37,11 @@ var ErrNotFound = errors.New("db: not found")
 // ErrTooNew is returned by Open when the database was written by a newer
 // lohibot, whose schema this binary does not know. Nothing is changed.
 var ErrTooNew = errors.New("db: database schema is newer than this lohibot")
+
+// ErrBadDSN is returned (wrapped) by Open when the DSN cannot name a
+// database: an unknown scheme, an empty SQLite path, or an SQLite file in a
+// folder that does not exist. Nothing is created.
+var ErrBadDSN = errors.New("db: bad database name")
 
 // Dialect names the engine behind a Store.
 type Dialect string
@@ -79,15 +85,18 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	default:
 		path := strings.TrimPrefix(dsn, "sqlite://")
 		if path == "" {
-			return nil, fmt.Errorf("db: empty SQLite path in %q", dsn)
+			return nil, fmt.Errorf("%w: empty SQLite path in %q", ErrBadDSN, dsn)
 		}
 		if strings.Contains(path, "://") {
-			return nil, fmt.Errorf("db: unsupported database %q: use a file path, sqlite://PATH or postgres://", dsn)
+			return nil, fmt.Errorf("%w: unsupported database %q: use a file path, sqlite://PATH or postgres://", ErrBadDSN, dsn)
 		}
 		if dir := filepath.Dir(path); dir != "" {
 			if _, err := os.Stat(dir); err != nil {
-				return nil, fmt.Errorf("db: folder of %s: %w", path, err)
+				return nil, fmt.Errorf("%w: folder of %s: %w", ErrBadDSN, path, err)
 			}
+		}
+		if err := checkSQLiteFile(path); err != nil {
+			return nil, err
 		}
 		dialector = sqlite.Open(sqliteDSN(path))
 		dialect = SQLite
@@ -123,6 +132,36 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// sqliteHeader starts every non-empty SQLite database file.
+const sqliteHeader = "SQLite format 3\x00"
+
+// checkSQLiteFile refuses, with ErrBadDSN, a path that names a folder or a
+// non-empty file that is not an SQLite database. A missing or empty file is
+// fine: Open creates the database.
+func checkSQLiteFile(path string) error {
+	if strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
+		return nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil // missing (created by Open) or unreadable (SQLite says why)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil
+	}
+	if st.IsDir() {
+		return fmt.Errorf("%w: %s is a folder, not an SQLite file", ErrBadDSN, path)
+	}
+	head := make([]byte, len(sqliteHeader))
+	n, _ := io.ReadFull(f, head)
+	if n > 0 && string(head[:n]) != sqliteHeader {
+		return fmt.Errorf("%w: %s is not an SQLite database", ErrBadDSN, path)
+	}
+	return nil
 }
 
 // sqliteDSN adds lohibot's connection settings to an SQLite path: WAL so

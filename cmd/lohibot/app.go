@@ -69,7 +69,8 @@ func exitCode(err error) int {
 		return exitOK
 	case errors.As(err, &ee):
 		return ee.code
-	case errors.Is(err, policy.ErrBadSite), errors.Is(err, policy.ErrNoActor), errors.Is(err, db.ErrTooNew):
+	case errors.Is(err, policy.ErrBadSite), errors.Is(err, policy.ErrNoActor), errors.Is(err, db.ErrTooNew),
+		errors.Is(err, db.ErrBadDSN):
 		return exitBadInput
 	case errors.Is(err, policy.ErrNotExcluded), errors.Is(err, policy.ErrNotListed):
 		return exitRefused
@@ -214,6 +215,19 @@ func noArgs(cmd *cobra.Command, args []string) error {
 		return &exitError{code: exitBadInput, err: fmt.Errorf("unexpected arguments %q\nSee '%s --help'.", args, cmd.CommandPath())}
 	}
 	return nil
+}
+
+// byFlag returns the --by value of cmd: the current user when --by is not
+// given, a usage error when it is given empty (every change names who made
+// it).
+func byFlag(cmd *cobra.Command, by string, getenv func(string) string) (string, error) {
+	if !cmd.Flags().Changed("by") {
+		return currentUser(getenv), nil
+	}
+	if strings.TrimSpace(by) == "" {
+		return "", usageErrorf("--by must name who makes the change\nSee '%s --help'.", cmd.CommandPath())
+	}
+	return by, nil
 }
 
 // currentUser names the person at the terminal, the default --by.

@@ -185,6 +185,9 @@ func TestReportCommand(t *testing.T) {
 		{"report", "example.com", "--lang", "fr"},
 		{"report", "example.com", "-o", filepath.Join(t.TempDir(), "missing", "r.html")},
 		{"report", "a.com", "b.com"},
+		// --json prints nothing but JSON: another format is a contradiction.
+		{"report", "example.com", "--json", "--format", "text"},
+		{"--json", "report", "example.com", "--format=html"},
 	} {
 		if res := runCLI(t, env, args...); res.code != 2 {
 			t.Errorf("%v: exit %d, want 2\n%s%s", args, res.code, res.stdout, res.stderr)

@@ -137,7 +137,8 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return err
 	}
 	if len(targets) == 0 {
-		fmt.Fprintln(a.out, "nothing to crawl: the crawl list is empty")
+		// A remark, not data: stdout stays JSON-only with --json.
+		fmt.Fprintln(a.errOut, "nothing to crawl: the crawl list is empty")
 		return nil
 	}
 

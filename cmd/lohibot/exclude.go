@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -72,9 +73,11 @@ nothing but records the request as evidence.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Inputs = args
-			if !cmd.Flags().Changed("by") {
-				opts.By = currentUser(a.getenv)
+			by, err := byFlag(cmd, opts.By, a.getenv)
+			if err != nil {
+				return err
 			}
+			opts.By = by
 			return runExcludeAdd(cmd.Context(), a, opts)
 		},
 	}
@@ -136,7 +139,7 @@ excluded is refused (exit 1).`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Input = args[0]
-			if opts.By == "" {
+			if strings.TrimSpace(opts.By) == "" {
 				return usageErrorf("re-inclusion needs --by WHO\nSee '%s --help'.", cmd.CommandPath())
 			}
 			return runExcludeRemove(cmd.Context(), a, opts)

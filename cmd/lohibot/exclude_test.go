@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -93,6 +94,96 @@ func TestDBFlagOverridesEnv(t *testing.T) {
 	}
 	if r := runCLI(t, nil, "--db="+flagDB, "exclude", "check", "example.com"); r.code != 1 {
 		t.Errorf("--db database lacks the exclusion")
+	}
+}
+
+// TestBadDatabaseIsBadInput: a --db or LOHIBOT_DB that cannot name a
+// database is bad input (exit 2), and nothing is created.
+func TestBadDatabaseIsBadInput(t *testing.T) {
+	dir := t.TempDir()
+	notDB := filepath.Join(dir, "notes.txt")
+	if err := os.WriteFile(notDB, []byte("not a database\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	missing := filepath.Join(dir, "missing", "x.db")
+	tests := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"folder missing (--db)", nil, []string{"exclude", "list", "--db", missing}},
+		{"folder missing (LOHIBOT_DB)", []string{"LOHIBOT_DB=" + missing}, []string{"exclude", "check", "example.com"}},
+		{"folder missing (sqlite://)", nil, []string{"--db=sqlite://" + missing, "sites", "list"}},
+		{"unknown scheme", nil, []string{"exclude", "list", "--db", "mysql://db/x"}},
+		{"empty sqlite path", nil, []string{"exclude", "list", "--db", "sqlite://"}},
+		{"a folder", nil, []string{"exclude", "list", "--db", dir}},
+		{"not an SQLite file", nil, []string{"exclude", "list", "--db", notDB}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, tt.env, tt.args...)
+			if r.code != 2 || r.stderr == "" || r.stdout != "" {
+				t.Errorf("lohibot %s: exit %d, stdout %q, stderr %q; want exit 2 with a message on stderr only",
+					strings.Join(tt.args, " "), r.code, r.stdout, r.stderr)
+			}
+		})
+	}
+	if _, err := os.Stat(filepath.Dir(missing)); !os.IsNotExist(err) {
+		t.Errorf("a bad --db created %s", filepath.Dir(missing))
+	}
+	if b, _ := os.ReadFile(notDB); string(b) != "not a database\n" {
+		t.Errorf("a bad --db changed %s", notDB)
+	}
+}
+
+// TestEmptyByIsBadInput: --by given empty is refused (exit 2); every change
+// names who made it.
+func TestEmptyByIsBadInput(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + filepath.Join(t.TempDir(), "l.db")}
+	for _, args := range [][]string{
+		{"exclude", "add", "example.com", "--by="},
+		{"exclude", "add", "example.com", "--by", " "},
+		{"exclude", "remove", "example.com", "--by", " "},
+		{"sites", "add", "example.com", "--by="},
+		{"sites", "remove", "example.com", "--by="},
+	} {
+		if r := runCLI(t, env, args...); r.code != 2 || r.stderr == "" {
+			t.Errorf("lohibot %s: exit %d, stderr %q; want 2", strings.Join(args, " "), r.code, r.stderr)
+		}
+	}
+	if r := runCLI(t, env, "exclude", "check", "example.com"); r.code != 0 {
+		t.Errorf("exclude check after refused adds: exit %d, want 0 (nothing excluded)", r.code)
+	}
+}
+
+// TestSitesJSON: sites add --json says whether the site is excluded, as
+// sites list does; a site named twice is removed once.
+func TestSitesJSON(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + filepath.Join(t.TempDir(), "l.db")}
+	if r := runCLI(t, env, "exclude", "add", "example.com", "--by", "anna"); r.code != 0 {
+		t.Fatalf("exclude add: exit %d: %s", r.code, r.stderr)
+	}
+	r := runCLI(t, env, "sites", "add", "https://www.example.com/start", "other.example", "--json")
+	if r.code != 0 {
+		t.Fatalf("sites add: exit %d: %s", r.code, r.stderr)
+	}
+	want := map[string]bool{"example.com": true, "other.example": false}
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("sites add --json printed %d lines, want %d:\n%s", len(lines), len(want), r.stdout)
+	}
+	for _, line := range lines {
+		var s siteJSON
+		if err := json.Unmarshal([]byte(line), &s); err != nil {
+			t.Fatalf("sites add --json line %q: %v", line, err)
+		}
+		if s.Excluded != want[s.Site] {
+			t.Errorf("sites add --json: %s excluded = %v, want %v", s.Site, s.Excluded, want[s.Site])
+		}
+	}
+	r = runCLI(t, env, "sites", "remove", "example.com", "https://www.example.com/", "--json")
+	if r.code != 0 || strings.Count(r.stdout, "\n") != 1 {
+		t.Errorf("sites remove example.com www.example.com: exit %d, stdout %q, stderr %q; want one removal", r.code, r.stdout, r.stderr)
 	}
 }
 

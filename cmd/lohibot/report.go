@@ -38,7 +38,7 @@ about it, and the verdict of every audit rule.
 or styles) with an inline SVG timeline of the requests per host; it prints
 well. --lang picks the language of the report's own words (en, it, da, hu);
 what was crawled or emailed is shown as it was, escaped. --json is the same
-as --format json (one JSON object).
+as --format json (one JSON object); with another --format it is bad input.
 
 Exit 0 when the report is written, 2 on bad input (the report is written
 even when a promise was broken: its audit section says so).`,
@@ -48,7 +48,10 @@ even when a promise was broken: its audit section says so).`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Site = args[0]
-			if a.json && !cmd.Flags().Changed("format") {
+			if a.json {
+				if cmd.Flags().Changed("format") && !strings.EqualFold(opts.Format, report.FormatJSON) {
+					return usageErrorf("report: --json prints JSON; it cannot go with --format %s\nSee '%s --help'.", opts.Format, cmd.CommandPath())
+				}
 				opts.Format = report.FormatJSON
 			}
 			return runReport(cmd.Context(), a, opts)

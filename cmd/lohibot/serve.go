@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -57,7 +58,8 @@ resume on the next start), the watcher disconnects, and HTTP requests in
 flight finish.
 
 --check validates the configuration, prints it as it would run (without
-secrets) and exits: 0 when it is valid, 2 when not.`,
+secrets; TOML, or one JSON object with --json) and exits: 0 when it is
+valid, 2 when not.`,
 		Example: `  lohibot serve --config /etc/lohibot/lohibot.toml
   LOHIBOT_IMAP_PASSWORD=... lohibot serve --http 127.0.0.1:8080 --db postgres://lohibot@db/lohibot
   lohibot serve --config lohibot.toml --check
@@ -123,6 +125,9 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 		return serveError(err)
 	}
 	if opts.Check {
+		if a.json {
+			return printConfigJSON(a, cfg)
+		}
 		enc := toml.NewEncoder(a.out)
 		if err := enc.Encode(cfg); err != nil {
 			return err
@@ -154,6 +159,20 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 		}
 	}()
 	return srv.Run(ctx)
+}
+
+// printConfigJSON prints cfg as one JSON object with the configuration
+// file's key names (serve --check --json).
+func printConfigJSON(a *app, cfg *serve.Config) error {
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
+		return err
+	}
+	var m map[string]any
+	if _, err := toml.Decode(buf.String(), &m); err != nil {
+		return err
+	}
+	return a.printJSON(m)
 }
 
 // serveError maps a configuration error to exit 2.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"log/slog"
 	"net"
@@ -83,6 +84,32 @@ budget = 21
 	r = runCLI(t, []string{"LOHIBOT_CONFIG=" + conf}, "serve", "--check")
 	if r.code != 0 || !strings.Contains(r.stdout, `http = "127.0.0.1:7001"`) {
 		t.Errorf("LOHIBOT_CONFIG=... serve --check: exit %d:\n%s%s", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestServeCheckJSON: with --json, serve --check prints the configuration as
+// one JSON object with the file's key names, and nothing else.
+func TestServeCheckJSON(t *testing.T) {
+	for _, args := range [][]string{{"serve", "--check", "--json"}, {"--json", "serve", "--check", "--http=127.0.0.1:7003"}} {
+		r := runCLI(t, nil, args...)
+		if r.code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
+		}
+		var cfg struct {
+			HTTP    string `json:"http"`
+			Crawler struct {
+				Delay string `json:"delay"`
+				Fleet []struct {
+					IP string `json:"ip"`
+				} `json:"fleet"`
+			} `json:"crawler"`
+		}
+		if strings.Count(r.stdout, "\n") != 1 || json.Unmarshal([]byte(r.stdout), &cfg) != nil {
+			t.Fatalf("%v: stdout is not one line of JSON:\n%s", args, r.stdout)
+		}
+		if cfg.HTTP == "" || cfg.Crawler.Delay != "5s" || len(cfg.Crawler.Fleet) != 2 {
+			t.Errorf("%v: configuration = %+v, want the defaults", args, cfg)
+		}
 	}
 }
 

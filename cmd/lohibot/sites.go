@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -39,8 +40,9 @@ func newSitesAddCmd(a *app) *cobra.Command {
 			if _, err := policy.SitesOf(args); err != nil {
 				return err
 			}
-			if by == "" {
-				by = currentUser(a.getenv)
+			by, err := byFlag(cmd, by, a.getenv)
+			if err != nil {
+				return err
 			}
 			p, store, err := a.openPolicy(ctx)
 			if err != nil {
@@ -53,7 +55,12 @@ func newSitesAddCmd(a *app) *cobra.Command {
 			}
 			for _, s := range sites {
 				if a.json {
-					if err := a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy}); err != nil {
+					// An excluded site stays listed; say so, as sites list does.
+					_, ex, err := p.Check(ctx, s.Name)
+					if err != nil {
+						return err
+					}
+					if err := a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}); err != nil {
 						return err
 					}
 					continue
@@ -79,18 +86,27 @@ that is not listed is refused (exit 1) and removes nothing.`,
 		Args:    minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			if _, err := policy.SitesOf(args); err != nil {
+			names, err := policy.SitesOf(args)
+			if err != nil {
 				return err
 			}
-			if by == "" {
-				by = currentUser(a.getenv)
+			by, err := byFlag(cmd, by, a.getenv)
+			if err != nil {
+				return err
+			}
+			// A site named twice (example.com www.example.com) is removed once.
+			var inputs []string
+			for i, name := range names {
+				if !slices.Contains(names[:i], name) {
+					inputs = append(inputs, args[i])
+				}
 			}
 			p, store, err := a.openPolicy(ctx)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
-			sites, err := p.RemoveSites(ctx, args, policy.Change{Actor: by, Source: "cli"})
+			sites, err := p.RemoveSites(ctx, inputs, policy.Change{Actor: by, Source: "cli"})
 			if err != nil {
 				return err
 			}

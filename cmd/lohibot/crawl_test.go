@@ -1,0 +1,43 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCrawlUsage covers the crawl command's answers that need no web:
+// usage errors exit 2, and an empty crawl list is a remark on stderr, so
+// stdout stays JSON-only with --json.
+func TestCrawlUsage(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + filepath.Join(t.TempDir(), "l.db")}
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantStdout string // exact
+		wantStderr string // substring
+	}{
+		{"empty list", []string{"crawl", "--all"}, 0, "", "nothing to crawl"},
+		{"empty list json", []string{"crawl", "--all", "--json"}, 0, "", "nothing to crawl"},
+		{"empty list json first", []string{"--json", "crawl", "--all", "--delay=1s"}, 0, "", "nothing to crawl"},
+		{"neither sites nor all", []string{"crawl"}, 2, "", "--all"},
+		{"both sites and all", []string{"crawl", "--all", "example.com"}, 2, "", "not both"},
+		{"zero delay", []string{"crawl", "example.com", "--delay", "0s"}, 2, "", "--delay"},
+		{"negative recrawl", []string{"crawl", "example.com", "--recrawl-after=-1h"}, 2, "", "--recrawl-after"},
+		{"no parallelism", []string{"crawl", "example.com", "--max-sites-parallel", "0"}, 2, "", "--max-sites-parallel"},
+		{"IPv6 source", []string{"crawl", "example.com", "--source-ip", "::1"}, 2, "", "IPv4"},
+		{"bad resolver", []string{"crawl", "example.com", "--resolver", "nohostport"}, 2, "", "resolver"},
+		{"public suffix", []string{"crawl", "co.uk"}, 2, "", "co.uk"},
+		{"unknown flag", []string{"crawl", "--all", "--bogus"}, 2, "", "unknown flag"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, env, tt.args...)
+			if r.code != tt.code || r.stdout != tt.wantStdout || !strings.Contains(r.stderr, tt.wantStderr) {
+				t.Errorf("lohibot %s: exit %d, stdout %q, stderr %q; want exit %d, stdout %q, stderr containing %q",
+					strings.Join(tt.args, " "), r.code, r.stdout, r.stderr, tt.code, tt.wantStdout, tt.wantStderr)
+			}
+		})
+	}
+}
