@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,7 +67,8 @@ up again (with what is left of its budget) by the next crawl.`,
 	f := cmd.Flags()
 	f.BoolVar(&o.all, "all", false, "crawl every site of the crawl list")
 	f.DurationVar(&o.delay, "delay", crawler.DefaultDelay, "minimum gap between the end of one request to a host and the start of the next")
-	f.DurationVar(&o.recrawlAfter, "recrawl-after", crawler.DefaultRecrawlAfter, "visit a site at most once per this interval")
+	o.recrawlAfter = crawler.DefaultRecrawlAfter
+	f.Var((*daysDuration)(&o.recrawlAfter), "recrawl-after", "visit a site at most once per this interval (a Go duration, or days: 7d)")
 	f.IntVar(&o.parallel, "max-sites-parallel", crawler.DefaultMaxSitesParallel, "sites crawled at once")
 	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
 	f.StringVar(&o.sourceIP, "source-ip", "", "send requests from this local IPv4 address")
@@ -79,6 +81,37 @@ up again (with what is left of its budget) by the next crawl.`,
 	f.MarkHidden("lease-ttl")
 	return cmd
 }
+
+// daysDuration is a duration flag that also takes whole or fractional days
+// ("7d", "1.5d"), the natural unit of a recrawl interval.
+type daysDuration time.Duration
+
+func (d *daysDuration) String() string {
+	dd := time.Duration(*d)
+	if dd > 0 && dd%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(dd/(24*time.Hour)), 10) + "d"
+	}
+	return dd.String()
+}
+
+func (d *daysDuration) Set(s string) error {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.ParseFloat(days, 64)
+		if err != nil {
+			return fmt.Errorf("invalid duration %q", s)
+		}
+		*d = daysDuration(n * float64(24*time.Hour))
+		return nil
+	}
+	v, err := time.ParseDuration(s)
+	if err != nil {
+		return err
+	}
+	*d = daysDuration(v)
+	return nil
+}
+
+func (d *daysDuration) Type() string { return "duration" }
 
 // crawlerOptions turns the shared network flags into crawler options.
 func (a *app) crawlerOptions(allowPrivate bool, sourceIP, userAgent, node string) (*crawler.Options, error) {

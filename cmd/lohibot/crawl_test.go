@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCrawlUsage covers the crawl command's answers that need no web:
@@ -30,6 +31,11 @@ func TestCrawlUsage(t *testing.T) {
 		{"bad resolver", []string{"crawl", "example.com", "--resolver", "nohostport"}, 2, "", "resolver"},
 		{"public suffix", []string{"crawl", "co.uk"}, 2, "", "co.uk"},
 		{"unknown flag", []string{"crawl", "--all", "--bogus"}, 2, "", "unknown flag"},
+		{"recrawl in days", []string{"crawl", "--all", "--recrawl-after", "7d"}, 0, "", "nothing to crawl"},
+		{"recrawl in fractional days", []string{"crawl", "--all", "--recrawl-after=0.5d"}, 0, "", "nothing to crawl"},
+		{"recrawl as Go duration", []string{"crawl", "--all", "--recrawl-after=168h"}, 0, "", "nothing to crawl"},
+		{"bad recrawl", []string{"crawl", "--all", "--recrawl-after", "xd"}, 2, "", "recrawl-after"},
+		{"zero recrawl in days", []string{"crawl", "--all", "--recrawl-after", "0d"}, 2, "", "recrawl-after"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,5 +45,30 @@ func TestCrawlUsage(t *testing.T) {
 					strings.Join(tt.args, " "), r.code, r.stdout, r.stderr, tt.code, tt.wantStdout, tt.wantStderr)
 			}
 		})
+	}
+}
+
+func TestDaysDuration(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		str  string
+	}{
+		{"7d", 7 * 24 * time.Hour, "7d"},
+		{"1.5d", 36 * time.Hour, "36h0m0s"},
+		{"168h", 7 * 24 * time.Hour, "7d"},
+		{"90m", 90 * time.Minute, "1h30m0s"},
+	}
+	for _, tt := range tests {
+		var d daysDuration
+		if err := d.Set(tt.in); err != nil || time.Duration(d) != tt.want || d.String() != tt.str {
+			t.Errorf("Set(%q) = %v (%s), %v; want %v (%s)", tt.in, time.Duration(d), d.String(), err, tt.want, tt.str)
+		}
+	}
+	for _, bad := range []string{"", "d", "xd", "7days", "seven"} {
+		var d daysDuration
+		if err := d.Set(bad); err == nil {
+			t.Errorf("Set(%q) = %v, want an error", bad, time.Duration(d))
+		}
 	}
 }
