@@ -64,15 +64,20 @@ func classify(m *Message, h message.Header, b *body) {
 		return
 	}
 
-	ex, re, hits := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
+	ex, re, hits, ruleLang := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
 	if ex == 0 && re == 0 && fwdText != "" {
 		ftoks := tokenize(clip(blankEmails(deobfuscate(fwdText))), nil)
-		ex, re, hits = scoreIntent(ftoks, plausibleLangs(ftoks, fwdText))
+		ex, re, hits, ruleLang = scoreIntent(ftoks, plausibleLangs(ftoks, fwdText))
 		for i := range hits {
 			hits[i] = "attached message: " + hits[i]
 		}
 	}
 	m.Reasons = append(m.Reasons, hits...)
+	if m.Lang == "" {
+		// Too few words to tell ("pls stop crawling example.com"): the
+		// language of the request phrase itself.
+		m.Lang = ruleLangOf(ruleLang, toks, subject+"\n"+text)
+	}
 	switch {
 	case re >= 2 && re >= ex:
 		m.Intent = IntentReinclude
@@ -251,11 +256,23 @@ func autoSubject(subject string) string {
 	return ""
 }
 
+// ruleLangOf returns the language of the first request phrase found, for
+// text too short to detect its language otherwise: Czech and Slovak share
+// their rules, and the letters of the text choose between them.
+func ruleLangOf(lang string, toks []token, text string) string {
+	if lang == "cs" {
+		if score := langScores(toks, text); score["sk"] > score["cs"] {
+			return "sk"
+		}
+	}
+	return lang
+}
+
 // scoreIntent runs the keyword rules over the tokens and returns the
-// exclusion and re-inclusion weights with a reason per matched rule. Rules
-// tied to a language are tried only when langs holds it; a nil langs
-// allows every language.
-func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []string) {
+// exclusion and re-inclusion weights with a reason per matched rule, and
+// the language of the first rule that counted. Rules tied to a language
+// are tried only when langs holds it; a nil langs allows every language.
+func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []string, lang string) {
 	rs := compiledRules
 	type cand struct{ rule, pos int }
 	var cands []cand
@@ -270,7 +287,7 @@ func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []str
 		}
 	}
 	if len(cands) == 0 {
-		return 0, 0, nil
+		return 0, 0, nil, ""
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
 		ra, rb := &rs.rules[cands[a].rule], &rs.rules[cands[b].rule]
@@ -317,6 +334,9 @@ func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []str
 			ex += r.weight
 		}
 		reasons = append(reasons, fmt.Sprintf("%s (%s): %q", kind, r.lang, strings.Join(words, " ")))
+		if lang == "" {
+			lang = r.lang
+		}
 	}
-	return ex, re, reasons
+	return ex, re, reasons, lang
 }

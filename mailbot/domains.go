@@ -224,8 +224,11 @@ func deobfuscate(text string) string {
 			continue
 		}
 		if n := bareDot(lower[i:]); n > 0 && i > 0 && text[i-1] == ' ' {
-			prev := lastWord(text[:i-1])
-			if prev != "" && !isCommonWord(prev) && startsWithLabel(text[i+n:]) {
+			// The word before "dot", as rewritten so far: in "example dot
+			// com dot au" the second "dot" follows "example.com", whose
+			// "com" is a label even though it is also a common word.
+			prev, dotted := lastLabel(b)
+			if prev != "" && (dotted || !isCommonWord(prev)) && startsWithLabel(text[i+n:]) {
 				trimSpaces()
 				b = append(b, '.')
 				i += n
@@ -296,15 +299,22 @@ func startsWithLabel(s string) bool {
 	return r != utf8.RuneError && (unicode.IsLetter(r) || unicode.IsDigit(r))
 }
 
-// lastWord returns the host-like word ending s.
-func lastWord(s string) string {
-	j := len(s)
+// lastLabel returns the host-like word ending b (after trailing spaces),
+// and whether a dot joins it to a label before it ("example.com" gives
+// "com", true).
+func lastLabel(b []byte) (string, bool) {
+	end := len(b)
+	for end > 0 && b[end-1] == ' ' {
+		end--
+	}
+	j := end
 	for j > 0 {
-		r, n := utf8.DecodeLastRuneInString(s[:j])
+		r, n := utf8.DecodeLastRune(b[:j])
 		if !isHostRune(r) || r == '.' {
 			break
 		}
 		j -= n
 	}
-	return s[j:]
+	dotted := j > 1 && b[j-1] == '.' && endsWithLabel(string(b[max(0, j-5):j-1]))
+	return string(b[j:end]), dotted
 }

@@ -55,6 +55,8 @@ func TestParseSites(t *testing.T) {
 		{"subdomains deduplicated and sorted", "x", "b-site.com, www.a-site.com, shop.a-site.com", []string{"a-site.com", "b-site.com"}},
 		{"signature does not count", "x", "Please remove example-store.com.\n\n-- \nMade by agency-example.com", []string{"example-store.com"}},
 		{"quote does not count", "x", "Also remove second-store.com.\n\n> We removed first-store.com.", []string{"second-store.com"}},
+		{"unquoted text below a Thunderbird attribution does not count", "x", "Proszę usunąć second-store.pl.\n\nW dniu 9.03.2026 o 15:00, LohiSoft pisze:\nCzy chodzi o first-store.pl?", []string{"second-store.pl"}},
+		{"chained dot words", "x", "remove bluefin-store dot co dot uk please", []string{"bluefin-store.co.uk"}},
 		{"sentence run together", "x", "we are done.Thanks for that", []string{}},
 		{"ip address is not a site", "x", "requests from 192.0.2.7 and 198.51.100.1", []string{}},
 	}

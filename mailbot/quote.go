@@ -265,6 +265,7 @@ func skipHeaderLines(lines []string, i int) int {
 var attributionVerbs = []string{
 	"wrote", "writes", "schrieb", "schreef", "a ecrit", "ha scritto", "scrisse", "escribio", "escreveu",
 	"skrev", "skriver", "napsal", "napisal", "irta", "kirjoitti", "geschreven", "wrote on", "a scris",
+	"pisze", "napisana przez", "het volgende geschreven",
 }
 
 // attributionAt recognises a reply attribution starting at line i, which
