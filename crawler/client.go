@@ -85,18 +85,47 @@ func CheckAddr(ip netip.Addr, allowPrivate bool) error {
 	return nil
 }
 
+// maxLookups bounds the DNS lookups in flight at once. Hundreds of sites
+// starting together would otherwise send hundreds of queries in the same
+// instant; a resolver drops what it cannot take, and a dropped query is
+// only sent again after the resolver timeout (5 s), which stalls that
+// host's whole crawl.
+const maxLookups = 16
+
+// lookuper resolves host names to IPv4 addresses, at most maxLookups at a
+// time.
+type lookuper struct {
+	r   *net.Resolver
+	sem chan struct{}
+}
+
+func newLookuper(r *net.Resolver) *lookuper {
+	return &lookuper{r: r, sem: make(chan struct{}, maxLookups)}
+}
+
+// lookup returns host's IPv4 addresses.
+func (l *lookuper) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	select {
+	case l.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-l.sem }()
+	return l.r.LookupNetIP(ctx, "ip4", host)
+}
+
 // newClient builds the one HTTP client of a crawler: tcp4 only, the source
 // address bound, addresses checked after DNS, explicit timeouts, no
 // cookies, no proxy, no automatic redirects (each hop is a request of its
-// own), gzip decoded transparently (and bounded by the reader).
-func newClient(o *Options) *http.Client {
+// own), gzip decoded transparently (and bounded by the reader). Names are
+// resolved through l.
+func newClient(o *Options, l *lookuper) *http.Client {
 	// Connecting (DNS included) and the TLS handshake get up to 10 s each,
 	// the response headers up to 20 s, all within the overall Timeout.
 	step := min(o.Timeout, 10*time.Second)
 	d := &net.Dialer{
 		Timeout:   step,
 		KeepAlive: 30 * time.Second,
-		Resolver:  o.Resolver,
 		Control: func(network, address string, _ syscall.RawConn) error {
 			host, _, err := net.SplitHostPort(address)
 			if err != nil {
@@ -112,10 +141,44 @@ func newClient(o *Options) *http.Client {
 	if o.SourceIP.IsValid() {
 		d.LocalAddr = &net.TCPAddr{IP: net.IP(o.SourceIP.Unmap().AsSlice())}
 	}
+	// dial resolves addr's host (unless it is an address) and connects to
+	// its IPv4 addresses in turn; the address check runs at connect time.
+	dial := func(ctx context.Context, addr string) (net.Conn, error) {
+		ctx, cancel := context.WithTimeout(ctx, step)
+		defer cancel()
+		host, port, err := net.SplitHostPort(addr)
+		if err != nil {
+			return nil, &net.OpError{Op: "dial", Net: "tcp4", Err: err}
+		}
+		if _, err := netip.ParseAddr(host); err == nil {
+			return d.DialContext(ctx, "tcp4", addr)
+		}
+		ips, err := l.lookup(ctx, host)
+		if err == nil && len(ips) == 0 {
+			err = &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		if err != nil {
+			return nil, &net.OpError{Op: "dial", Net: "tcp4", Err: err}
+		}
+		var first error
+		for _, ip := range ips {
+			conn, err := d.DialContext(ctx, "tcp4", net.JoinHostPort(ip.Unmap().String(), port))
+			if err == nil {
+				return conn, nil
+			}
+			if first == nil {
+				first = err
+			}
+			if ctx.Err() != nil {
+				break
+			}
+		}
+		return nil, first
+	}
 	tr := &http.Transport{
 		Proxy: nil,
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, "tcp4", addr)
+			return dial(ctx, addr)
 		},
 		TLSClientConfig:        &tls.Config{MinVersion: tls.VersionTLS12},
 		TLSHandshakeTimeout:    step,

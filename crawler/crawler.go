@@ -6,11 +6,12 @@
 // Every promise of the bot page is kept here and written down so that
 // policy/audit can re-derive it from the records alone:
 //
-//   - before every request (robots.txt included) the policy gate is asked,
+//   - before every request (robots.txt included) the policy version is read
 //     inside the same database transaction that writes the request's log row
 //     (sent_at, policy_check) and, for a page request, reserves its budget
-//     slot (crawl_cycles.spent, requests.budget_slot); a slot is never given
-//     back;
+//     slot (crawl_cycles.spent, requests.budget_slot); the policy gate's
+//     answer for the site at exactly that version decides (the gate is asked
+//     again whenever the version moved); a slot is never given back;
 //   - the row is completed after the response (completed_at, status, bytes,
 //     duration, Retry-After, outcome, error), so a request that died with its
 //     process stays in the log as sent;
@@ -141,8 +142,10 @@ type Crawler struct {
 	ua     string
 	log    *slog.Logger
 	client *http.Client
-	holder string // this process's lease holder id: node/pid/random
-	pg     bool
+	// lookups resolves names for the client and for redirect checks.
+	lookups *lookuper
+	holder  string // this process's lease holder id: node/pid/random
+	pg      bool
 
 	writeSem   chan struct{} // bounds concurrent write transactions on PostgreSQL
 	writes     chan *writeOp // to the SQLite writer
@@ -154,6 +157,10 @@ type Crawler struct {
 
 	hostsMu sync.Mutex // guards hosts
 	hosts   map[string]*hostState
+
+	// verdicts holds the policy gate's last answer per site (string →
+	// policy.Verdict), valid while the policy version stays the same.
+	verdicts sync.Map
 
 	// noindex holds the URLs (string → true) this crawler found marked
 	// noindex, so no link text pointing at them is stored afterwards.
@@ -237,7 +244,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		robots: map[string]*robotsEntry{},
 		hosts:  map[string]*hostState{},
 	}
-	c.client = newClient(&o)
+	c.lookups = newLookuper(o.Resolver)
+	c.client = newClient(&o, c.lookups)
 	c.writeSem = make(chan struct{}, 8)
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
@@ -246,7 +254,13 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	if c.pg {
 		close(c.writerDone)
 	} else {
-		go c.writer(wctx)
+		lc, err := c.openWriter(ctx)
+		if err != nil {
+			wcancel()
+			gate.Close()
+			return nil, err
+		}
+		go c.writer(wctx, lc)
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopHeartbeat = cancel

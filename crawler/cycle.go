@@ -19,6 +19,9 @@ type cycle struct {
 	// --delay if larger. A resumed cycle never goes faster than it started,
 	// so its recorded delay stays true for all its requests.
 	Delay time.Duration
+	// Budget is the cycle's budget and Spent the slots reserved when it was
+	// taken up; the database stays the authority on both.
+	Budget, Spent int
 }
 
 // errSkip says why a site gets no cycle now.
@@ -87,14 +90,14 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, c.opts.Node, id); err != nil {
 				return err
 			}
-			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay}
+			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
 			return nil
 		case recent && status == db.CycleStopped && spent < budget:
 			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
 				db.CycleRunning, c.opts.Node, id, db.CycleStopped); err != nil {
 				return err
 			}
-			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay}
+			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
 			return nil
 		case recent:
 			return &errSkip{fmt.Sprintf("visited recently (cycle %d started %s)", id, started.UTC().Format(time.RFC3339))}
@@ -104,7 +107,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 		if err != nil {
 			return err
 		}
-		cy = &cycle{ID: id, Delay: c.opts.Delay}
+		cy = &cycle{ID: id, Delay: c.opts.Delay, Budget: Budget}
 		return nil
 	})
 	if err != nil {

@@ -190,9 +190,9 @@ func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult
 	} else {
 		u.Host = host
 	}
-	v, err := c.gate.Check(ctx, site)
+	v, err := c.askGate(ctx, site)
 	if err != nil {
-		return nil, fmt.Errorf("crawler: %w", err)
+		return nil, err
 	}
 	if v.Excluded {
 		return nil, fmt.Errorf("%w: %s", ErrExcluded, site)

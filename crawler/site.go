@@ -158,7 +158,8 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 		return res
 	}
 	start.Fragment = ""
-	v, err := c.gate.Check(ctx, t.Site)
+	v, err := c.askGate(ctx, t.Site)
+	defer c.verdicts.Delete(t.Site)
 	if err != nil {
 		res.Status, res.Reason = SiteFailed, err.Error()
 		return res
@@ -292,8 +293,11 @@ func (r *siteRun) leftReasons() string {
 	return strings.Join(parts, ", ")
 }
 
-// reasonExcluded ends a cycle whose site was excluded while it ran.
-const reasonExcluded = "excluded while crawling"
+// Reasons a cycle ends before its frontier is empty.
+const (
+	reasonExcluded    = "excluded while crawling"
+	reasonBudgetSpent = "budget spent"
+)
 
 // stopFor maps the errors that end a cycle to its status and reason.
 func stopFor(ctx context.Context, err error) (string, string) {
@@ -303,7 +307,7 @@ func stopFor(ctx context.Context, err error) (string, string) {
 	case errors.Is(err, ErrExcluded):
 		return db.CycleDone, reasonExcluded
 	case errors.Is(err, ErrBudgetSpent):
-		return db.CycleDone, "budget spent"
+		return db.CycleDone, reasonBudgetSpent
 	case errors.Is(err, ErrLeaseLost):
 		return db.CycleStopped, "host lease lost to another crawler"
 	default:
@@ -336,6 +340,11 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
 			return "", "", false
 		}
+		// Every slot reserved already (spent only grows, so the database
+		// would refuse): the cycle ends now rather than after one more gap.
+		if r.cy.Spent >= r.cy.Budget {
+			return db.CycleDone, reasonBudgetSpent, true
+		}
 		sid := rb.SnapshotID
 		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
 			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line}
@@ -346,6 +355,7 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 		}
 		r.seen[it.url] = true
 		r.res.Requests++
+		r.cy.Spent = max(r.cy.Spent, row.Slot)
 		retry, err := r.handle(ctx, hs, u, it, res)
 		if err != nil {
 			s, why := stopFor(ctx, err)
@@ -468,7 +478,7 @@ func (c *Crawler) refusedHost(ctx context.Context, loc string) string {
 		}
 		return ""
 	}
-	ips, err := c.opts.Resolver.LookupNetIP(ctx, "ip4", u.Hostname())
+	ips, err := c.lookups.lookup(ctx, u.Hostname())
 	if err != nil || len(ips) == 0 {
 		return "" // let the request find out (and log) why
 	}

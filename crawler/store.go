@@ -42,39 +42,32 @@ func (c *Crawler) rebind(q string) string {
 	return b.String()
 }
 
-// wtx is a write transaction: its statements are rebound for the engine
-// and, on SQLite, prepared once on the writer's connection.
+// wtx is a write transaction: on PostgreSQL a database/sql transaction
+// (statements rebound to $n), on SQLite the writer's own connection inside
+// its group transaction (statements prepared once).
 type wtx struct {
-	c    *Crawler
-	tx   *sql.Tx
-	stmt func(ctx context.Context, q string) (*sql.Stmt, error) // nil: no statement cache
+	c  *Crawler
+	tx *sql.Tx   // PostgreSQL
+	lc *liteConn // SQLite
 }
 
 func (t *wtx) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	var (
-		res sql.Result
-		err error
-	)
-	if t.stmt != nil {
-		var st *sql.Stmt
-		if st, err = t.stmt(ctx, q); err != nil {
-			return 0, err
-		}
-		res, err = t.tx.StmtContext(ctx, st).ExecContext(ctx, args...)
-	} else {
-		res, err = t.tx.ExecContext(ctx, t.c.rebind(q), args...)
+	if t.lc != nil {
+		return t.lc.exec(q, args...)
 	}
+	res, err := t.tx.ExecContext(ctx, t.c.rebind(q), args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
 }
 
-func (t *wtx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	if t.stmt != nil {
-		if st, err := t.stmt(ctx, q); err == nil {
-			return t.tx.StmtContext(ctx, st).QueryRowContext(ctx, args...)
-		}
+// rowScanner is the one row of queryRow.
+type rowScanner interface{ Scan(dest ...any) error }
+
+func (t *wtx) queryRow(ctx context.Context, q string, args ...any) rowScanner {
+	if t.lc != nil {
+		return t.lc.queryRow(q, args...)
 	}
 	return t.tx.QueryRowContext(ctx, t.c.rebind(q), args...)
 }
@@ -132,41 +125,51 @@ type writeOp struct {
 // maxGroup bounds the callers committed together.
 const maxGroup = 256
 
-// writer is the SQLite writer goroutine: it owns one connection, prepares
-// each statement once, and commits the pending work of all callers in one
-// transaction. It stops when ctx ends.
-func (c *Crawler) writer(ctx context.Context) {
-	defer close(c.writerDone)
-	conn, err := c.store.SQL.Conn(ctx)
+// openWriter opens the SQLite writer's own connection to the file the
+// store uses.
+func (c *Crawler) openWriter(ctx context.Context) (*liteConn, error) {
+	rows, err := c.store.SQL.QueryContext(ctx, `PRAGMA database_list`)
 	if err != nil {
-		c.log.Error("database writer cannot start", "err", err)
-		return
+		return nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
-	defer conn.Close()
-	stmts := map[string]*sql.Stmt{}
-	defer func() {
-		for _, st := range stmts {
-			st.Close()
+	defer rows.Close()
+	path := ""
+	for rows.Next() {
+		var (
+			seq        int64
+			name, file string
+		)
+		if err := rows.Scan(&seq, &name, &file); err != nil {
+			return nil, fmt.Errorf("crawler: database writer: %w", err)
 		}
-	}()
-	stmt := func(ctx context.Context, q string) (*sql.Stmt, error) {
-		if st, ok := stmts[q]; ok {
-			return st, nil
+		if name == "main" {
+			path = file
 		}
-		st, err := conn.PrepareContext(ctx, q)
-		if err != nil {
-			return nil, err
-		}
-		stmts[q] = st
-		return st, nil
 	}
-	bg := context.WithoutCancel(ctx)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("crawler: database writer: %w", err)
+	}
+	if path == "" {
+		return nil, errors.New("crawler: database writer: the SQLite database is not a file")
+	}
+	lc, err := openLite(path)
+	if err != nil {
+		return nil, fmt.Errorf("crawler: database writer: %w", err)
+	}
+	return lc, nil
+}
+
+// writer is the SQLite writer goroutine: it owns the connection lc and
+// commits the pending work of all callers in one transaction. It stops
+// (and closes lc) when ctx ends.
+func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
+	defer close(c.writerDone)
+	defer lc.close()
+	t := &wtx{c: c, lc: lc}
 	run := func(ops []*writeOp) error {
-		tx, err := conn.BeginTx(bg, nil)
-		if err != nil {
+		if _, err := lc.exec("BEGIN IMMEDIATE"); err != nil {
 			return err
 		}
-		t := &wtx{c: c, tx: tx, stmt: stmt}
 		results := make([]error, len(ops))
 		for i, op := range ops {
 			if err := op.ctx.Err(); err != nil {
@@ -175,13 +178,14 @@ func (c *Crawler) writer(ctx context.Context) {
 			}
 			if err := op.f(t); err != nil {
 				if !logicalError(err) {
-					tx.Rollback()
+					lc.rollback()
 					return err
 				}
 				results[i] = err
 			}
 		}
-		if err := tx.Commit(); err != nil {
+		if _, err := lc.exec("COMMIT"); err != nil {
+			lc.rollback()
 			return err
 		}
 		for i, op := range ops {
@@ -351,28 +355,53 @@ type reqRow struct {
 	Budgeted bool
 }
 
+// askGate asks the policy gate about site (the gate reads the policy
+// version and applies any change committed since it last looked) and keeps
+// the answer for begin.
+func (c *Crawler) askGate(ctx context.Context, site string) (policy.Verdict, error) {
+	v, err := c.gate.Check(ctx, site)
+	if err != nil {
+		return policy.Verdict{}, fmt.Errorf("crawler: %w", err)
+	}
+	c.verdicts.Store(site, v)
+	return v, nil
+}
+
 // begin is the reservation transaction written before a request is sent: it
-// asks the policy gate (and makes sure no policy change committed since),
-// checks and extends this crawler's lease on the host, reserves a budget
-// slot for a page request (never given back), and writes the request's log
-// row with sent_at. It returns ErrExcluded, ErrBudgetSpent or ErrLeaseLost
-// when the request must not be sent.
+// reads the policy version and makes sure the gate's answer for the site was
+// given at that very version (else the gate is asked again: a policy change
+// committed since), checks and extends this crawler's lease on the host,
+// reserves a budget slot for a page request (never given back), and writes
+// the request's log row with sent_at. It returns ErrExcluded,
+// ErrBudgetSpent or ErrLeaseLost when the request must not be sent.
+//
+// The gate's last answer for the site is reused while the version read in
+// the transaction is the one it was given at: the set of excluded sites is
+// the same at the same version, so the answer is exactly what asking again
+// would give, without a second read of the version per request.
 func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 	versionQ := `SELECT version FROM policy_state WHERE id = 1`
 	if c.pg {
 		versionQ += ` FOR SHARE`
 	}
 	for attempt := 0; ; attempt++ {
-		v, err := c.gate.Check(ctx, r.Site)
-		if err != nil {
-			return fmt.Errorf("crawler: %w", err)
+		var v policy.Verdict
+		last, ok := c.verdicts.Load(r.Site)
+		if ok && attempt == 0 && !last.(policy.Verdict).Excluded {
+			v = last.(policy.Verdict)
+		} else {
+			var err error
+			v, err = c.askGate(ctx, r.Site)
+			if err != nil {
+				return err
+			}
 		}
 		r.Verdict = v
 		if v.Excluded {
 			return ErrExcluded
 		}
 		stale := false
-		err = c.withTx(ctx, func(tx *wtx) error {
+		err := c.withTx(ctx, func(tx *wtx) error {
 			var version int64
 			if err := tx.queryRow(ctx, versionQ).Scan(&version); err != nil {
 				return err
