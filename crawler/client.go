@@ -224,7 +224,9 @@ const challengeBody = 64 << 10
 func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *response {
 	start := time.Now()
 	r := &response{}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, rawURL, nil)
+	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
+	defer cancel()
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		r.Err = fmt.Errorf("crawler: %w", err)
 		return r
@@ -268,9 +270,26 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *res
 			r.classify(ctx)
 		}
 	}
+	if limit == 0 && (robotsTxt || r.HTML) && resp.ContentLength >= 0 && resp.ContentLength <= drainMax {
+		// A short answer that is not kept (an unavailable robots.txt, a
+		// redirect's page) is read to its end and dropped, so that the
+		// connection can serve the host's next request instead of a new
+		// one (lookup, connect) being opened. A longer one, or one that
+		// does not arrive within drainTime, is left: the connection closes.
+		t := time.AfterFunc(drainTime, cancel)
+		n, _ := io.Copy(io.Discard, resp.Body)
+		t.Stop()
+		r.Bytes = n
+	}
 	r.Duration = time.Since(start)
 	return r
 }
+
+// What fetch reads of an answer it does not keep, to reuse the connection.
+const (
+	drainMax  = 4 << 10
+	drainTime = time.Second
+)
 
 func (r *response) classify(ctx context.Context) {
 	var ne net.Error

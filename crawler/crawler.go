@@ -149,8 +149,10 @@ type Crawler struct {
 
 	writeSem   chan struct{} // bounds concurrent write transactions on PostgreSQL
 	writes     chan *writeOp // to the SQLite writer
-	writerDone chan struct{} // closed when the SQLite writer has stopped
+	writerDone chan struct{} // closed when the SQLite writer (and its checkpointer) stopped
 	stopWriter context.CancelFunc
+	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
+	walLong    atomic.Bool // the WAL is long: the writer should let it start over
 
 	robotsMu sync.Mutex // guards robots
 	robots   map[string]*robotsEntry
@@ -254,13 +256,19 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	if c.pg {
 		close(c.writerDone)
 	} else {
-		lc, err := c.openWriter(ctx)
+		lc, ck, err := c.openWriter(ctx)
 		if err != nil {
 			wcancel()
 			gate.Close()
 			return nil, err
 		}
-		go c.writer(wctx, lc)
+		var wg sync.WaitGroup
+		wg.Go(func() { c.writer(wctx, lc) })
+		wg.Go(func() { c.checkpointer(wctx, ck) })
+		go func() {
+			wg.Wait()
+			close(c.writerDone)
+		}()
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopHeartbeat = cancel

@@ -126,11 +126,11 @@ type writeOp struct {
 const maxGroup = 256
 
 // openWriter opens the SQLite writer's own connection to the file the
-// store uses.
-func (c *Crawler) openWriter(ctx context.Context) (*liteConn, error) {
+// store uses, and one for its checkpoints.
+func (c *Crawler) openWriter(ctx context.Context) (w, ck *liteConn, err error) {
 	rows, err := c.store.SQL.QueryContext(ctx, `PRAGMA database_list`)
 	if err != nil {
-		return nil, fmt.Errorf("crawler: database writer: %w", err)
+		return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
 	defer rows.Close()
 	path := ""
@@ -140,30 +140,84 @@ func (c *Crawler) openWriter(ctx context.Context) (*liteConn, error) {
 			name, file string
 		)
 		if err := rows.Scan(&seq, &name, &file); err != nil {
-			return nil, fmt.Errorf("crawler: database writer: %w", err)
+			return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 		}
 		if name == "main" {
 			path = file
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("crawler: database writer: %w", err)
+		return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
 	if path == "" {
-		return nil, errors.New("crawler: database writer: the SQLite database is not a file")
+		return nil, nil, errors.New("crawler: database writer: the SQLite database is not a file")
 	}
-	lc, err := openLite(path)
+	if w, err = openLite(path); err == nil {
+		// Checkpoints are the checkpointer's (and, now and then, the
+		// writer's own: see writer), never a commit's.
+		if _, err = w.exec("PRAGMA wal_autocheckpoint = 0"); err == nil {
+			ck, err = openLite(path)
+		}
+		if err != nil {
+			w.close()
+		}
+	}
 	if err != nil {
-		return nil, fmt.Errorf("crawler: database writer: %w", err)
+		return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
-	return lc, nil
+	return w, ck, nil
+}
+
+// Checkpoints of the SQLite writer's WAL.
+const (
+	// checkpointEvery is how often the checkpointer copies committed pages
+	// from the WAL into the database file.
+	checkpointEvery = 100 * time.Millisecond
+	// walRestartFrames is the WAL length (in pages) past which the writer
+	// has the WAL started over from its beginning.
+	walRestartFrames = 4096
+)
+
+// checkpointer copies what the writer committed from the WAL into the
+// database file, every checkpointEvery while there is anything new, with
+// passive checkpoints on its own connection lc: they never block the
+// writer, and their waits for the disk (two fsyncs each) are not the
+// writer's, whose requests would wait behind them. It stops (and closes
+// lc) when ctx ends.
+//
+// The WAL starts over from its beginning only when a transaction starts
+// with every page of it checkpointed, which a checkpoint running beside a
+// busy writer never leaves behind; so once the WAL is walRestartFrames
+// long, the checkpointer asks the writer to copy the few pages left itself
+// (see writer).
+func (c *Crawler) checkpointer(ctx context.Context, lc *liteConn) {
+	defer lc.close()
+	t := time.NewTicker(checkpointEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if !c.walDirty.Swap(false) {
+			continue
+		}
+		var busy, frames, copied int64
+		if err := lc.queryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil {
+			c.log.Warn("database checkpoint failed", "err", err)
+			continue
+		}
+		if frames >= walRestartFrames {
+			c.walLong.Store(true)
+		}
+	}
 }
 
 // writer is the SQLite writer goroutine: it owns the connection lc and
 // commits the pending work of all callers in one transaction. It stops
 // (and closes lc) when ctx ends.
 func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
-	defer close(c.writerDone)
 	defer lc.close()
 	t := &wtx{c: c, lc: lc}
 	run := func(ops []*writeOp) error {
@@ -190,6 +244,15 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
 		}
 		for i, op := range ops {
 			op.done <- results[i]
+		}
+		c.walDirty.Store(true)
+		if c.walLong.Swap(false) {
+			// Copy what the checkpointer has not yet, so that the next
+			// transaction starts the WAL over (unless a reader still
+			// uses it: then the checkpointer asks again).
+			if _, err := lc.exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+				c.log.Warn("database checkpoint failed", "err", err)
+			}
 		}
 		return nil
 	}
