@@ -14,8 +14,9 @@ import (
 	sqlite3 "modernc.org/sqlite/lib"
 )
 
-// liteConn is the SQLite writer's own connection to the database file,
-// used by the writer goroutine alone. The database/sql driver compiles
+// liteConn is a connection of the crawler's own to the SQLite database
+// file, used by one goroutine (the writer, or the checkpointer with its
+// own). The database/sql driver compiles
 // every statement again on every use; here each statement is prepared once
 // and kept, arguments are bound from one reusable buffer, and nothing
 // starts a goroutine per statement. It talks to the same SQLite library as
