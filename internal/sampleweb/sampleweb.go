@@ -25,7 +25,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/lohisoft/lohibot/internal/dnstest"
@@ -98,9 +97,9 @@ type Web struct {
 	sites []Site
 	kind  map[string]string // host → kind
 
-	mu     sync.Mutex // guards hits and counts
-	hits   []testweb.Hit
-	counts map[string]int // host+path → requests so far
+	// Recorder holds what the server received: Hits and HitsFor come from
+	// it.
+	testweb.Recorder
 }
 
 // Start starts the DNS server and the web. Close it when done.
@@ -125,8 +124,10 @@ func Start(opts *Options) (*Web, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sampleweb: dns: %w", err)
 	}
-	w := &Web{DNSAddr: dns.Addr, DNS: dns, opts: o, kind: map[string]string{}, counts: map[string]int{}}
-	w.srv = httptest.NewServer(http.HandlerFunc(w.serve))
+	w := &Web{DNSAddr: dns.Addr, DNS: dns, opts: o, kind: map[string]string{}}
+	// The listener exists already; the server starts serving only once the
+	// site table is complete.
+	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
 	_, port, _ := net.SplitHostPort(w.srv.Listener.Addr().String())
 	w.Port, _ = strconv.Atoi(port)
 	for _, s := range sites {
@@ -134,6 +135,7 @@ func Start(opts *Options) (*Web, error) {
 		w.kind[s.name] = s.kind
 		w.sites = append(w.sites, Site{Name: s.name, Kind: s.kind, StartURL: w.URL(s.name, "/"), Says: w.says(s.kind)})
 	}
+	w.srv.Start()
 	return w, nil
 }
 
@@ -182,24 +184,6 @@ func (w *Web) Site(nameOrKind string) Site {
 	panic("sampleweb: no site " + nameOrKind)
 }
 
-// Hits returns every request seen so far, in order of arrival.
-func (w *Web) Hits() []testweb.Hit {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]testweb.Hit(nil), w.hits...)
-}
-
-// HitsFor returns the requests seen for one host, in order of arrival.
-func (w *Web) HitsFor(host string) []testweb.Hit {
-	var out []testweb.Hit
-	for _, h := range w.Hits() {
-		if h.Host == host {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
 // PageHits counts the requests other than /robots.txt in hits.
 func PageHits(hits []testweb.Hit) int {
 	n := 0
@@ -211,49 +195,9 @@ func PageHits(hits []testweb.Hit) int {
 	return n
 }
 
-// statusWriter remembers the status written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
 func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
-	host := strings.ToLower(r.Host)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	hit := testweb.Hit{
-		Host: host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
-		RemoteAddr: r.RemoteAddr, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
-		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
-	}
-	w.mu.Lock()
-	w.counts[host+" "+r.URL.Path]++
-	n := w.counts[host+" "+r.URL.Path]
-	w.mu.Unlock()
-	sw := &statusWriter{ResponseWriter: rw}
-	defer func() {
-		hit.End = time.Now()
-		hit.Status = sw.status
-		w.mu.Lock()
-		hit.Seq = len(w.hits) + 1
-		w.hits = append(w.hits, hit)
-		w.mu.Unlock()
-	}()
+	sw, host, n, end := w.Begin(rw, r, false)
+	defer end()
 	kind, ok := w.kind[host]
 	if !ok {
 		http.Error(sw, "no such site", http.StatusNotFound)
@@ -300,7 +244,7 @@ func linkText(path string) string {
 	return strings.ReplaceAll(t, "/", " ")
 }
 
-func (w *Web) page(rw *statusWriter, r *http.Request, host, kind string, n int) {
+func (w *Web) page(rw *testweb.StatusWriter, r *http.Request, host, kind string, n int) {
 	p := r.URL.Path
 	switch kind {
 	case KindPlain, KindBig:

@@ -153,12 +153,12 @@ type Web struct {
 	bombOnce sync.Once
 	bomb     []byte
 
-	mu       sync.Mutex // guards the fields below
-	hits     []Hit
-	inflight map[string]int
-	maxIn    map[string]int
-	counts   map[string]int // host+path → requests so far
-	custom   map[string]http.HandlerFunc
+	// Recorder holds what the server received: Hits, HitsFor, MaxInFlight
+	// and Reset come from it.
+	Recorder
+
+	mu     sync.Mutex // guards custom
+	custom map[string]http.HandlerFunc
 }
 
 // Start starts the web: the DNS server and the HTTP server. Close it when
@@ -200,16 +200,13 @@ func Start(opts *Options) (*Web, error) {
 		return nil, fmt.Errorf("testweb: dns: %w", err)
 	}
 	w := &Web{
-		DNSAddr:  dns.Addr,
-		DNS:      dns,
-		Canary:   o.Canary,
-		opts:     o,
-		kinds:    map[string]string{},
-		site:     map[string]string{},
-		inflight: map[string]int{},
-		maxIn:    map[string]int{},
-		counts:   map[string]int{},
-		custom:   map[string]http.HandlerFunc{},
+		DNSAddr: dns.Addr,
+		DNS:     dns,
+		Canary:  o.Canary,
+		opts:    o,
+		kinds:   map[string]string{},
+		site:    map[string]string{},
+		custom:  map[string]http.HandlerFunc{},
 	}
 	w.gzipBomb()
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, false) }))
@@ -302,36 +299,6 @@ func (w *Web) Site(kindOrName string) Site {
 // SiteOfHost returns the site a host of this web belongs to, or "".
 func (w *Web) SiteOfHost(host string) string { return w.site[host] }
 
-// Hits returns every request seen so far, in order of arrival.
-func (w *Web) Hits() []Hit {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return append([]Hit(nil), w.hits...)
-}
-
-// HitsFor returns the requests seen for one host, in order of arrival.
-func (w *Web) HitsFor(host string) []Hit {
-	var out []Hit
-	for _, h := range w.Hits() {
-		if h.Host == host {
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// MaxInFlight returns, per host, the most requests the server ever had in
-// flight at once (counted live, from handler start to handler end).
-func (w *Web) MaxInFlight() map[string]int {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := make(map[string]int, len(w.maxIn))
-	for k, v := range w.maxIn {
-		out[k] = v
-	}
-	return out
-}
-
 // Handle serves host's path (exact, without query) with h instead of the
 // site's own answer, robots.txt included; hits are still recorded. A nil h
 // removes the override.
@@ -343,16 +310,6 @@ func (w *Web) Handle(host, path string, h http.HandlerFunc) {
 		return
 	}
 	w.custom[host+" "+path] = h
-}
-
-// Reset forgets the hits, the in-flight maxima and the per-path counters
-// (so scenario sites fail again from their first request).
-func (w *Web) Reset() {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.hits = nil
-	w.maxIn = map[string]int{}
-	w.counts = map[string]int{}
 }
 
 // PageHitsPerSite counts the requests per site other than /robots.txt.
@@ -427,64 +384,12 @@ func MinGap(hits []Hit) map[string]time.Duration {
 	return out
 }
 
-// statusWriter remembers the status written.
-type statusWriter struct {
-	http.ResponseWriter
-	status int
-}
-
-func (s *statusWriter) WriteHeader(code int) {
-	if s.status == 0 {
-		s.status = code
-	}
-	s.ResponseWriter.WriteHeader(code)
-}
-
-func (s *statusWriter) Write(b []byte) (int, error) {
-	if s.status == 0 {
-		s.status = http.StatusOK
-	}
-	return s.ResponseWriter.Write(b)
-}
-
-func (s *statusWriter) Flush() {
-	if f, ok := s.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
 func (w *Web) serve(rw http.ResponseWriter, r *http.Request, v6 bool) {
-	host := strings.ToLower(r.Host)
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	auth := r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization")
-	hit := Hit{
-		Host: host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
-		RemoteAddr: r.RemoteAddr, IPv6: v6, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
-		Auth: auth, Start: time.Now(),
-	}
+	sw, host, n, end := w.Begin(rw, r, v6)
+	defer end()
 	w.mu.Lock()
-	w.inflight[host]++
-	if w.inflight[host] > w.maxIn[host] {
-		w.maxIn[host] = w.inflight[host]
-	}
-	key := host + " " + r.URL.Path
-	w.counts[key]++
-	n := w.counts[key]
-	custom := w.custom[key]
+	custom := w.custom[host+" "+r.URL.Path]
 	w.mu.Unlock()
-
-	sw := &statusWriter{ResponseWriter: rw}
-	defer func() {
-		hit.End = time.Now()
-		hit.Status = sw.status
-		w.mu.Lock()
-		w.inflight[host]--
-		hit.Seq = len(w.hits) + 1
-		w.hits = append(w.hits, hit)
-		w.mu.Unlock()
-	}()
 	if custom != nil {
 		custom(sw, r)
 		return
@@ -541,7 +446,7 @@ func links(paths ...string) string {
 	return b.String()
 }
 
-func (w *Web) page(rw *statusWriter, r *http.Request, host, kind string, n int) {
+func (w *Web) page(rw *StatusWriter, r *http.Request, host, kind string, n int) {
 	p := r.URL.Path
 	switch kind {
 	case KindPlain, KindBig:
@@ -746,7 +651,7 @@ func (w *Web) page(rw *statusWriter, r *http.Request, host, kind string, n int) 
 	}
 }
 
-func (w *Web) redirect(rw *statusWriter, r *http.Request, host string) {
+func (w *Web) redirect(rw *StatusWriter, r *http.Request, host string) {
 	p := r.URL.Path
 	to := func(loc string) { http.Redirect(rw, r, loc, http.StatusFound) }
 	if host == "www.redirect.test" {

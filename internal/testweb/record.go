@@ -1,0 +1,129 @@
+package testweb
+
+import (
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Recorder records every request a test server receives: the truth that
+// tests assert on (what was asked, by whom, when it started and ended, what
+// was answered, and how many requests each host had in flight at once). It
+// is safe for concurrent use; the zero value is ready to use.
+type Recorder struct {
+	mu       sync.Mutex // guards the fields below
+	hits     []Hit
+	inflight map[string]int
+	maxIn    map[string]int
+	counts   map[string]int // host+path → requests so far
+}
+
+// Begin records the arrival of r (v6 says it came over IPv6). It returns the
+// writer to answer through (it keeps the status), the request's host
+// (lowercase, without port), how many times that host and path have been
+// asked for so far, this request included, and end, to call once the answer
+// is complete.
+func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw *StatusWriter, host string, n int, end func()) {
+	host = strings.ToLower(r.Host)
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	hit := Hit{
+		Host: host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
+		RemoteAddr: r.RemoteAddr, IPv6: v6, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
+		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
+	}
+	rec.mu.Lock()
+	if rec.inflight == nil {
+		rec.inflight, rec.maxIn, rec.counts = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	rec.inflight[host]++
+	rec.maxIn[host] = max(rec.maxIn[host], rec.inflight[host])
+	key := host + " " + r.URL.Path
+	rec.counts[key]++
+	n = rec.counts[key]
+	rec.mu.Unlock()
+
+	sw = &StatusWriter{ResponseWriter: rw}
+	end = func() {
+		hit.End = time.Now()
+		hit.Status = sw.Status
+		rec.mu.Lock()
+		rec.inflight[host]--
+		hit.Seq = len(rec.hits) + 1
+		rec.hits = append(rec.hits, hit)
+		rec.mu.Unlock()
+	}
+	return sw, host, n, end
+}
+
+// Hits returns every request seen so far, in order of arrival.
+func (rec *Recorder) Hits() []Hit {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	return append([]Hit(nil), rec.hits...)
+}
+
+// HitsFor returns the requests seen for one host, in order of arrival.
+func (rec *Recorder) HitsFor(host string) []Hit {
+	var out []Hit
+	for _, h := range rec.Hits() {
+		if h.Host == host {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// MaxInFlight returns, per host, the most requests the server ever had in
+// flight at once (counted live, from handler start to handler end).
+func (rec *Recorder) MaxInFlight() map[string]int {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	out := make(map[string]int, len(rec.maxIn))
+	for k, v := range rec.maxIn {
+		out[k] = v
+	}
+	return out
+}
+
+// Reset forgets the hits, the in-flight maxima and the per-path counters
+// (so scenario sites fail again from their first request).
+func (rec *Recorder) Reset() {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	rec.hits = nil
+	rec.maxIn = map[string]int{}
+	rec.counts = map[string]int{}
+}
+
+// StatusWriter is an http.ResponseWriter that remembers the status written.
+type StatusWriter struct {
+	http.ResponseWriter
+	Status int // the status sent, 0 until the answer starts
+}
+
+// WriteHeader sends the status line and remembers code.
+func (s *StatusWriter) WriteHeader(code int) {
+	if s.Status == 0 {
+		s.Status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Write sends body bytes (and a 200 status first, if none was sent).
+func (s *StatusWriter) Write(b []byte) (int, error) {
+	if s.Status == 0 {
+		s.Status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Flush sends what is buffered, when the underlying writer can.
+func (s *StatusWriter) Flush() {
+	if f, ok := s.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
