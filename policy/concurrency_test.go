@@ -85,3 +85,49 @@ func TestConcurrentWritersAndGates(t *testing.T) {
 		}
 	})
 }
+
+// TestSimultaneousExclusionsOfOneSite has several writers exclude the same
+// new site at the same instant, round after round: exactly one exclusion and
+// the rest recorded as repeats, and no writer may fail.
+func TestSimultaneousExclusionsOfOneSite(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		const writers, rounds = 6, 15
+		pols := make([]*policy.Policy, writers)
+		for i := range pols {
+			pols[i], _ = openPolicy(t, dsn)
+		}
+		for round := 0; round < rounds; round++ {
+			site := fmt.Sprintf("round%d.example", round)
+			start := make(chan struct{})
+			var wg sync.WaitGroup
+			errs := make(chan error, writers)
+			for i, p := range pols {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					if _, err := p.Exclude(ctx, []string{site}, policy.Change{Actor: fmt.Sprint("writer", i)}); err != nil {
+						errs <- err
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		_, s := openPolicy(t, dsn)
+		for round := 0; round < rounds; round++ {
+			site := fmt.Sprintf("round%d.example", round)
+			if n := countEvents(t, s, site, db.EventExclude); n != 1 {
+				t.Errorf("%s: %d exclude events, want 1", site, n)
+			}
+			if n := countEvents(t, s, site, db.EventExcludeRepeat); n != writers-1 {
+				t.Errorf("%s: %d repeat events, want %d", site, n, writers-1)
+			}
+		}
+	})
+}

@@ -98,6 +98,9 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 	}
 	var results []ExcludeResult
 	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := p.lock(tx); err != nil {
+			return err
+		}
 		results = results[:0]
 		now := p.now()
 		for i, site := range sites {
@@ -147,6 +150,9 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 		c.Evidence = c.Actor
 	}
 	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := p.lock(tx); err != nil {
+			return err
+		}
 		res := tx.Where("site = ?", site).Delete(&db.Exclusion{})
 		if res.Error != nil {
 			return res.Error
@@ -201,6 +207,19 @@ func (p *Policy) History(ctx context.Context, site string) ([]db.PolicyEvent, er
 		return nil, fmt.Errorf("policy: history: %w", err)
 	}
 	return out, nil
+}
+
+// lock takes the policy write lock at the start of a transaction that
+// changes the policy, before it reads what it is about to change, so that
+// two writers never both find a site unexcluded and both exclude it. On
+// PostgreSQL it locks the policy_state row; SQLite transactions begin
+// IMMEDIATE, holding the database's write lock already.
+func (p *Policy) lock(tx *gorm.DB) error {
+	if p.store.Dialect != db.Postgres {
+		return nil
+	}
+	var version int64
+	return tx.Raw("SELECT version FROM policy_state WHERE id = 1 FOR UPDATE").Scan(&version).Error
 }
 
 // appendEvent bumps the policy version and appends one event carrying it.

@@ -33,6 +33,9 @@ func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.
 	}
 	var out []db.Site
 	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := p.lock(tx); err != nil {
+			return err
+		}
 		out = out[:0]
 		now := p.now()
 		for i, site := range sites {
@@ -84,6 +87,9 @@ func (p *Policy) RemoveSites(ctx context.Context, inputs []string, c Change) ([]
 		return nil, err
 	}
 	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		if err := p.lock(tx); err != nil {
+			return err
+		}
 		now := p.now()
 		for _, site := range sites {
 			res := tx.Where("name = ?", site).Delete(&db.Site{})
