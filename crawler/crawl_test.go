@@ -349,9 +349,6 @@ func TestScenarios(t *testing.T) {
 		}
 	})
 	t.Run("robots.txt", func(t *testing.T) {
-		if !matcherReady() {
-			t.Skip("the RFC 9309 matcher is still a stub")
-		}
 		never(t, "robots.test", "/private/secret.html")
 		times(t, "robots.test", "/private/open.html", 1)
 		if r := res["robots.test"]; r.RobotsRefused != 1 {
@@ -359,9 +356,6 @@ func TestScenarios(t *testing.T) {
 		}
 	})
 	t.Run("crawl-delay", func(t *testing.T) {
-		if !matcherReady() {
-			t.Skip("the RFC 9309 matcher is still a stub")
-		}
 		hs := e.web.HitsFor("crawldelay.test")
 		for i := 2; i < len(hs); i++ { // after robots.txt is known
 			if gap := hs[i].Start.Sub(hs[i-1].End); gap < time.Second {

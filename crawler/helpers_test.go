@@ -16,7 +16,6 @@ import (
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/robots"
 )
 
 const testDelay = 100 * time.Millisecond
@@ -131,12 +130,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// matcherReady reports whether the RFC 9309 matcher is implemented (the
-// stub allows everything).
-func matcherReady() bool {
-	return !robots.Parse([]byte("User-agent: *\nDisallow: /\n")).Decide(robots.ProductToken, "/x").Allowed
 }
 
 // checkPoliteness asserts the server's record: never two requests in flight

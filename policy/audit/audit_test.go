@@ -15,7 +15,6 @@ import (
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/audit"
-	"github.com/lohisoft/lohibot/policy/robots"
 )
 
 // t0 is when the clean log starts.
@@ -280,23 +279,14 @@ func TestCleanLogPasses(t *testing.T) {
 	})
 }
 
-// matcherWorks tells whether policy/robots is implemented yet (its stub
-// allows everything and knows no Crawl-delay).
-func matcherWorks() bool {
-	r := robots.Parse([]byte("User-agent: *\nDisallow: /\nCrawl-delay: 3\n"))
-	_, hasDelay := r.CrawlDelay(robots.ProductToken)
-	return !r.Decide(robots.ProductToken, "https://x.test/a").Allowed && hasDelay
-}
-
 // TestEachRuleCanFail writes, for every check of every rule, a clean log plus
 // records that break it, and expects exactly that violation.
 func TestEachRuleCanFail(t *testing.T) {
 	type brk func(t *testing.T, w *logWriter, c *clean) []found
 	tests := []struct {
-		name        string
-		needMatcher bool
-		rules       []string
-		brk         brk
+		name  string
+		rules []string
+		brk   brk
 	}{
 		{name: "robots/no snapshot of the origin", brk: func(t *testing.T, w *logWriter, c *clean) []found {
 			id := w.request(c.c1, db.PurposePage, "https://blog.example.com/", at(30*time.Second))
@@ -339,7 +329,7 @@ func TestEachRuleCanFail(t *testing.T) {
 			id := w.request(c.c1, db.PurposePage, "https://down.example.com/", at(43*time.Second), snapshot(sn))
 			return []found{{"example.com", "robots", "disallow-all", []int64{id, robotsRequestOf(t, w, sn)}}}
 		}},
-		{name: "robots/URL disallowed by the rules", needMatcher: true, brk: func(t *testing.T, w *logWriter, c *clean) []found {
+		{name: "robots/URL disallowed by the rules", brk: func(t *testing.T, w *logWriter, c *clean) []found {
 			id := w.request(c.c1, db.PurposePage, www+"/private/x", at(c.last+30*time.Second), snapshot(c.snapWWW))
 			return []found{{"example.com", "robots", "disallowed", []int64{id, robotsRequestOf(t, w, c.snapWWW)}}}
 		}},
@@ -407,7 +397,7 @@ func TestEachRuleCanFail(t *testing.T) {
 			b := w.request(cy, db.PurposePage, "https://fast.org/b", at(time.Hour+4*time.Second), snapshot(sn))
 			return []found{{"fast.org", "politeness", "too-soon", []int64{a, b}}}
 		}},
-		{name: "politeness/gap shorter than Crawl-delay", needMatcher: true, brk: func(t *testing.T, w *logWriter, c *clean) []found {
+		{name: "politeness/gap shorter than Crawl-delay", brk: func(t *testing.T, w *logWriter, c *clean) []found {
 			// 1.5 s after the end of the last request: more than the
 			// --delay of 1 s, less than the Crawl-delay of 2 s.
 			id := w.request(c.c1, db.PurposePage, www+"/e", at(c.last+200*time.Millisecond+1500*time.Millisecond), snapshot(c.snapWWW))
@@ -485,16 +475,12 @@ func TestEachRuleCanFail(t *testing.T) {
 			}
 		}},
 	}
-	works := matcherWorks()
 	// One database per engine, emptied before each case: a fresh
 	// PostgreSQL database per case would cost a second each.
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		shared := newLogWriter(t, dsn)
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				if tt.needMatcher && !works {
-					t.Skip("policy/robots is still a stub")
-				}
 				w := &logWriter{t: t, ctx: shared.ctx, store: shared.store, slots: make(map[int64]int)}
 				w.reset()
 				c := writeClean(t, w)
