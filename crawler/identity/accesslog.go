@@ -362,7 +362,8 @@ func parseNCSA(line []byte, combined bool, e *rawEntry) error {
 		e.host = first
 	}
 	e.addr = addr
-	if len(p.token()) == 0 || len(p.token()) == 0 { // ident, user
+	ident, user := p.token(), p.token()
+	if len(ident) == 0 || len(user) == 0 {
 		return fmt.Errorf("no user fields")
 	}
 	ts, ok := p.bracketed()

@@ -181,7 +181,7 @@ func (r *Runner) runOne(ctx context.Context, p Package, short, bin, name string)
 	}
 	res, took := r.exec(ctx, p, short, bin, name, bt, pl.CPU)
 	if pl.Benchtime == "" && took < heavyAfter && ctx.Err() == nil && !hasProblem(res) {
-		res, took = r.exec(ctx, p, short, bin, name, defaultBenchtime, pl.CPU)
+		res, _ = r.exec(ctx, p, short, bin, name, defaultBenchtime, pl.CPU)
 	}
 	return res
 }

@@ -401,8 +401,6 @@ func (r *run) firstMail(ctx context.Context) error {
 	return nil
 }
 
-// langNames names the languages of the sample emails.
-var langNames = map[string]string{"it": "Italian", "da": "Danish", "hu": "Hungarian", "de": "German", "en": "English"}
 
 func mailLine(res *mailbot.Result) string {
 	var what string

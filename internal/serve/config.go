@@ -243,7 +243,8 @@ func Parse(raw []byte) (*Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrConfig, err)
 	}
-	for _, k := range md.Undecoded() {
+	if u := md.Undecoded(); len(u) > 0 {
+		k := u[0] // the first unknown key is enough to refuse the file
 		name := k.String()
 		last := k[len(k)-1]
 		if strings.Contains(strings.ToLower(last), "password") || strings.Contains(strings.ToLower(last), "secret") {

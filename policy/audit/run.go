@@ -79,7 +79,6 @@ type auditor struct {
 
 // statements are the queries the stream runs over and over, prepared once.
 type statements struct {
-	snapshots *sql.Stmt // the snapshots of an origin, by three spellings
 	body      *sql.Stmt // a snapshot's body
 	events    *sql.Stmt // the exclusion events of a site
 }
