@@ -28,7 +28,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/internal/sampleweb"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/webrecord"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/audit"
@@ -114,7 +114,7 @@ type Summary struct {
 	Sites             []crawler.SiteResult
 	Stats             crawler.Stats
 	// Hits is the web server's own record of every request it received.
-	Hits []testweb.Hit
+	Hits []webrecord.Hit
 	// Record is what the web server's record shows about the promises.
 	Record     *sampleweb.Report
 	Web        *sampleweb.Web // closed; for its Site lookups
@@ -400,7 +400,6 @@ func (r *run) firstMail(ctx context.Context) error {
 		max(r.mbox.count("Processed"), 0), max(r.mbox.count("Review"), 0))
 	return nil
 }
-
 
 func mailLine(res *mailbot.Result) string {
 	var what string

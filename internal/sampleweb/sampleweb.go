@@ -21,14 +21,13 @@ import (
 	"html"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/dnstest"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/localdns"
+	"github.com/lohisoft/lohibot/internal/webrecord"
 )
 
 // Canary is the sentence written into every page body. It must never be
@@ -88,18 +87,20 @@ type Web struct {
 	// name: pass it as --resolver.
 	DNSAddr string
 	// DNS is the DNS server itself, to add records.
-	DNS *dnstest.Server
+	DNS *localdns.Server
 	// Port is the TCP port of every site, on 127.0.0.1.
 	Port int
 
 	opts  Options
-	srv   *httptest.Server
+	srv   *http.Server
+	ln    net.Listener
+	done  chan struct{} // closed when Serve returned
 	sites []Site
 	kind  map[string]string // host → kind
 
 	// Recorder holds what the server received: Hits and HitsFor come from
 	// it.
-	testweb.Recorder
+	webrecord.Recorder
 }
 
 // Start starts the DNS server and the web. Close it when done.
@@ -120,22 +121,31 @@ func Start(opts *Options) (*Web, error) {
 	if o.RetryAfter <= 0 {
 		o.RetryAfter = 3 * time.Second
 	}
-	dns, err := dnstest.NewServer()
+	dns, err := localdns.NewServer()
 	if err != nil {
 		return nil, fmt.Errorf("sampleweb: dns: %w", err)
 	}
 	w := &Web{DNSAddr: dns.Addr, DNS: dns, opts: o, kind: map[string]string{}}
 	// The listener exists already; the server starts serving only once the
 	// site table is complete.
-	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(w.serve))
-	_, port, _ := net.SplitHostPort(w.srv.Listener.Addr().String())
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		dns.Close()
+		return nil, fmt.Errorf("sampleweb: %w", err)
+	}
+	w.ln, w.done = ln, make(chan struct{})
+	w.srv = &http.Server{Handler: http.HandlerFunc(w.serve), ReadHeaderTimeout: 10 * time.Second}
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
 	w.Port, _ = strconv.Atoi(port)
 	for _, s := range sites {
 		dns.AddA(s.name, "127.0.0.1")
 		w.kind[s.name] = s.kind
 		w.sites = append(w.sites, Site{Name: s.name, Kind: s.kind, StartURL: w.URL(s.name, "/"), Says: w.says(s.kind)})
 	}
-	w.srv.Start()
+	go func() {
+		defer close(w.done)
+		w.srv.Serve(ln) // returns http.ErrServerClosed on Close
+	}()
 	return w, nil
 }
 
@@ -161,8 +171,8 @@ func secs(d time.Duration) int { return int((d + time.Second - 1) / time.Second)
 // Close stops the web and the DNS server. It blocks until in-flight
 // requests end.
 func (w *Web) Close() {
-	w.srv.CloseClientConnections()
-	w.srv.Close()
+	w.srv.Close() // closes the listener and every connection
+	<-w.done
 	w.DNS.Close()
 }
 
@@ -185,7 +195,7 @@ func (w *Web) Site(nameOrKind string) Site {
 }
 
 // PageHits counts the requests other than /robots.txt in hits.
-func PageHits(hits []testweb.Hit) int {
+func PageHits(hits []webrecord.Hit) int {
 	n := 0
 	for _, h := range hits {
 		if h.Path != "/robots.txt" {
@@ -244,7 +254,7 @@ func linkText(path string) string {
 	return strings.ReplaceAll(t, "/", " ")
 }
 
-func (w *Web) page(rw *testweb.StatusWriter, r *http.Request, host, kind string, n int) {
+func (w *Web) page(rw *webrecord.StatusWriter, r *http.Request, host, kind string, n int) {
 	p := r.URL.Path
 	switch kind {
 	case KindPlain, KindBig:
@@ -319,22 +329,22 @@ func (w *Web) page(rw *testweb.StatusWriter, r *http.Request, host, kind string,
 // holds. It is what the demo narrates and what the end-to-end test asserts.
 type Report struct {
 	Requests     int
-	BadUserAgent int                      // requests without the bot's user agent
-	WithCookie   int                      // requests carrying Cookie, Authorization or Referer
-	MaxOverlap   int                      // most requests in flight at once on one host
-	MinGap       map[string]time.Duration // per host
-	PageRequests map[string]int           // per site, robots.txt excluded
-	RetryGap     time.Duration            // after the first 429, until the next request to that host
-	AfterLogin   int                      // requests to the login site after its 401
-	Disallowed   []string                 // paths robots.txt disallows that were requested anyway
-	LoginFetched bool                     // the /login link was followed
-	Statuses     map[int]int              // responses by status
-	ByHost       map[string][]testweb.Hit // the record, per host, by start time
+	BadUserAgent int                        // requests without the bot's user agent
+	WithCookie   int                        // requests carrying Cookie, Authorization or Referer
+	MaxOverlap   int                        // most requests in flight at once on one host
+	MinGap       map[string]time.Duration   // per host
+	PageRequests map[string]int             // per site, robots.txt excluded
+	RetryGap     time.Duration              // after the first 429, until the next request to that host
+	AfterLogin   int                        // requests to the login site after its 401
+	Disallowed   []string                   // paths robots.txt disallows that were requested anyway
+	LoginFetched bool                       // the /login link was followed
+	Statuses     map[int]int                // responses by status
+	ByHost       map[string][]webrecord.Hit // the record, per host, by start time
 }
 
 // Check reads the record hits and reports what it shows.
-func (w *Web) Check(hits []testweb.Hit) *Report {
-	rep := &Report{Requests: len(hits), MinGap: testweb.MinGap(hits), PageRequests: map[string]int{}, Statuses: map[int]int{}, ByHost: map[string][]testweb.Hit{}}
+func (w *Web) Check(hits []webrecord.Hit) *Report {
+	rep := &Report{Requests: len(hits), MinGap: webrecord.MinGap(hits), PageRequests: map[string]int{}, Statuses: map[int]int{}, ByHost: map[string][]webrecord.Hit{}}
 	for _, h := range hits {
 		if h.UserAgent != "LohiSoftBot/1.0 (+https://lohisoft.com/bot)" && h.UserAgent != "LohiSoftBot/1.0 (+message@lohisoft.com)" {
 			rep.BadUserAgent++
@@ -354,7 +364,7 @@ func (w *Web) Check(hits []testweb.Hit) *Report {
 			rep.LoginFetched = true
 		}
 	}
-	for _, n := range testweb.MaxOverlap(hits) {
+	for _, n := range webrecord.MaxOverlap(hits) {
 		rep.MaxOverlap = max(rep.MaxOverlap, n)
 	}
 	for host, hs := range rep.ByHost {

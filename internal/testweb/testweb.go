@@ -26,11 +26,11 @@ import (
 	"bytes"
 	"compress/gzip"
 	"fmt"
+	"github.com/lohisoft/lohibot/internal/webrecord"
 	"html"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -114,22 +114,20 @@ type Site struct {
 	Pages    int    // how many distinct HTML pages a crawler can reach, robots aside
 }
 
-// Hit is one request the server saw.
-type Hit struct {
-	Seq        int // order of arrival, from 1
-	Host       string
-	Method     string
-	Path       string // path and query as sent
-	UserAgent  string
-	RemoteAddr string // the client's IP:port (shows the source address)
-	IPv6       bool   // arrived on the [::1] listener
-	Cookie     string // any Cookie header (should be empty)
-	Referer    string // any Referer header (should be empty)
-	Auth       string // any Authorization or Proxy-Authorization header (should be empty)
-	Start      time.Time
-	End        time.Time // when the handler returned (after the body was written or the client went away)
-	Status     int
-}
+// Hit is one request the test web received (see webrecord.Hit).
+type Hit = webrecord.Hit
+
+// MaxOverlap returns, per host, the most requests that were in flight at
+// once (see webrecord.MaxOverlap).
+func MaxOverlap(hits []Hit) map[string]int { return webrecord.MaxOverlap(hits) }
+
+// Gaps returns, per host, the gaps between consecutive requests (see
+// webrecord.Gaps).
+func Gaps(hits []Hit) map[string][]time.Duration { return webrecord.Gaps(hits) }
+
+// MinGap returns, per host, the shortest gap between consecutive requests
+// (see webrecord.MinGap).
+func MinGap(hits []Hit) map[string]time.Duration { return webrecord.MinGap(hits) }
 
 // Web is a running local web. Its methods are safe for concurrent use.
 type Web struct {
@@ -318,67 +316,6 @@ func (w *Web) PageHitsPerSite(hits []Hit) map[string]int {
 	for _, h := range hits {
 		if h.Path != "/robots.txt" {
 			out[w.site[h.Host]]++
-		}
-	}
-	return out
-}
-
-// MaxOverlap returns, per host, the largest number of hits whose
-// [Start, End] intervals overlap.
-func MaxOverlap(hits []Hit) map[string]int {
-	type ev struct {
-		t     time.Time
-		delta int
-	}
-	per := map[string][]ev{}
-	for _, h := range hits {
-		per[h.Host] = append(per[h.Host], ev{h.Start, +1}, ev{h.End, -1})
-	}
-	out := map[string]int{}
-	for host, evs := range per {
-		sort.Slice(evs, func(i, j int) bool {
-			if evs[i].t.Equal(evs[j].t) {
-				return evs[i].delta > evs[j].delta // touching counts as overlap
-			}
-			return evs[i].t.Before(evs[j].t)
-		})
-		cur, maxv := 0, 0
-		for _, e := range evs {
-			cur += e.delta
-			if cur > maxv {
-				maxv = cur
-			}
-		}
-		out[host] = maxv
-	}
-	return out
-}
-
-// Gaps returns, per host, the gaps between the end of each hit and the
-// start of the next one, in order of arrival.
-func Gaps(hits []Hit) map[string][]time.Duration {
-	per := map[string][]Hit{}
-	for _, h := range hits {
-		per[h.Host] = append(per[h.Host], h)
-	}
-	out := map[string][]time.Duration{}
-	for host, hs := range per {
-		sort.Slice(hs, func(i, j int) bool { return hs[i].Start.Before(hs[j].Start) })
-		for i := 1; i < len(hs); i++ {
-			out[host] = append(out[host], hs[i].Start.Sub(hs[i-1].End))
-		}
-	}
-	return out
-}
-
-// MinGap returns, per host with at least two hits, the smallest gap.
-func MinGap(hits []Hit) map[string]time.Duration {
-	out := map[string]time.Duration{}
-	for host, gs := range Gaps(hits) {
-		for i, g := range gs {
-			if i == 0 || g < out[host] {
-				out[host] = g
-			}
 		}
 	}
 	return out
@@ -747,3 +684,11 @@ func (w *Web) gzipBomb() []byte {
 	})
 	return w.bomb
 }
+
+// Recorder records every request a test server receives (see
+// webrecord.Recorder).
+type Recorder = webrecord.Recorder
+
+// StatusWriter keeps the status an answer was written with (see
+// webrecord.StatusWriter).
+type StatusWriter = webrecord.StatusWriter

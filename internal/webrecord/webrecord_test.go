@@ -1,4 +1,4 @@
-package testweb_test
+package webrecord_test
 
 import (
 	"net/http"
@@ -7,11 +7,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/webrecord"
 )
 
 func TestRecorder(t *testing.T) {
-	var rec testweb.Recorder
+	var rec webrecord.Recorder
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		sw, host, n, end := rec.Begin(rw, r, false)
