@@ -18,10 +18,10 @@ var (
 	// userinfoPassword matches scheme://user:password@ and keeps the user.
 	// The password may hold anything but "@", "/" and space: a password
 	// with an unescaped "@" is cut at the last "@" before the host.
-	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://[^:@/\s'"`+"`"+`]*:)([^/\s'"`+"`"+`]*)@`)
+	userinfoPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.\-]*://[^:@/\s'"` + "`" + `]*:)([^/\s'"` + "`" + `]*)@`)
 	// secretSetting matches key=value (URL query or libpq keyword form)
 	// where the key names a secret.
-	secretSetting = regexp.MustCompile(`(?i)\b((?:ssl)?password|passwd|pwd|pass|secret|token|access_token|oauth_token|api_key|apikey)(\s*=\s*)('[^']*'|"[^"]*"|[^\s&;'"`+"`"+`]*)`)
+	secretSetting = regexp.MustCompile(`(?i)\b((?:ssl)?password|passwd|pwd|pass|secret|token|access_token|oauth_token|api_key|apikey)(\s*=\s*)('[^']*'|"[^"]*"|[^\s&;'"` + "`" + `]*)`)
 )
 
 // String returns s with every secret it recognises replaced by Mask. It is

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/internal/dbtest"
+)
+
+// writeMail writes one message into dir and returns its path.
+func writeMail(t *testing.T, dir, name, header, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(header+"\n"+body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+const ourHop = "Received: from mail.sender.example (mail.sender.example [203.0.113.9]) by mx1.lohisoft.com (Postfix) with ESMTPS id 4A; Tue, 10 Mar 2026 09:00:01 +0000\n"
+
+// exclusionsJSON runs exclude list --json (with extra args) and returns
+// the objects by site.
+func exclusionsJSON(t *testing.T, env []string, extra ...string) map[string]map[string]any {
+	t.Helper()
+	r := runCLI(t, env, append([]string{"exclude", "list", "--json"}, extra...)...)
+	if r.code != 0 {
+		t.Fatalf("exclude list --json: exit %d, stderr %q", r.code, r.stderr)
+	}
+	out := map[string]map[string]any{}
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		if line == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("exclude list --json line %q: %v", line, err)
+		}
+		out[m["site"].(string)] = m
+	}
+	return out
+}
+
+// TestVerifiedExclusions: an exclusion by email is verified only when a
+// trusted Authentication-Results header (our --authserv-id, on top) shows
+// an aligned pass for the site; a forged one lower down proves nothing;
+// without --authserv-id nothing is verified; staff exclusions are; all of
+// them apply at once.
+func TestVerifiedExclusions(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		env := []string{"LOHIBOT_DB=" + dsn}
+		dir := t.TempDir()
+		mail := func(name, site, trace string) string {
+			return writeMail(t, dir, name, trace+fmt.Sprintf("From: Web Master <webmaster@%s>\nTo: message@lohisoft.com\nSubject: stop\nMessage-ID: <%s@%s>\nDate: Tue, 10 Mar 2026 10:00:00 +0100\n", site, name, site),
+				"Please stop crawling "+site+".\n")
+		}
+		genuine := mail("genuine", "genuine-shop.com",
+			"Authentication-Results: mx1.lohisoft.com; dkim=pass header.d=genuine-shop.com; spf=pass smtp.mailfrom=b@genuine-shop.com\n"+ourHop)
+		forged := mail("forged", "victim-shop.com",
+			"Authentication-Results: mx1.lohisoft.com; dkim=none; spf=pass smtp.mailfrom=b@attacker.example\n"+ourHop+
+				"Authentication-Results: mx1.lohisoft.com; dkim=pass header.d=victim-shop.com\n")
+		noID := mail("noid", "other-shop.com",
+			"Authentication-Results: mx1.lohisoft.com; dkim=pass header.d=other-shop.com\n"+ourHop)
+
+		for _, c := range [][]string{
+			{"mail", "import", "--authserv-id", "mx1.lohisoft.com", genuine, forged},
+			{"mail", "import", noID},
+			{"exclude", "add", "staff-shop.com", "--by", "anna"},
+		} {
+			if r := runCLI(t, env, c...); r.code != 0 {
+				t.Fatalf("%v: exit %d, stderr %q", c, r.code, r.stderr)
+			}
+		}
+		want := map[string]bool{"genuine-shop.com": true, "victim-shop.com": false, "other-shop.com": false, "staff-shop.com": true}
+		got := exclusionsJSON(t, env)
+		for site, v := range want {
+			ex, ok := got[site]
+			if !ok {
+				t.Errorf("%s is not excluded: an unverified exclusion applies at once too", site)
+				continue
+			}
+			if ex["verified"] != v {
+				t.Errorf("%s: verified = %v, want %v", site, ex["verified"], v)
+			}
+		}
+		un := exclusionsJSON(t, env, "--unverified")
+		if len(un) != 2 || un["victim-shop.com"] == nil || un["other-shop.com"] == nil {
+			t.Errorf("exclude list --unverified = %v, want victim-shop.com and other-shop.com", un)
+		}
+		r := runCLI(t, env, "exclude", "list", "--unverified")
+		if r.code != 0 || !strings.Contains(r.stdout, "victim-shop.com\tunverified") || strings.Contains(r.stdout, "genuine-shop.com") {
+			t.Errorf("exclude list --unverified text: %q", r.stdout)
+		}
+		r = runCLI(t, env, "exclude", "list")
+		if !strings.Contains(r.stdout, "genuine-shop.com\tverified") {
+			t.Errorf("exclude list text does not say verified: %q", r.stdout)
+		}
+		// Asked again by staff: now verified.
+		if r := runCLI(t, env, "exclude", "add", "victim-shop.com", "--by", "anna"); r.code != 0 {
+			t.Fatalf("exclude add again: exit %d", r.code)
+		}
+		if got := exclusionsJSON(t, env); got["victim-shop.com"]["verified"] != true {
+			t.Errorf("after a staff exclusion: verified = %v, want true", got["victim-shop.com"]["verified"])
+		}
+	})
+}
+
+// TestTooManySitesQueued: one email may exclude at most 10 sites; more
+// goes to staff with that reason and nothing is applied.
+func TestTooManySitesQueued(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		env := []string{"LOHIBOT_DB=" + dsn}
+		dir := t.TempDir()
+		var sites []string
+		for i := range 11 {
+			sites = append(sites, fmt.Sprintf("shop%02d-example.com", i))
+		}
+		header := "From: a@shop00-example.com\nTo: message@lohisoft.com\nSubject: stop\nMessage-ID: <many@x>\n"
+		many := writeMail(t, dir, "many.eml", header, "Please stop crawling "+strings.Join(sites, ", ")+".\n")
+		ten := writeMail(t, dir, "ten.eml", strings.Replace(header, "<many@x>", "<ten@x>", 1),
+			"Please stop crawling "+strings.Join(sites[1:], ", ")+".\n")
+		if r := runCLI(t, env, "mail", "import", many); r.code != 0 {
+			t.Fatalf("mail import: exit %d, stderr %q", r.code, r.stderr)
+		}
+		if got := exclusionsJSON(t, env); len(got) != 0 {
+			t.Errorf("11 sites in one email excluded %d sites, want none", len(got))
+		}
+		r := runCLI(t, env, "mail", "review", "list")
+		if !strings.Contains(r.stdout, "more than the 10 one email may exclude") {
+			t.Errorf("review list does not give the reason: %q", r.stdout)
+		}
+		if r := runCLI(t, env, "mail", "import", ten); r.code != 0 {
+			t.Fatalf("mail import ten: exit %d, stderr %q", r.code, r.stderr)
+		}
+		if got := exclusionsJSON(t, env); len(got) != 10 {
+			t.Errorf("10 sites in one email excluded %d, want 10", len(got))
+		}
+	})
+}
+
+// TestControlCharactersEscaped: a subject holding terminal escape
+// sequences is shown escaped by exclude list and mail review list (text),
+// and still exact in JSON.
+func TestControlCharactersEscaped(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		env := []string{"LOHIBOT_DB=" + dsn}
+		dir := t.TempDir()
+		subject := "stop \x1b]0;pwned\x07 now \x1b[2K"
+		ex := writeMail(t, dir, "ex.eml", "From: a@evil-shop.com\nTo: message@lohisoft.com\nSubject: "+subject+"\nMessage-ID: <esc1@x>\n",
+			"Please stop crawling evil-shop.com.\n")
+		other := writeMail(t, dir, "other.eml", "From: a@evil-shop.com\nTo: message@lohisoft.com\nSubject: "+subject+"\nMessage-ID: <esc2@x>\n",
+			"Hello, what is your bot doing?\n")
+		if r := runCLI(t, env, "mail", "import", ex, other); r.code != 0 {
+			t.Fatalf("mail import: exit %d, stderr %q", r.code, r.stderr)
+		}
+		for _, args := range [][]string{{"exclude", "list"}, {"mail", "review", "list"}, {"exclude", "check", "evil-shop.com"}} {
+			r := runCLI(t, env, args...)
+			if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") {
+				t.Errorf("%v prints raw control characters: %q", args, r.stdout)
+			}
+			if !strings.Contains(r.stdout, `\x1b]0;pwned\x07`) {
+				t.Errorf("%v: stdout %q, want the escape shown as \\x1b", args, r.stdout)
+			}
+		}
+		if got := exclusionsJSON(t, env); got["evil-shop.com"]["reason"] != "email: "+subject {
+			t.Errorf("JSON reason = %q, want the exact subject", got["evil-shop.com"]["reason"])
+		}
+	})
+}
