@@ -171,3 +171,27 @@ func TestControlCharactersEscaped(t *testing.T) {
 		}
 	})
 }
+
+// TestUserinfoRefused: crawl refuses a start URL with credentials (exit 2,
+// nothing sent, the password not echoed); sites add strips them with a
+// warning and stores none.
+func TestUserinfoRefused(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	for _, arg := range []string{"http://alice:s3cret@host.example/", "alice:s3cret@host.example", "https://alice@host.example/x"} {
+		r := runCLI(t, env, "crawl", arg)
+		if r.code != 2 || !strings.Contains(r.stderr, "credentials") {
+			t.Errorf("crawl %q: exit %d, stderr %q; want 2 refusing credentials", arg, r.code, r.stderr)
+		}
+		if strings.Contains(r.stderr, "s3cret") {
+			t.Errorf("crawl %q echoes the password: %q", arg, r.stderr)
+		}
+	}
+	r := runCLI(t, env, "sites", "add", "https://bob:s3cret@shop.example.com/start")
+	if r.code != 0 || !strings.Contains(r.stderr, "warning") || strings.Contains(r.stderr+r.stdout, "s3cret") {
+		t.Errorf("sites add with credentials: exit %d, stdout %q, stderr %q; want 0, a warning, no password", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, env, "sites", "list")
+	if !strings.Contains(r.stdout, "https://shop.example.com/start") || strings.Contains(r.stdout, "bob") {
+		t.Errorf("sites list = %q, want the start URL without credentials", r.stdout)
+	}
+}
