@@ -61,7 +61,10 @@ func runMailParse(a *app, files []string) error {
 	var bad error
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
+		raw, err := mailbot.ReadFile(f)
+		if err == nil && len(raw) > mailbot.MaxSize {
+			err = fmt.Errorf("%s: larger than the %d MiB limit of a message", f, mailbot.MaxSize>>20)
+		}
 		if err != nil {
 			fmt.Fprintf(a.errOut, "lohibot: %v\n", err)
 			bad = &exitError{code: exitBadInput, silent: true}

@@ -195,3 +195,50 @@ func TestUserinfoRefused(t *testing.T) {
 		t.Errorf("sites list = %q, want the start URL without credentials", r.stdout)
 	}
 }
+
+// TestOversizedMail: mail parse refuses a file over 10 MiB (also
+// /dev/zero, which has no size) with exit 2 and no stack trace; mail
+// import sends such a message to review; an mbox with one is streamed and
+// its other messages applied.
+func TestOversizedMail(t *testing.T) {
+	dir := t.TempDir()
+	header := "From: a@big-shop.com\nTo: message@lohisoft.com\nSubject: stop\nMessage-ID: <big@x>\n\nPlease stop crawling big-shop.com.\n"
+	big := filepath.Join(dir, "big.eml")
+	if err := os.WriteFile(big, []byte(header+strings.Repeat("x", 11<<20)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{big, "/dev/zero"} {
+		r := runCLI(t, nil, "mail", "parse", f)
+		if r.code != 2 || !strings.Contains(r.stderr, "larger than the 10 MiB limit") || strings.Contains(r.stderr, "goroutine") {
+			t.Errorf("mail parse %s: exit %d, stderr %.200q; want 2 saying it is too large", f, r.code, r.stderr)
+		}
+	}
+	mbox := filepath.Join(dir, "mail.mbox")
+	small := "From: a@small-shop.com\nTo: message@lohisoft.com\nSubject: stop\nMessage-ID: <small@x>\n\nPlease stop crawling small-shop.com.\n"
+	content := "From a@big-shop.com Tue Mar 10 10:00:00 2026\n" + strings.Replace(header, "<big@x>", "<bigmbox@x>", 1) +
+		strings.Repeat(strings.Repeat("y", 999)+"\n", 11<<10) + "\nFrom a@small-shop.com Tue Mar 10 10:00:00 2026\n" + small
+	if err := os.WriteFile(mbox, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		env := []string{"LOHIBOT_DB=" + dsn}
+		r := runCLI(t, env, "mail", "import", "--json", big, mbox)
+		if r.code != 0 {
+			t.Fatalf("mail import: exit %d, stderr %.300q", r.code, r.stderr)
+		}
+		var sum struct{ Messages, Excluded, Queued int }
+		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+			t.Fatalf("summary %q: %v", r.stdout, err)
+		}
+		if sum.Messages != 3 || sum.Queued != 2 || sum.Excluded != 1 {
+			t.Errorf("summary = %+v, want 3 messages: 2 too large queued, 1 excluded", sum)
+		}
+		r = runCLI(t, env, "mail", "review", "list")
+		if strings.Count(r.stdout, "too large") != 2 {
+			t.Errorf("review list = %q, want two messages too large", r.stdout)
+		}
+		if got := exclusionsJSON(t, env); got["big-shop.com"] != nil || got["small-shop.com"] == nil {
+			t.Errorf("exclusions = %v, want small-shop.com only", got)
+		}
+	})
+}
