@@ -242,3 +242,41 @@ func TestOversizedMail(t *testing.T) {
 		}
 	})
 }
+
+// TestExitCodes: bad input is exit 2, not a wrong answer or exit 1.
+func TestExitCodes(t *testing.T) {
+	dir := t.TempDir()
+	robots := filepath.Join(dir, "robots.txt")
+	if err := os.WriteFile(robots, []byte("User-agent: *\nDisallow: /private\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		wantErr string
+	}{
+		{"robots test not a url", []string{"robots", "test", "--robots", robots, "not a url"}, 2, "not an http(s) URL"},
+		{"robots test empty", []string{"robots", "test", "--robots", robots, ""}, 2, "not an http(s) URL"},
+		{"robots test ftp", []string{"robots", "test", "--robots", robots, "ftp://example.com/x"}, 2, "not an http(s) URL"},
+		{"robots test path", []string{"robots", "test", "--robots", robots, "/x"}, 0, ""},
+		{"robots test URL", []string{"robots", "test", "--robots", robots, "https://example.com/private/x"}, 1, ""},
+		{"unparsable PostgreSQL DSN", []string{"--db", "postgres://u@h:99999999/x", "exclude", "list"}, 2, "does not parse"},
+		{"unreachable PostgreSQL", []string{"--db", "postgres://u@127.0.0.1:1/x?connect_timeout=2", "exclude", "list"}, 1, ""},
+		{"audit --since overflow", []string{"audit", "--since", "99999999999d"}, 2, "--since"},
+		{"report -o a folder", []string{"report", "example.com", "-o", dir}, 2, "is a folder"},
+		{"bad port", []string{"exclude", "add", "example.com:99999"}, 2, `bad port "99999"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runCLI(t, env, tt.args...)
+			if r.code != tt.code || !strings.Contains(r.stderr, tt.wantErr) {
+				t.Errorf("lohibot %q: exit %d, stderr %q; want %d and %q", tt.args, r.code, r.stderr, tt.code, tt.wantErr)
+			}
+			if strings.Contains(r.stderr, "scheme") {
+				t.Errorf("lohibot %q: stderr %q talks of a scheme", tt.args, r.stderr)
+			}
+		})
+	}
+}
