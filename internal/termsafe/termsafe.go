@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -50,8 +51,10 @@ func String(s string) string {
 // Writer escapes what is written through it (keeping newlines and tabs)
 // and passes the result on. Invalid UTF-8 passes unchanged byte by byte
 // (it holds no escape sequence); a rune split between two writes is joined
-// first. A Writer is not safe for concurrent use.
+// first. A Writer is safe for concurrent use: each Write reaches the
+// underlying writer whole, in one call.
 type Writer struct {
+	mu      sync.Mutex // guards w's writes and pending
 	w       io.Writer
 	pending []byte // the start of a rune cut by the end of the last write
 }
@@ -62,6 +65,8 @@ func NewWriter(w io.Writer) *Writer { return &Writer{w: w} }
 // Write escapes p and writes it to the underlying writer. It returns
 // len(p) when the underlying write succeeds.
 func (t *Writer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	data := p
 	if len(t.pending) > 0 {
 		data = append(t.pending, p...)
@@ -109,6 +114,8 @@ func (t *Writer) Write(p []byte) (int, error) {
 
 // Flush writes a rune start kept from the last write, as it is.
 func (t *Writer) Flush() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	if len(t.pending) == 0 {
 		return nil
 	}
