@@ -231,6 +231,11 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *res
 		r.Err = fmt.Errorf("crawler: %w", err)
 		return r
 	}
+	if req.URL.User != nil {
+		// net/http would send them as Authorization: Basic.
+		r.Err = errors.New("crawler: refused to send a URL with credentials")
+		return r
+	}
 	req.Header.Set("User-Agent", c.ua)
 	if robotsTxt {
 		req.Header.Set("Accept", "text/plain, */*;q=0.1")

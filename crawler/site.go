@@ -158,6 +158,11 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 		return res
 	}
 	start.Fragment = ""
+	// Credentials are never sent (the bot never logs in), nor stored in
+	// the request log, the index or a report: a start URL that carries
+	// some (from an old crawl list row) is crawled without them.
+	start.User = nil
+	t.StartURL = start.String()
 	v, err := c.askGate(ctx, t.Site)
 	defer c.verdicts.Delete(t.Site)
 	if err != nil {
@@ -252,8 +257,8 @@ func (r *siteRun) run(ctx context.Context) (string, string) {
 			continue
 		}
 		u, err := url.Parse(it.url)
-		if err != nil {
-			continue
+		if err != nil || u.User != nil {
+			continue // links and redirects with credentials are refused earlier
 		}
 		host := u.Hostname()
 		if _, gone := r.left[host]; gone {

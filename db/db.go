@@ -21,9 +21,12 @@ import (
 	"time"
 
 	"github.com/glebarez/sqlite"
+	"github.com/jackc/pgx/v5"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
+
+	"github.com/lohisoft/lohibot/internal/redact"
 )
 
 // DefaultDSN is the database used when neither --db nor LOHIBOT_DB names one:
@@ -42,6 +45,25 @@ var ErrTooNew = errors.New("db: database schema is newer than this lohibot")
 // database: an unknown scheme, an empty SQLite path, or an SQLite file in a
 // folder that does not exist. Nothing is created.
 var ErrBadDSN = errors.New("db: bad database name")
+
+// ErrNoDatabase is returned (wrapped in a *NoDatabaseError) by OpenExisting
+// when the DSN names no lohibot database: an SQLite file that does not exist
+// (or is empty), or a PostgreSQL database without lohibot's schema. Nothing
+// is created.
+var ErrNoDatabase = errors.New("db: no lohibot database")
+
+// NoDatabaseError says which DSN names no lohibot database. Its message
+// tells how to create one.
+type NoDatabaseError struct {
+	DSN string // as given, with any password masked
+}
+
+func (e *NoDatabaseError) Error() string {
+	return fmt.Sprintf("no lohibot database at %s (create it with lohibot init --db %s)", e.DSN, e.DSN)
+}
+
+// Is makes errors.Is(err, ErrNoDatabase) true.
+func (e *NoDatabaseError) Is(target error) bool { return target == ErrNoDatabase }
 
 // Dialect names the engine behind a Store.
 type Dialect string
@@ -64,13 +86,27 @@ type Store struct {
 	SQL *sql.DB
 }
 
-// Open connects to the database named by dsn and migrates it to the current
-// schema version. A plain path or sqlite://PATH opens (creating if needed) an
+// Open connects to the database named by dsn, creating it when it does not
+// exist, and migrates it to the current schema version: what `lohibot init`
+// (and the demo, and tests) do. Every other command uses OpenExisting. A
+// plain path or sqlite://PATH opens (creating if needed) an
 // SQLite file in WAL mode with foreign keys on and a busy timeout;
 // postgres:// or postgresql:// opens PostgreSQL. An empty dsn means
 // DefaultDSN. Open does I/O and may block while another process holds a
 // write lock.
 func Open(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, true)
+}
+
+// OpenExisting is Open for a database that must exist already: when dsn
+// names none (a missing or empty SQLite file, a PostgreSQL database without
+// lohibot's schema) it returns a *NoDatabaseError and creates nothing. An
+// existing database of an older schema is upgraded.
+func OpenExisting(ctx context.Context, dsn string) (*Store, error) {
+	return open(ctx, dsn, false)
+}
+
+func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	if dsn == "" {
 		dsn = DefaultDSN
 	}
@@ -80,6 +116,10 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
+		if _, err := pgx.ParseConfig(dsn); err != nil {
+			// pgx quotes the DSN in its error: say only what is wrong.
+			return nil, fmt.Errorf("%w: PostgreSQL DSN %s does not parse: %s", ErrBadDSN, redact.String(dsn), redact.Error(err))
+		}
 		dialector = postgres.Open(dsn)
 		dialect = Postgres
 	default:
@@ -98,6 +138,9 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		if err := checkSQLiteFile(path); err != nil {
 			return nil, err
 		}
+		if !create && !sqliteFileExists(path) {
+			return nil, &NoDatabaseError{DSN: dsn}
+		}
 		dialector = sqlite.Open(sqliteDSN(path))
 		dialect = SQLite
 	}
@@ -107,7 +150,7 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
-		return nil, fmt.Errorf("db: open: %w", err)
+		return nil, fmt.Errorf("db: open: %s", redact.Error(err))
 	}
 	sqlDB, err := gdb.DB()
 	if err != nil {
@@ -124,14 +167,50 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
-		return nil, fmt.Errorf("db: connect: %w", err)
+		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
 	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB}
+	if !create {
+		if ok, err := s.hasSchema(ctx); err != nil || !ok {
+			sqlDB.Close()
+			if err != nil {
+				return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
+			}
+			return nil, &NoDatabaseError{DSN: redact.String(dsn)}
+		}
+	}
 	if err := s.migrate(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
 	}
 	return s, nil
+}
+
+// sqliteFileExists reports whether path is an SQLite file with content (an
+// in-memory or URI name counts as existing: SQLite decides).
+func sqliteFileExists(path string) bool {
+	if strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") {
+		return true
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.Size() > 0
+}
+
+// hasSchema reports whether the database holds lohibot's schema_version
+// table. A database without it is not a lohibot database, whatever else it
+// holds.
+func (s *Store) hasSchema(ctx context.Context) (bool, error) {
+	var n int
+	var q string
+	if s.Dialect == Postgres {
+		q = "SELECT count(*) FROM pg_catalog.pg_tables WHERE tablename = 'schema_version' AND schemaname = ANY (current_schemas(false))"
+	} else {
+		q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+	}
+	if err := s.SQL.QueryRowContext(ctx, q).Scan(&n); err != nil {
+		return false, err
+	}
+	return n > 0, nil
 }
 
 // sqliteHeader starts every non-empty SQLite database file.

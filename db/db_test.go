@@ -3,6 +3,9 @@ package db_test
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -84,4 +87,99 @@ func TestOpenBadDSN(t *testing.T) {
 			t.Errorf("Open(%q) = %v", dsn, err)
 		}
 	}
+}
+
+// TestOpenExistingCreatesNothing: a name of no database is refused with
+// ErrNoDatabase and nothing is created (a typo in --db must not start an
+// empty policy); Open (init) creates it, after which OpenExisting opens it.
+func TestOpenExistingCreatesNothing(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := dbtest.EmptyDSN(t, engine)
+			_, err := db.OpenExisting(ctx, dsn)
+			if !errors.Is(err, db.ErrNoDatabase) {
+				t.Fatalf("OpenExisting(%q) = %v, want ErrNoDatabase", dsn, err)
+			}
+			if engine == "sqlite" {
+				if _, serr := os.Stat(dsn); !os.IsNotExist(serr) {
+					t.Errorf("OpenExisting created %s (stat: %v)", dsn, serr)
+				}
+				if want := "no lohibot database at " + dsn + " (create it with lohibot init --db " + dsn + ")"; err.Error() != want {
+					t.Errorf("error = %q, want %q", err, want)
+				}
+			}
+			// Still none: the refused open created no schema either.
+			if _, err := db.OpenExisting(ctx, dsn); !errors.Is(err, db.ErrNoDatabase) {
+				t.Fatalf("second OpenExisting = %v, want ErrNoDatabase", err)
+			}
+			s, err := db.Open(ctx, dsn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s.Close()
+			s, err = db.OpenExisting(ctx, dsn)
+			if err != nil {
+				t.Fatalf("OpenExisting after Open: %v", err)
+			}
+			s.Close()
+		})
+	}
+}
+
+func TestOpenExistingEmptySQLiteFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.db")
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.OpenExisting(context.Background(), path); !errors.Is(err, db.ErrNoDatabase) {
+		t.Fatalf("OpenExisting(empty file) = %v, want ErrNoDatabase", err)
+	}
+}
+
+// TestBadPostgresDSN: a DSN that does not parse is ErrBadDSN (bad input,
+// exit 2), and the error does not show its password.
+func TestBadPostgresDSN(t *testing.T) {
+	for _, dsn := range []string{
+		"postgres://bot:s3cret@db.example:99999999/x",
+		"postgres://bot:s3cret@db.example/x?password=s3cret&sslmode=bogus",
+		"postgres://bot:s3%zzcret@db.example/x",
+	} {
+		_, err := db.OpenExisting(context.Background(), dsn)
+		if !errors.Is(err, db.ErrBadDSN) {
+			t.Errorf("OpenExisting(%q) = %v, want ErrBadDSN", dsn, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "s3%zzcret") {
+			t.Errorf("OpenExisting(%q) error shows the password: %v", dsn, err)
+		}
+	}
+}
+
+// TestVerifiedColumn: migration 3 gives exclusions a verified flag; rows
+// made by email before it are unverified, the others verified.
+func TestVerifiedColumn(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s, err := db.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer s.Close()
+		for _, ex := range []db.Exclusion{
+			{Site: "a.example", ExcludedAt: db.Now(), Source: "cli", Verified: true},
+			{Site: "b.example", ExcludedAt: db.Now(), Source: "mail", Verified: false},
+		} {
+			if err := s.DB.Create(&ex).Error; err != nil {
+				t.Fatal(err)
+			}
+		}
+		var got []db.Exclusion
+		if err := s.DB.Order("site").Find(&got).Error; err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 2 || !got[0].Verified || got[1].Verified {
+			t.Errorf("exclusions = %+v, want a verified, b not", got)
+		}
+	})
 }

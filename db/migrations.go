@@ -178,6 +178,14 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 	// 2: the request log by time alone, for matching a webmaster's access
 	// log (which has no host) against it (crawler/identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
+	// 3: whether an exclusion is verified: made by staff, or by an email
+	// whose sender the receiving server authenticated for the site. The
+	// exclusions made by email before this version were judged by headers
+	// anyone could forge, so they count as unverified.
+	`
+ALTER TABLE exclusions ADD COLUMN verified BOOLEAN NOT NULL DEFAULT TRUE;
+UPDATE exclusions SET verified = FALSE WHERE source = 'mail';
+`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.

@@ -105,3 +105,50 @@ func TestNewerDatabaseRefused(t *testing.T) {
 		t.Errorf("version = %d, want %d (unchanged)", v, SchemaVersion+5)
 	}
 }
+
+// TestVerifiedMigrationMarksOldMailUnverified: exclusions made by email
+// before the verified column existed were judged by forgeable headers, so
+// the upgrade marks them unverified, and staff ones verified.
+func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = saved[:2]
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('mail.example', '2026-01-01 00:00:00', 'mail', 1)",
+		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('staff.example', '2026-01-01 00:00:00', 'cli', 2)",
+	} {
+		if _, err := s.SQL.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	migrations = saved
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got := map[string]bool{}
+	rows, err := s.SQL.QueryContext(ctx, "SELECT site, verified FROM exclusions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var site string
+		var v bool
+		if err := rows.Scan(&site, &v); err != nil {
+			t.Fatal(err)
+		}
+		got[site] = v
+	}
+	if got["mail.example"] || !got["staff.example"] {
+		t.Errorf("verified after upgrade = %v, want mail.example false, staff.example true", got)
+	}
+}

@@ -25,6 +25,10 @@ type Exclusion struct {
 	Evidence   string // the email's Message-ID, or the staff member
 	Source     string // "cli", "mail", "review"
 	EventID    int64  // the PolicyEvent that excluded it
+	// Verified is true for a staff exclusion and for an email whose sender
+	// the receiving server authenticated for the site (a trusted
+	// Authentication-Results header, DKIM or SPF aligned with From).
+	Verified bool
 }
 
 // TableName implements gorm's tabler.

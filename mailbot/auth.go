@@ -1,78 +1,71 @@
 package mailbot
 
 import (
+	"net/netip"
 	"strings"
 
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-msgauth/authres"
+
+	"github.com/lohisoft/lohibot/policy"
 )
 
-// parseAuth reads the receiving server's Authentication-Results header
-// (RFC 8601). The topmost header is the one our own server added; headers
-// further down may have been written by anyone, so one whose authserv-id is
-// under lohisoft.com is preferred, and otherwise the topmost is used.
+// parseAuth reads the Authentication-Results headers (RFC 8601) that the
+// receiving server identified by authservID added, and no others. With no
+// authservID nothing is trusted and the message is unauthenticated.
+//
+// Anyone can write an Authentication-Results header, with any server's id,
+// into the message they send; RFC 8601 §5 asks the receiving server to
+// remove such copies of its own id, but not every setup does. So only the
+// topmost headers are read (trustedAuth): those above the Received header
+// that records the hand-over from outside, and above any Received header
+// once one of ours was seen.
 //
 // Domain is the DKIM signing domain (d=) of a passing signature, preferring
 // one aligned with the From domain, else the SPF-verified MAIL FROM domain
 // when SPF passed; "" when nothing passed.
-func parseAuth(h message.Header) Auth {
-	fields := h.FieldsByKey("Authentication-Results")
-	var values []string
-	for fields.Next() {
-		values = append(values, fields.Value())
-	}
+func parseAuth(h message.Header, authservID string) Auth {
+	values := trustedAuth(h, authservID)
 	if len(values) == 0 {
 		return Auth{}
 	}
-	chosen := values[0]
+	var results []authres.Result
 	for _, v := range values {
-		id, _, _ := authres.Parse(stripComments(v))
-		id = strings.ToLower(strings.TrimSuffix(id, "."))
-		if id == ownSite || strings.HasSuffix(id, "."+ownSite) {
-			chosen = v
-			break
-		}
+		_, rs, _ := authres.Parse(stripComments(v))
+		results = append(results, rs...)
 	}
-	_, results, _ := authres.Parse(stripComments(chosen))
 
 	fromDomain := ""
 	if from := fromAddress(h.Get("From")); from != "" {
-		fromDomain = from[strings.LastIndexByte(from, '@')+1:]
+		fromDomain = normID(from[strings.LastIndexByte(from, '@')+1:])
 	}
 	var a Auth
-	dkimDomain := ""
+	var dkimPass []string // the d= of every passing signature
+	spfDomain := ""
 	for _, r := range results {
 		switch r := r.(type) {
 		case *authres.DKIMResult:
 			v := string(r.Value)
-			d := strings.ToLower(strings.TrimSuffix(r.Domain, "."))
+			d := normID(r.Domain)
 			if d == "" && r.Identifier != "" {
-				d = strings.ToLower(r.Identifier[strings.LastIndexByte(r.Identifier, '@')+1:])
+				d = normID(r.Identifier[strings.LastIndexByte(r.Identifier, '@')+1:])
 			}
-			// Several signatures: a pass wins, an aligned pass wins over
-			// any other.
-			switch {
-			case a.DKIM == "" || a.DKIM != string(authres.ResultPass) && v == string(authres.ResultPass):
+			if a.DKIM == "" || a.DKIM != string(authres.ResultPass) && v == string(authres.ResultPass) {
 				a.DKIM = v
-				if v == string(authres.ResultPass) {
-					dkimDomain = d
-				}
-			case v == string(authres.ResultPass) && aligned(d, fromDomain) && !aligned(dkimDomain, fromDomain):
-				dkimDomain = d
+			}
+			if r.Value == authres.ResultPass && d != "" {
+				dkimPass = append(dkimPass, d)
 			}
 		case *authres.SPFResult:
 			if a.SPF == "" || a.SPF != string(authres.ResultPass) {
 				a.SPF = string(r.Value)
-				if r.Value == authres.ResultPass {
-					spf := r.From
-					if spf == "" {
-						spf = r.Helo
-					}
-					spf = strings.ToLower(spf[strings.LastIndexByte(spf, '@')+1:])
-					if a.Domain == "" {
-						a.Domain = spf // replaced by DKIM below when it passed
-					}
+			}
+			if r.Value == authres.ResultPass && spfDomain == "" {
+				spf := r.From
+				if spf == "" {
+					spf = r.Helo
 				}
+				spfDomain = normID(spf[strings.LastIndexByte(spf, '@')+1:])
 			}
 		case *authres.DMARCResult:
 			if a.DMARC == "" || a.DMARC != string(authres.ResultPass) {
@@ -80,20 +73,149 @@ func parseAuth(h message.Header) Auth {
 			}
 		}
 	}
-	if dkimDomain != "" {
-		a.Domain = dkimDomain
+	// Domain: an aligned DKIM pass, else any DKIM pass, else SPF.
+	// Aligned: the first of DKIM, then SPF, that is aligned with From.
+	for _, d := range dkimPass {
+		if aligned(d, fromDomain) {
+			a.Domain, a.Aligned = d, d
+			break
+		}
+	}
+	if a.Domain == "" && len(dkimPass) > 0 {
+		a.Domain = dkimPass[0]
+	}
+	if a.Domain == "" {
+		a.Domain = spfDomain
+	}
+	if a.Aligned == "" && aligned(spfDomain, fromDomain) {
+		a.Aligned = spfDomain
 	}
 	a.Domain = strings.Trim(a.Domain, "<>. ")
+	a.Aligned = strings.Trim(a.Aligned, "<>. ")
 	return a
 }
 
+// trustedAuth returns, top first, the values of the Authentication-Results
+// headers that authservID's server added: walking the header from the top,
+// it takes those whose authserv-id is authservID, and stops at the first
+// Received header that is not internal (added by our own MTA for a hand-over
+// on this machine) or, once one was taken, at any Received header. What
+// stands below was in the message before our server received it.
+func trustedAuth(h message.Header, authservID string) []string {
+	own := normID(authservID)
+	if own == "" {
+		return nil
+	}
+	var trusted []string
+	fields := h.Fields()
+	for fields.Next() {
+		switch strings.ToLower(fields.Key()) {
+		case "received":
+			if len(trusted) > 0 || !internalReceived(fields.Value(), own) {
+				return trusted
+			}
+		case "authentication-results":
+			v := fields.Value()
+			id, _, _ := authres.Parse(stripComments(v))
+			if normID(id) == own {
+				trusted = append(trusted, v)
+			}
+		}
+	}
+	return trusted
+}
+
+// normID is an authserv-id or host name as compared: lowercase, without a
+// trailing dot or surrounding space.
+func normID(id string) string {
+	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(id), "."))
+}
+
+// internalReceived reports whether a Received header records a hand-over
+// inside our own MTA: "by" names our server (the authserv-id's host or
+// another host of its registrable domain) and the message came from no
+// other machine (no "from" clause, or one whose address literals are all
+// loopback). A "from" name alone proves nothing: it is the sender's HELO.
+func internalReceived(v, own string) bool {
+	words := strings.Fields(strings.NewReplacer(";", " ; ").Replace(v))
+	by, from := "", -1
+	for i, w := range words {
+		switch strings.ToLower(w) {
+		case "by":
+			if by == "" && i+1 < len(words) {
+				by = normID(words[i+1])
+			}
+		case "from":
+			if from < 0 {
+				from = i
+			}
+		}
+	}
+	if by == "" || !sameServer(by, own) {
+		return false
+	}
+	if from < 0 {
+		return true
+	}
+	// The from clause, comments included, up to "by".
+	loopback := false
+	for _, w := range words[from+1:] {
+		lw := strings.ToLower(w)
+		if lw == "by" {
+			break
+		}
+		for _, lit := range ipLiterals(w) {
+			ip, err := netip.ParseAddr(strings.TrimPrefix(strings.ToLower(lit), "ipv6:"))
+			if err != nil || !ip.Unmap().IsLoopback() {
+				return false
+			}
+			loopback = true
+		}
+	}
+	return loopback
+}
+
+// ipLiterals returns the [...] address literals in w.
+func ipLiterals(w string) []string {
+	var out []string
+	for {
+		i := strings.IndexByte(w, '[')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(w[i:], ']')
+		if j < 0 {
+			return out
+		}
+		out = append(out, w[i+1:i+j])
+		w = w[i+j+1:]
+	}
+}
+
+// sameServer reports whether host belongs to the server named by own: the
+// same name, or a host of the same registrable domain when own is a domain
+// name (mx1 and mx2.lohisoft.com are one MTA cluster).
+func sameServer(host, own string) bool {
+	if host == own {
+		return true
+	}
+	a, err1 := policy.SiteOfHost(host)
+	b, err2 := policy.SiteOfHost(own)
+	return err1 == nil && err2 == nil && a == b
+}
+
 // aligned says whether two domains share their registrable domain, in the
-// relaxed sense of DMARC alignment.
+// relaxed sense of DMARC alignment (RFC 7489 §3.1).
 func aligned(a, b string) bool {
 	if a == "" || b == "" {
 		return false
 	}
-	return a == b || strings.HasSuffix(a, "."+b) || strings.HasSuffix(b, "."+a)
+	if a == b {
+		return true
+	}
+	sa, err1 := policy.SiteOfHost(a)
+	sb, err2 := policy.SiteOfHost(b)
+	return err1 == nil && err2 == nil && sa == sb
 }
 
 // stripComments removes RFC 5322 comments "(...)" (nested, with quoted

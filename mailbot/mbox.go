@@ -86,12 +86,29 @@ func ReadSource(ctx context.Context, path string, fn func(raw []byte, source str
 			return fn(raw, fmt.Sprintf("%s#%d", path, n))
 		})
 	default:
-		raw, err := os.ReadFile(path)
+		raw, err := ReadFile(path)
 		if err != nil {
-			return fmt.Errorf("mailbot: %w", err)
+			return err
 		}
 		return fn(raw, path)
 	}
+}
+
+// ReadFile reads one message file, at most MaxSize+1 bytes of it: a longer
+// message (or a file without end, such as /dev/zero) comes back cut to
+// that length, which Parse recognises as too large and sends to staff, as
+// the watcher does with a message over MaxSize. It does I/O.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("mailbot: %w", err)
+	}
+	defer f.Close()
+	raw, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("mailbot: %w", err)
+	}
+	return raw, nil
 }
 
 func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source string) error) error {
@@ -120,9 +137,9 @@ func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source str
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		raw, err := os.ReadFile(f)
+		raw, err := ReadFile(f)
 		if err != nil {
-			return fmt.Errorf("mailbot: %w", err)
+			return err
 		}
 		if err := fn(raw, f); err != nil {
 			return err
@@ -137,6 +154,9 @@ func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source str
 // mboxrd quoting is undone (">From " becomes "From ", ">>From " becomes
 // ">From "). Line endings are kept as they are (LF or CRLF). Text before
 // the first From_ line is ignored. The slice passed to fn is not reused.
+// The mbox is read as a stream, one message in memory at a time, and a
+// message is kept only up to MaxSize+1 bytes (the rest is skipped), so
+// Parse sends it to staff as too large.
 func ReadMbox(r io.Reader, fn func(raw []byte) error) error {
 	br := bufio.NewReaderSize(r, 64<<10)
 	var (
@@ -155,7 +175,14 @@ func ReadMbox(r io.Reader, fn func(raw []byte) error) error {
 	for {
 		line, err := br.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
-			long = append(long, line...)
+			// Only the start of a long line matters: its first bytes say
+			// whether it starts a message, and a message is kept only
+			// up to MaxSize+1 bytes.
+			if room := MaxSize + 1 - len(cur) - len(long); room > 0 {
+				long = append(long, line[:min(len(line), room)]...)
+			} else if long == nil {
+				long = append(long, line[:min(len(line), 5)]...)
+			}
 			continue
 		}
 		if long != nil {
@@ -171,10 +198,12 @@ func ReadMbox(r io.Reader, fn func(raw []byte) error) error {
 				started = true
 				cur = make([]byte, 0, 8<<10)
 			case !started:
+			case len(cur) > MaxSize:
+				// Too large already: the rest is skipped.
 			case line[0] == '>' && isQuotedFrom(line):
-				cur = append(cur, line[1:]...)
+				cur = append(cur, line[1:min(len(line), MaxSize+2-len(cur))]...)
 			default:
-				cur = append(cur, line...)
+				cur = append(cur, line[:min(len(line), MaxSize+1-len(cur))]...)
 			}
 		}
 		if errors.Is(err, io.EOF) {

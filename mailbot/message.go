@@ -38,6 +38,10 @@ type Auth struct {
 	SPF    string `json:"spf,omitempty"`    // pass, fail, softfail, ...
 	DMARC  string `json:"dmarc,omitempty"`  // pass, fail, ...
 	Domain string `json:"domain,omitempty"` // the authenticated domain (DKIM d=, else SPF, when it passed)
+	// Aligned is the authenticated domain (DKIM d=, else SPF MAIL FROM)
+	// that is aligned with the From domain (same registrable domain), ""
+	// when none is: only it proves who the sender speaks for.
+	Aligned string `json:"aligned,omitempty"`
 }
 
 // Message is a parsed and classified email.
@@ -60,6 +64,17 @@ type Message struct {
 	// piece of evidence, such as `header Auto-Submitted: auto-replied` or
 	// `exclude (en): "stop crawling"`. Nil when there is nothing to say.
 	Reasons []string
+}
+
+// Verified reports whether the message proves that its sender speaks for
+// site: a trusted Authentication-Results header (see parseAuth) shows a
+// DKIM or SPF pass for a domain aligned with From that belongs to site.
+func (m *Message) Verified(site string) bool {
+	if m == nil || m.Auth.Aligned == "" || site == "" {
+		return false
+	}
+	a, err := policy.SiteOfHost(m.Auth.Aligned)
+	return err == nil && a == site
 }
 
 // SentBy reports whether the sender's authenticated domain (Auth.Domain)

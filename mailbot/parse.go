@@ -31,7 +31,18 @@ const (
 // never panics: a malformed or oversized message comes back with intent
 // other and Review set to the reason. It does no I/O, keeps no state and is
 // safe for concurrent use.
-func Parse(raw []byte) (m *Message) {
+//
+// Parse trusts no Authentication-Results header: the message is
+// unauthenticated. ParseTrusting reads the receiving server's.
+func Parse(raw []byte) *Message {
+	return ParseTrusting(raw, "")
+}
+
+// ParseTrusting is Parse reading the sender's authentication from the
+// Authentication-Results headers that the receiving server whose
+// authserv-id is authservID added on top (RFC 8601 §5); none when
+// authservID is "".
+func ParseTrusting(raw []byte, authservID string) (m *Message) {
 	m = &Message{Intent: IntentOther, Size: len(raw)}
 	defer func() {
 		// Parse promises never to panic; a panic here is a bug, and the
@@ -44,11 +55,11 @@ func Parse(raw []byte) (m *Message) {
 			}
 		}
 	}()
-	parse(raw, m)
+	parse(raw, m, authservID)
 	return m
 }
 
-func parse(raw []byte, m *Message) {
+func parse(raw []byte, m *Message, authservID string) {
 	// A message saved from an mbox may still start with its "From "
 	// separator line, which is not a header field.
 	if bytes.HasPrefix(raw, []byte("From ")) {
@@ -61,7 +72,7 @@ func parse(raw []byte, m *Message) {
 		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
 		// The header alone still says who sent it and which message it is.
 		if h, _, err := readHeader(bytes.NewReader(raw[:min(len(raw), maxHeaderLen)])); err == nil {
-			fillHeader(m, h)
+			fillHeader(m, h, authservID)
 		}
 		if m.MessageID == "" {
 			m.MessageID = contentID(raw)
@@ -76,13 +87,13 @@ func parse(raw []byte, m *Message) {
 		}
 		m.Review = "malformed: " + printable(err.Error())
 		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
-		fillHeader(m, h) // what was read before the error
+		fillHeader(m, h, authservID) // what was read before the error
 		if m.MessageID == "" {
 			m.MessageID = contentID(raw)
 		}
 		return
 	}
-	fillHeader(m, h)
+	fillHeader(m, h, authservID)
 	if m.MessageID == "" {
 		m.MessageID = contentID(raw)
 	}
@@ -163,12 +174,12 @@ func (l *limitReader) Read(p []byte) (int, error) {
 }
 
 // fillHeader sets the fields that come straight from the header.
-func fillHeader(m *Message, h message.Header) {
+func fillHeader(m *Message, h message.Header, authservID string) {
 	m.MessageID = messageID(capLen(h.Get("Message-Id"), 2000))
 	m.From = fromAddress(capLen(h.Get("From"), 4000))
 	m.Subject = headerText(capLen(h.Get("Subject"), 16000))
 	m.Date = parseDate(capLen(h.Get("Date"), 200))
-	m.Auth = parseAuth(h)
+	m.Auth = parseAuth(h, authservID)
 }
 
 // messageID returns the Message-ID without angle brackets and surrounding

@@ -149,25 +149,25 @@ func TestParseAuth(t *testing.T) {
 	}{
 		{"none", "", mailbot.Auth{}},
 		{"comments with semicolons", "Authentication-Results: mx1.lohisoft.com;\n\tdkim=pass (2048-bit key; unprotected) header.d=example-shop.de header.s=s1;\n\tspf=pass (sender ok; yes) smtp.mailfrom=bounce@mail.example-shop.de;\n\tdmarc=pass (p=none dis=none) header.from=example-shop.de\n",
-			mailbot.Auth{DKIM: "pass", SPF: "pass", DMARC: "pass", Domain: "example-shop.de"}},
+			mailbot.Auth{DKIM: "pass", SPF: "pass", DMARC: "pass", Domain: "example-shop.de", Aligned: "example-shop.de"}},
 		{"dkim fails, spf passes", "Authentication-Results: mx1.lohisoft.com; dkim=fail header.d=example-shop.de; spf=pass smtp.mailfrom=webmaster@example-shop.de; dmarc=pass header.from=example-shop.de\n",
-			mailbot.Auth{DKIM: "fail", SPF: "pass", DMARC: "pass", Domain: "example-shop.de"}},
+			mailbot.Auth{DKIM: "fail", SPF: "pass", DMARC: "pass", Domain: "example-shop.de", Aligned: "example-shop.de"}},
 		{"nothing passes", "Authentication-Results: mx1.lohisoft.com; dkim=none; spf=softfail smtp.mailfrom=webmaster@example-shop.de; dmarc=fail header.from=example-shop.de\n",
 			mailbot.Auth{DKIM: "none", SPF: "softfail", DMARC: "fail"}},
 		{"aligned signature preferred", "Authentication-Results: mx1.lohisoft.com; dkim=pass header.d=esp-mailer.net; dkim=pass header.d=example-shop.de; spf=pass smtp.mailfrom=b@esp-mailer.net\n",
-			mailbot.Auth{DKIM: "pass", SPF: "pass", Domain: "example-shop.de"}},
+			mailbot.Auth{DKIM: "pass", SPF: "pass", Domain: "example-shop.de", Aligned: "example-shop.de"}},
 		{"own server's header wins over a forged one", "Authentication-Results: mx1.lohisoft.com; dkim=fail header.d=example-shop.de; spf=fail smtp.mailfrom=x@example-shop.de\nAuthentication-Results: forged.example.org; dkim=pass header.d=example-shop.de; spf=pass smtp.mailfrom=x@example-shop.de\n",
 			mailbot.Auth{DKIM: "fail", SPF: "fail"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			m := mailbot.Parse(rawMail(tc.header+fmt.Sprintf(plainHeader, "x"), "hello"))
+			m := mailbot.ParseTrusting(rawMail(tc.header+fmt.Sprintf(plainHeader, "x"), "hello"), "mx1.lohisoft.com")
 			if m.Auth != tc.want {
 				t.Errorf("Parse(%s).Auth = %+v, want %+v", tc.name, m.Auth, tc.want)
 			}
 		})
 	}
-	m := mailbot.Parse(rawMail("Authentication-Results: mx1.lohisoft.com; dkim=pass header.d=mail.example-shop.de\n"+fmt.Sprintf(plainHeader, "x"), "hello"))
+	m := mailbot.ParseTrusting(rawMail("Authentication-Results: mx1.lohisoft.com; dkim=pass header.d=mail.example-shop.de\n"+fmt.Sprintf(plainHeader, "x"), "hello"), "mx1.lohisoft.com")
 	for site, want := range map[string]bool{"example-shop.de": true, "other-shop.de": false, "": false} {
 		if got := m.SentBy(site); got != want {
 			t.Errorf("SentBy(%q) = %v, want %v", site, got, want)

@@ -42,6 +42,10 @@ const (
 // SourceMail is the policy.Change Source of exclusions made by email.
 const SourceMail = "mail"
 
+// MaxSitesPerMessage is the most sites one email may exclude: a message
+// naming more goes to staff, and none of it is applied.
+const MaxSitesPerMessage = 10
+
 // maxIDLen is the longest Message-ID stored as is; longer ones (which no
 // real mailer writes) are replaced by a hash so the unique index stays
 // usable on every engine.
@@ -49,8 +53,14 @@ const maxIDLen = 255
 
 // Options configures a Processor. A nil *Options is the zero value.
 type Options struct {
-	// Parse parses and classifies a raw message. Nil means mailbot.Parse.
+	// Parse parses and classifies a raw message. Nil means
+	// ParseTrusting with AuthservID.
 	Parse func(raw []byte) *Message
+	// AuthservID is the authserv-id of our receiving mail server: only the
+	// Authentication-Results headers it added on top of a message are
+	// trusted (RFC 8601 §5). "" trusts none: every message is
+	// unauthenticated, and exclusions made by email are unverified.
+	AuthservID string
 	// Now returns the current time for received_at and the policy changes.
 	// Nil means db.Now.
 	Now func() time.Time
@@ -81,7 +91,8 @@ func New(pol *policy.Policy, opts *Options) *Processor {
 		o = *opts
 	}
 	if o.Parse == nil {
-		o.Parse = Parse
+		id := o.AuthservID
+		o.Parse = func(raw []byte) *Message { return ParseTrusting(raw, id) }
 	}
 	if o.Now == nil {
 		o.Now = db.Now
@@ -209,6 +220,11 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		if len(pl.sites) == 0 {
 			reasons = append(reasons, "exclusion request names no site: a staff member must find it")
 		}
+		if len(pl.sites) > MaxSitesPerMessage {
+			reasons = append(reasons, fmt.Sprintf("names %d sites, more than the %d one email may exclude: a staff member must check it",
+				len(pl.sites), MaxSitesPerMessage))
+			pl.sites = nil
+		}
 	case IntentReinclude:
 		reasons = append(reasons, "re-inclusion waits for a staff member")
 	case IntentAuto:
@@ -328,7 +344,10 @@ type exclusionDetail struct {
 	// AuthDomainMatches is true when the sender's authenticated domain
 	// belongs to the excluded site: the request came from the site's own
 	// people.
-	AuthDomainMatches bool   `json:"auth_domain_matches_site"`
+	AuthDomainMatches bool `json:"auth_domain_matches_site"`
+	// Verified is true when the authenticated domain is aligned with From
+	// and belongs to the site (Message.Verified).
+	Verified          bool   `json:"verified"`
 	FromDomainMatches bool   `json:"from_domain_matches_site"`
 	ApprovedBy        string `json:"approved_by,omitempty"`
 }
@@ -344,6 +363,9 @@ func (p *Processor) exclude(ctx context.Context, tx *gorm.DB, m *Message, row *d
 			Source:   SourceMail,
 			Reason:   reasonOf(row.Subject),
 			Detail:   detailOf(row, m.Auth, site, ""),
+			// Verified only when the sender proved they speak for the
+			// site; it applies at once either way.
+			Unverified: !m.Verified(site),
 		}
 		if _, err := pol.Exclude(ctx, []string{site}, c); err != nil {
 			return err
@@ -364,6 +386,7 @@ func detailOf(row *db.MailMessage, auth Auth, site, approvedBy string) string {
 		d.Date = row.SentDate.UTC().Format(time.RFC3339)
 	}
 	d.AuthDomainMatches = domainMatches(auth.Domain, site)
+	d.Verified = domainMatches(auth.Aligned, site)
 	if at := strings.LastIndexByte(row.FromAddr, '@'); at >= 0 {
 		d.FromDomainMatches = domainMatches(row.FromAddr[at+1:], site)
 	}

@@ -56,6 +56,11 @@ type Change struct {
 	Evidence string // an email's Message-ID; empty means the actor is the evidence
 	Source   string // "cli", "mail", "review", ...
 	Detail   string // optional JSON with more evidence
+	// Unverified marks an exclusion asked for by someone whose right to
+	// speak for the site is not proven (an email without a trusted,
+	// aligned authentication). False, the zero value, is a verified
+	// change: a staff member's.
+	Unverified bool
 }
 
 // ExcludeResult is what Exclude did for one input.
@@ -111,6 +116,13 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 				if _, err := appendEvent(tx, now, db.EventExcludeRepeat, site, c); err != nil {
 					return err
 				}
+				if !ex.Verified && !c.Unverified {
+					// Asked again by someone who speaks for the site.
+					if err := tx.Model(&db.Exclusion{}).Where("site = ?", site).Update("verified", true).Error; err != nil {
+						return err
+					}
+					ex.Verified = true
+				}
 				results = append(results, ExcludeResult{Input: inputs[i], Site: site, Already: true, Exclusion: &ex})
 				continue
 			case !errors.Is(err, gorm.ErrRecordNotFound):
@@ -121,7 +133,7 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 				return err
 			}
 			ex = db.Exclusion{Site: site, ExcludedAt: now, Actor: c.Actor, Reason: c.Reason,
-				Evidence: c.Evidence, Source: c.Source, EventID: ev.ID}
+				Evidence: c.Evidence, Source: c.Source, EventID: ev.ID, Verified: !c.Unverified}
 			if err := tx.Create(&ex).Error; err != nil {
 				return err
 			}

@@ -119,7 +119,16 @@ func hostOfInput(input string) (string, error) {
 		rawHost = strings.TrimPrefix(s, "//")
 	default:
 		if i := strings.IndexByte(s, ':'); i > 0 && !looksLikePort(s[i+1:]) && !strings.HasPrefix(s, "[") {
-			return "", &SiteError{input, fmt.Sprintf("scheme %q is not http or https", s[:i])}
+			seg := s[i+1:]
+			if j := strings.IndexAny(seg, "/?#"); j >= 0 {
+				seg = seg[:j]
+			}
+			switch {
+			case seg != "" && strings.Trim(seg, "0123456789") == "":
+				return "", &SiteError{input, fmt.Sprintf("bad port %q", seg)}
+			default:
+				return "", &SiteError{input, fmt.Sprintf("scheme %q is not http or https", s[:i])}
+			}
 		}
 		rawHost = s
 	}

@@ -64,6 +64,8 @@ var siteTests = []struct {
 	{strings.Repeat("a", 64) + ".com", "", "host name"},
 	{"http://", "", "host"},
 	{"https://example.com:99999/", "", "port"},
+	{"example.com:99999", "", `bad port "99999"`},
+	{"example.com:99999/x", "", `bad port "99999"`},
 }
 
 func TestSiteOf(t *testing.T) {

@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os/user"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/redact"
+	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -25,8 +28,13 @@ const (
 // app holds what every command shares: the streams, the global flags and
 // the environment. Commands never touch os.Stdout or os.Exit.
 type app struct {
-	in     io.Reader
+	in io.Reader
+	// out is where commands print. In text mode it escapes control
+	// characters (termsafe): email and web text never reaches the terminal
+	// raw. JSON escapes them itself, so with --json out is rawOut.
 	out    io.Writer
+	rawOut io.Writer // stdout as given, for JSON
+	// errOut is stderr, escaping control characters, always.
 	errOut io.Writer
 	getenv func(string) string
 
@@ -80,17 +88,22 @@ func exitCode(err error) int {
 }
 
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
-	a := &app{in: in, out: out, errOut: errOut, getenv: getenv}
+	safeOut, safeErr := termsafe.NewWriter(out), termsafe.NewWriter(errOut)
+	defer safeOut.Flush()
+	defer safeErr.Flush()
+	a := &app{in: in, out: safeOut, rawOut: out, errOut: safeErr, getenv: getenv}
 	root := newRootCmd(a)
 	root.SetArgs(args)
 	root.SetIn(in)
-	root.SetOut(out)
-	root.SetErr(errOut)
+	root.SetOut(safeOut)
+	root.SetErr(safeErr)
 	err := root.ExecuteContext(ctx)
 	if err != nil {
 		var ee *exitError
 		if !(errors.As(err, &ee) && ee.silent) {
-			fmt.Fprintln(errOut, "lohibot:", err)
+			// Errors may quote a DSN, an IMAP URL or a driver's message:
+			// never with a password in it.
+			fmt.Fprintln(safeErr, "lohibot:", redact.Error(err))
 		}
 		return exitCode(err)
 	}
@@ -131,10 +144,15 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 			return cmd.Help()
 		},
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			if a.json {
+				a.out = a.rawOut
+			}
 			if !cmd.Flags().Changed("db") {
 				if env := a.getenv("LOHIBOT_DB"); env != "" {
 					a.dsn = env
 				}
+			} else if strings.TrimSpace(a.dsn) == "" {
+				return usageErrorf("--db must name a database: a file path, sqlite://PATH or postgres://...\nSee '%s --help'.", cmd.CommandPath())
 			}
 			return nil
 		},
@@ -147,6 +165,7 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 	})
 
 	root.AddCommand(
+		newInitCmd(a),
 		newExcludeCmd(a),
 		newSitesCmd(a),
 		newMailCmd(a),
@@ -165,10 +184,15 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 	return root
 }
 
-// openStore opens the policy database named by --db or LOHIBOT_DB.
+// openStore opens the existing policy database named by --db or
+// LOHIBOT_DB; a name of no database is bad input (exit 2), and nothing is
+// created: only init creates one.
 func (a *app) openStore(ctx context.Context) (*db.Store, error) {
-	s, err := db.Open(ctx, a.dsn)
+	s, err := db.OpenExisting(ctx, a.dsn)
 	if err != nil {
+		if errors.Is(err, db.ErrNoDatabase) {
+			return nil, &exitError{code: exitBadInput, err: err}
+		}
 		return nil, err
 	}
 	return s, nil
@@ -182,6 +206,12 @@ func (a *app) openPolicy(ctx context.Context) (*policy.Policy, *db.Store, error)
 		return nil, nil, err
 	}
 	return policy.New(s, nil), s, nil
+}
+
+// newLogger returns a text logger on errOut at level whose lines never
+// carry a secret.
+func (a *app) newLogger(level slog.Level) *slog.Logger {
+	return slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr}))
 }
 
 // printJSON writes v as one line of JSON.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -102,7 +103,11 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	}
 	if days, ok := strings.CutSuffix(s, "d"); ok {
 		if n, err := strconv.ParseFloat(days, 64); err == nil && n >= 0 {
-			return now.Add(-time.Duration(n * 24 * float64(time.Hour))).UTC(), nil
+			d := n * 24 * float64(time.Hour)
+			if d >= math.MaxInt64 || math.IsNaN(d) {
+				return time.Time{}, fmt.Errorf("%s is more than %d days", s, math.MaxInt64/int64(24*time.Hour))
+			}
+			return now.Add(-time.Duration(d)).UTC(), nil
 		}
 	}
 	if d, err := time.ParseDuration(s); err == nil && d >= 0 {

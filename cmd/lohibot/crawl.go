@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/netip"
+	"net/url"
 	"os"
 	"strconv"
 	"strings"
@@ -17,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
@@ -148,6 +150,12 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	case o.timeout <= 0 || o.leaseTTL <= 0:
 		return usageErrorf("--timeout and --lease-ttl must be positive")
 	}
+	for i, arg := range args {
+		if hasUserinfo(arg) {
+			// Not echoed: the argument holds a password.
+			return usageErrorf("argument %d: a start URL with credentials (user:password@) is refused: the bot never logs in", i+1)
+		}
+	}
 	copts, err := a.crawlerOptions(o.allowPrivate, o.sourceIP, o.userAgent, o.node)
 	if err != nil {
 		return err
@@ -158,7 +166,7 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	if o.verbose {
 		level = slog.LevelDebug
 	}
-	copts.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level}))
+	copts.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr}))
 
 	p, store, err := a.openPolicy(ctx)
 	if err != nil {
@@ -271,4 +279,23 @@ func progressLine(s crawler.Stats, total int) string {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// hasUserinfo reports whether a site argument is a URL carrying
+// credentials (user[:password]@host), with or without a scheme.
+func hasUserinfo(arg string) bool {
+	s := strings.TrimSpace(arg)
+	if !strings.Contains(s, "://") {
+		s = "https://" + strings.TrimPrefix(s, "//")
+	}
+	u, err := url.Parse(s)
+	if err != nil {
+		// Unparsable: an @ before the first "/" is still userinfo.
+		rest := s[strings.Index(s, "://")+3:]
+		if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+			rest = rest[:i]
+		}
+		return strings.Contains(rest, "@")
+	}
+	return u.User != nil
 }

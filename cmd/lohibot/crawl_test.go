@@ -1,17 +1,18 @@
 package main
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot/internal/dbtest"
 )
 
 // TestCrawlUsage covers the crawl command's answers that need no web:
 // usage errors exit 2, and an empty crawl list is a remark on stderr, so
 // stdout stays JSON-only with --json.
 func TestCrawlUsage(t *testing.T) {
-	env := []string{"LOHIBOT_DB=" + filepath.Join(t.TempDir(), "l.db")}
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
 	tests := []struct {
 		name       string
 		args       []string

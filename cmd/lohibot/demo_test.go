@@ -4,10 +4,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot/internal/dbtest"
 )
 
 func TestDemoCmd(t *testing.T) {
-	used := filepath.Join(t.TempDir(), "used.db")
+	used := dbtest.DSN(t, "sqlite")
 	if r := runCLI(t, nil, "--db", used, "sites", "add", "example.com"); r.code != 0 {
 		t.Fatalf("sites add: exit %d: %s", r.code, r.stderr)
 	}

@@ -21,11 +21,14 @@ type exclusionJSON struct {
 	Reason     string    `json:"reason"`
 	Evidence   string    `json:"evidence"`
 	Source     string    `json:"source"`
+	// Verified: made by staff, or by an email whose sender the receiving
+	// server authenticated for the site (docs/mail-evidence.md).
+	Verified bool `json:"verified"`
 }
 
 func toExclusionJSON(ex *db.Exclusion) exclusionJSON {
 	return exclusionJSON{Site: ex.Site, Excluded: true, ExcludedAt: ex.ExcludedAt.UTC(), By: ex.Actor,
-		Reason: ex.Reason, Evidence: ex.Evidence, Source: ex.Source}
+		Reason: ex.Reason, Evidence: ex.Evidence, Source: ex.Source, Verified: ex.Verified}
 }
 
 // groupCmd is a command that only holds subcommands: with no arguments it
@@ -170,11 +173,26 @@ func runExcludeRemove(ctx context.Context, a *app, opts *excludeRemoveOptions) e
 	return nil
 }
 
+// verifiedText is how the text output says whether an exclusion is
+// verified.
+func verifiedText(ex *db.Exclusion) string {
+	if ex.Verified {
+		return "verified"
+	}
+	return "unverified"
+}
+
 func newExcludeListCmd(a *app) *cobra.Command {
-	return &cobra.Command{
-		Use:     "list",
-		Short:   "List the excluded sites with their evidence",
-		Example: "  lohibot exclude list\n  lohibot exclude list --json",
+	var unverified bool
+	cmd := &cobra.Command{
+		Use:   "list [--unverified]",
+		Short: "List the excluded sites with their evidence",
+		Long: `List the excluded sites with who asked, when, why and the evidence, and
+whether the exclusion is verified: made by staff, or by an email whose
+sender the receiving server authenticated for the site. An unverified
+exclusion applies all the same; --unverified lists only those, for staff
+to check.`,
+		Example: "  lohibot exclude list\n  lohibot exclude list --unverified --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
@@ -187,15 +205,20 @@ func newExcludeListCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			shown := 0
 			for i := range list {
 				ex := &list[i]
+				if unverified && ex.Verified {
+					continue
+				}
+				shown++
 				if a.json {
 					if err := a.printJSON(toExclusionJSON(ex)); err != nil {
 						return err
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "%s\texcluded %s by %s", ex.Site, ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor)
+				fmt.Fprintf(a.out, "%s\t%s\texcluded %s by %s", ex.Site, verifiedText(ex), ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor)
 				if ex.Evidence != "" && ex.Evidence != ex.Actor {
 					fmt.Fprintf(a.out, " (evidence %s)", ex.Evidence)
 				}
@@ -204,12 +227,18 @@ func newExcludeListCmd(a *app) *cobra.Command {
 				}
 				fmt.Fprintln(a.out)
 			}
-			if !a.json && len(list) == 0 {
-				fmt.Fprintln(a.errOut, "no site is excluded")
+			if !a.json && shown == 0 {
+				if unverified {
+					fmt.Fprintln(a.errOut, "no unverified exclusion")
+				} else {
+					fmt.Fprintln(a.errOut, "no site is excluded")
+				}
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&unverified, "unverified", false, "list only the exclusions not verified (email without trusted, aligned authentication)")
+	return cmd
 }
 
 func newExcludeCheckCmd(a *app) *cobra.Command {
@@ -245,7 +274,7 @@ func newExcludeCheckCmd(a *app) *cobra.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintf(a.out, "%s is excluded since %s by %s", site, ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor)
+				fmt.Fprintf(a.out, "%s is excluded since %s by %s (%s)", site, ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor, verifiedText(ex))
 				if ex.Reason != "" {
 					fmt.Fprintf(a.out, ": %s", ex.Reason)
 				}

@@ -86,6 +86,8 @@ func TestDBFlagOverridesEnv(t *testing.T) {
 	dir := t.TempDir()
 	envDB, flagDB := filepath.Join(dir, "env.db"), filepath.Join(dir, "flag.db")
 	env := []string{"LOHIBOT_DB=" + envDB}
+	dbtest.Init(t, envDB)
+	dbtest.Init(t, flagDB)
 	if r := runCLI(t, env, "exclude", "add", "example.com", "--db", flagDB); r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}
@@ -139,7 +141,7 @@ func TestBadDatabaseIsBadInput(t *testing.T) {
 // TestEmptyByIsBadInput: --by given empty is refused (exit 2); every change
 // names who made it.
 func TestEmptyByIsBadInput(t *testing.T) {
-	env := []string{"LOHIBOT_DB=" + filepath.Join(t.TempDir(), "l.db")}
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
 	for _, args := range [][]string{
 		{"exclude", "add", "example.com", "--by="},
 		{"exclude", "add", "example.com", "--by", " "},
@@ -159,7 +161,7 @@ func TestEmptyByIsBadInput(t *testing.T) {
 // TestSitesJSON: sites add --json says whether the site is excluded, as
 // sites list does; a site named twice is removed once.
 func TestSitesJSON(t *testing.T) {
-	env := []string{"LOHIBOT_DB=" + filepath.Join(t.TempDir(), "l.db")}
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
 	if r := runCLI(t, env, "exclude", "add", "example.com", "--by", "anna"); r.code != 0 {
 		t.Fatalf("exclude add: exit %d: %s", r.code, r.stderr)
 	}

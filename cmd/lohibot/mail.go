@@ -61,7 +61,10 @@ func runMailParse(a *app, files []string) error {
 	var bad error
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 	for _, f := range files {
-		raw, err := os.ReadFile(f)
+		raw, err := mailbot.ReadFile(f)
+		if err == nil && len(raw) > mailbot.MaxSize {
+			err = fmt.Errorf("%s: larger than the %d MiB limit of a message", f, mailbot.MaxSize>>20)
+		}
 		if err != nil {
 			fmt.Fprintf(a.errOut, "lohibot: %v\n", err)
 			bad = &exitError{code: exitBadInput, silent: true}
@@ -99,12 +102,13 @@ func orDash(s string) string {
 }
 
 type mailImportOptions struct {
-	Paths []string
+	Paths      []string
+	AuthservID string
 }
 
 func newMailImportCmd(a *app) *cobra.Command {
 	opts := &mailImportOptions{}
-	return &cobra.Command{
+	cmd := &cobra.Command{
 		Use:   "import FILE.eml|MBOX|MAILDIR...",
 		Short: "Apply messages from files, mboxes and Maildirs",
 		Long: `Apply every message of the given files: single messages (.eml), mboxes
@@ -120,7 +124,12 @@ are skipped. Prints a summary; exit 1 when some messages failed.`,
 			return runMailImport(cmd.Context(), a, opts)
 		},
 	}
+	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
+	return cmd
 }
+
+// authservIDUsage documents --authserv-id of mail import and mail watch.
+const authservIDUsage = "authserv-id of our receiving mail server: only its Authentication-Results headers, on top, are trusted (none when empty: every message is unauthenticated)"
 
 func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 	for _, p := range opts.Paths {
@@ -133,8 +142,8 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 		return err
 	}
 	defer store.Close()
-	logger := slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger})
+	logger := a.newLogger(slog.LevelWarn)
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID})
 	var mu sync.Mutex // guards errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
 		OnResult: func(source string, res *mailbot.Result, err error) {
@@ -180,6 +189,7 @@ type mailWatchOptions struct {
 	Once            bool
 	ProcessedFolder string
 	ReviewFolder    string
+	AuthservID      string
 }
 
 func newMailWatchCmd(a *app) *cobra.Command {
@@ -211,6 +221,7 @@ server on loopback only.`,
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "process the messages there are, then exit")
 	cmd.Flags().StringVar(&opts.ProcessedFolder, "processed-folder", mailbot.DefaultProcessedFolder, "folder for applied messages")
 	cmd.Flags().StringVar(&opts.ReviewFolder, "review-folder", mailbot.DefaultReviewFolder, "folder for messages waiting for staff")
+	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
 	return cmd
 }
 
@@ -240,8 +251,8 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 		return err
 	}
 	defer store.Close()
-	logger := slog.New(slog.NewTextHandler(a.errOut, nil))
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger})
+	logger := a.newLogger(slog.LevelInfo)
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID})
 	var (
 		mu  sync.Mutex // guards sum
 		sum mailbot.ImportSummary

@@ -77,6 +77,9 @@ func runReport(ctx context.Context, a *app, opts *reportOptions) error {
 		return usageErrorf("report: --lang %q: want one of %s", opts.Lang, strings.Join(report.Languages(), ", "))
 	}
 	if opts.Output != "" {
+		if st, err := os.Stat(opts.Output); err == nil && st.IsDir() {
+			return usageErrorf("report: -o %s is a folder: name a file", opts.Output)
+		}
 		if dir := filepath.Dir(opts.Output); dir != "" {
 			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
 				return usageErrorf("report: -o %s: no such folder %s", opts.Output, dir)

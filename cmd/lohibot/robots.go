@@ -3,8 +3,10 @@ package main
 import (
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"strconv"
+	"strings"
 	"text/tabwriter"
 	"unicode"
 
@@ -76,6 +78,11 @@ func runRobotsTest(a *app, opts *robotsTestOptions) error {
 	if !robots.ValidProductToken(opts.Agent) {
 		return usageErrorf("robots test: --agent %q is not a product token (letters, '_' and '-' only, e.g. %s)", opts.Agent, robots.ProductToken)
 	}
+	for _, u := range opts.URLs {
+		if !testableURL(u) {
+			return usageErrorf("robots test: %q is not an http(s) URL or a path starting with /", u)
+		}
+	}
 	body, err := readRobotsFile(a, opts.RobotsFile)
 	if err != nil {
 		return usageErrorf("robots test: %w", err)
@@ -139,4 +146,17 @@ func printable(s string) string {
 		}
 	}
 	return s
+}
+
+// testableURL reports whether robots test can decide u: an absolute http or
+// https URL with a host, or a path starting with "/".
+func testableURL(u string) bool {
+	if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
+		return true
+	}
+	p, err := url.Parse(u)
+	if err != nil {
+		return false
+	}
+	return (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
 }

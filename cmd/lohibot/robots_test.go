@@ -54,6 +54,14 @@ func TestRobotsTestVectors(t *testing.T) {
 				}
 				return
 			}
+			if !testableURL(v.URL) {
+				// Such as "" in Google's suite: not a URL a user can ask
+				// about, so bad input rather than a decision.
+				if res.code != exitBadInput {
+					t.Errorf("robots test %q: exit %d, want %d", v.URL, res.code, exitBadInput)
+				}
+				return
+			}
 			want := robots.Parse([]byte(v.Robots)).Decide(v.Agent, v.URL)
 			var got robotsTestJSON
 			if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || strings.Count(res.stdout, "\n") != 1 {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -13,6 +14,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/serve"
 )
 
@@ -128,13 +131,15 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 		if a.json {
 			return printConfigJSON(a, cfg)
 		}
-		enc := toml.NewEncoder(a.out)
-		if err := enc.Encode(cfg); err != nil {
+		var buf bytes.Buffer
+		if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
 			return err
 		}
-		return nil
+		// The DSN (db) may hold a password; the IMAP URL a user's.
+		_, err := io.WriteString(a.out, redact.String(buf.String()))
+		return err
 	}
-	logger := slog.New(slog.NewTextHandler(a.errOut, nil))
+	logger := a.newLogger(slog.LevelInfo)
 	srv, err := serve.New(ctx, cfg, &serve.Options{
 		Load:   func() (*serve.Config, error) { return loadServeConfig(a, opts) },
 		Logger: logger,
@@ -169,7 +174,7 @@ func printConfigJSON(a *app, cfg *serve.Config) error {
 		return err
 	}
 	var m map[string]any
-	if _, err := toml.Decode(buf.String(), &m); err != nil {
+	if _, err := toml.Decode(redact.String(buf.String()), &m); err != nil {
 		return err
 	}
 	return a.printJSON(m)
@@ -177,7 +182,8 @@ func printConfigJSON(a *app, cfg *serve.Config) error {
 
 // serveError maps a configuration error to exit 2.
 func serveError(err error) error {
-	if errors.Is(err, serve.ErrConfig) || errors.Is(err, os.ErrNotExist) {
+	if errors.Is(err, serve.ErrConfig) || errors.Is(err, os.ErrNotExist) || errors.Is(err, db.ErrNoDatabase) ||
+		errors.Is(err, db.ErrBadDSN) {
 		return &exitError{code: exitBadInput, err: err}
 	}
 	return err

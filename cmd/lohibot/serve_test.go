@@ -161,6 +161,7 @@ func TestServeSignals(t *testing.T) {
 	addr := freePort(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
+	dbtest.Init(t, filepath.Join(dir, "l.db"))
 	cmd := lohibotProcess(ctx, "serve", "--config", conf, "--db", filepath.Join(dir, "l.db"), "--http", addr)
 	stderr := &syncBuffer{}
 	cmd.Stderr = stderr

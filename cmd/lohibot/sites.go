@@ -44,6 +44,12 @@ func newSitesAddCmd(a *app) *cobra.Command {
 			if err != nil {
 				return err
 			}
+			for _, arg := range args {
+				if hasUserinfo(arg) {
+					site, _ := policy.SiteOf(arg)
+					fmt.Fprintf(a.errOut, "lohibot: warning: %s: credentials removed from the start URL: the bot never logs in\n", site)
+				}
+			}
 			p, store, err := a.openPolicy(ctx)
 			if err != nil {
 				return err

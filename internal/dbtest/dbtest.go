@@ -40,10 +40,33 @@ func ForEach(t *testing.T, f func(t *testing.T, dsn string)) {
 	}
 }
 
-// DSN returns the DSN of a fresh, empty database of the given engine
-// ("sqlite" or "postgres"), removed when the test ends. It skips the test
-// when engine is "postgres" and LOHIBOT_TEST_POSTGRES is not set.
+// DSN returns the DSN of a fresh lohibot database of the given engine
+// ("sqlite" or "postgres"), created with the current schema as `lohibot
+// init` would (commands never create one) and removed when the test ends.
+// It skips the test when engine is "postgres" and LOHIBOT_TEST_POSTGRES is
+// not set.
 func DSN(t testing.TB, engine string) string {
+	t.Helper()
+	dsn := EmptyDSN(t, engine)
+	Init(t, dsn)
+	return dsn
+}
+
+// Init creates (or upgrades) the lohibot database at dsn, as `lohibot init`
+// does.
+func Init(t testing.TB, dsn string) {
+	t.Helper()
+	s, err := db.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatalf("dbtest: create %s: %v", dsn, err)
+	}
+	s.Close()
+}
+
+// EmptyDSN returns the DSN of a database that holds nothing: a path where
+// no SQLite file exists yet, or an empty PostgreSQL database. Removed when
+// the test ends.
+func EmptyDSN(t testing.TB, engine string) string {
 	t.Helper()
 	switch engine {
 	case "sqlite":

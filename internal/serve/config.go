@@ -64,6 +64,10 @@ type MailConfig struct {
 	// ProcessedFolder and ReviewFolder default to mailbot's defaults.
 	ProcessedFolder string `toml:"processed_folder"`
 	ReviewFolder    string `toml:"review_folder"`
+	// AuthservID is the authserv-id of our receiving mail server: only the
+	// Authentication-Results headers it added on top are trusted (RFC 8601
+	// §5). Empty trusts none: every message is unauthenticated.
+	AuthservID string `toml:"authserv_id"`
 }
 
 // CrawlerConfig is the crawler and its schedule.
@@ -281,7 +285,7 @@ func hasPassword(dsn string) bool {
 var settingKeys = []string{
 	"db", "http", "node", "resolver",
 	"mail.imap", "mail.password_file", "mail.insecure", "mail.processed_folder", "mail.review_folder",
-	"crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
+	"mail.authserv_id", "crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
 	"crawler.max_sites_parallel", "crawler.scan_interval", "crawler.allow_private", "crawler.timeout", "crawler.fleet",
 	"page.url", "page.ips_url", "page.operator", "page.contact", "page.budget", "page.updated",
 }
@@ -305,7 +309,7 @@ func (c *Config) Set(key, value string) error {
 		"db": &c.DB, "http": &c.HTTP, "node": &c.Node, "resolver": &c.Resolver,
 		"mail.imap": &c.Mail.IMAP, "mail.password_file": &c.Mail.PasswordFile,
 		"mail.processed_folder": &c.Mail.ProcessedFolder, "mail.review_folder": &c.Mail.ReviewFolder,
-		"crawler.user_agent": &c.Crawler.UserAgent, "crawler.source_ip": &c.Crawler.SourceIP,
+		"mail.authserv_id": &c.Mail.AuthservID, "crawler.user_agent": &c.Crawler.UserAgent, "crawler.source_ip": &c.Crawler.SourceIP,
 		"page.url": &c.Page.URL, "page.ips_url": &c.Page.IPsURL, "page.operator": &c.Page.Operator,
 		"page.contact": &c.Page.Contact,
 	}

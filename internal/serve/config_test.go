@@ -237,3 +237,24 @@ func TestReadSecrets(t *testing.T) {
 		t.Errorf("LoadFile(missing) = %v, want ErrNotExist", err)
 	}
 }
+
+// TestAuthservID: mail.authserv_id comes from the file or the environment
+// key, and is empty (trust no Authentication-Results header) by default.
+func TestAuthservID(t *testing.T) {
+	c, err := serve.Parse([]byte("[mail]\nauthserv_id = \"mx1.lohisoft.com\"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Mail.AuthservID != "mx1.lohisoft.com" {
+		t.Errorf("Mail.AuthservID = %q, want mx1.lohisoft.com", c.Mail.AuthservID)
+	}
+	if err := c.Set("mail.authserv_id", "mx2.lohisoft.com"); err != nil || c.Mail.AuthservID != "mx2.lohisoft.com" {
+		t.Errorf("Set(mail.authserv_id) = %v, AuthservID %q", err, c.Mail.AuthservID)
+	}
+	if serve.EnvName("mail.authserv_id") != "LOHIBOT_MAIL_AUTHSERV_ID" {
+		t.Errorf("EnvName = %q", serve.EnvName("mail.authserv_id"))
+	}
+	if d := serve.DefaultConfig(); d.Mail.AuthservID != "" {
+		t.Errorf("default AuthservID = %q, want empty", d.Mail.AuthservID)
+	}
+}

@@ -102,7 +102,8 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	store, err := db.Open(ctx, cfg.DB)
+	// serve never creates a database: lohibot init does.
+	store, err := db.OpenExisting(ctx, cfg.DB)
 	if err != nil {
 		return nil, err
 	}

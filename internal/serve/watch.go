@@ -54,7 +54,7 @@ func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log})
+	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log, AuthservID: cfg.Mail.AuthservID})
 	return mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
 		Password:        cfg.Mail.Password,
