@@ -36,7 +36,9 @@ const (
 	// counting redirect hops, retries and requests that never completed.
 	RuleBudget = "budget"
 	// RulePoliteness: requests to one host never overlap in time (one that
-	// never completed stays open); the gap between the end of one and the
+	// never completed stays open; one closed as "abandoned" after its
+	// crawler died counts as in flight until its completed_at, the expiry of
+	// the dead crawler's lease, and no longer); the gap between the end of one and the
 	// start of the next is at least the delay in force (the cycle's --delay
 	// or the robots.txt Crawl-delay, capped at MaxCrawlDelay, whichever is
 	// longer); after a 429 or 503 with Retry-After the next request to the
