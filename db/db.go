@@ -167,12 +167,15 @@ func checkSQLiteFile(path string) error {
 // sqliteDSN adds lohibot's connection settings to an SQLite path: WAL so
 // readers never block the writer, a busy timeout so writers queue instead of
 // failing with "database is locked", immediate transactions so two writers
-// never deadlock on a lock upgrade, foreign keys on.
+// never deadlock on a lock upgrade, foreign keys on, and synchronous=FULL
+// so that a commit that returned survives a power failure (with NORMAL, the
+// last commits in the WAL could be lost after the request they log was
+// sent; see docs/durability.md).
 func sqliteDSN(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	// No _time_format: the driver's default is the format we want, and
 	// glebarez/go-sqlite v1.21 stops reading parameters after it, which
