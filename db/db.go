@@ -62,6 +62,8 @@ type Store struct {
 	Dialect Dialect
 	// SQL is the underlying connection pool, for hot paths that skip gorm.
 	SQL *sql.DB
+
+	sealer sealer // the background sealer (db/sealer.go)
 }
 
 // Open connects to the database named by dsn and migrates it to the current
@@ -127,9 +129,17 @@ func Open(ctx context.Context, dsn string) (*Store, error) {
 		return nil, fmt.Errorf("db: connect: %w", err)
 	}
 	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB}
+	before, _ := s.Version(ctx) // 0 for a new database
 	if err := s.migrate(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
+	}
+	if before > 0 && before < sealMigration {
+		// An upgraded database: seal the rows already there, in id order.
+		if _, err := s.Seal(ctx); err != nil {
+			sqlDB.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -184,8 +194,10 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Close closes the connection pool.
+// Close stops the background sealer, if one was started, after it sealed a
+// last time, and closes the connection pool.
 func (s *Store) Close() error {
+	s.stopSealer()
 	return s.SQL.Close()
 }
 
