@@ -39,9 +39,10 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 		return
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	z.cancel, z.done, z.kick, z.log = cancel, make(chan struct{}), make(chan struct{}, 1), log
+	done, kick := make(chan struct{}), make(chan struct{}, 1)
+	z.cancel, z.done, z.kick, z.log = cancel, done, kick, log
 	go func() {
-		defer close(z.done)
+		defer close(done)
 		t := time.NewTicker(interval)
 		defer t.Stop()
 		for {
@@ -49,7 +50,7 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-			case <-z.kick:
+			case <-kick:
 			}
 			if _, err := s.Seal(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("sealing the records failed; retrying later", "err", err)
