@@ -105,6 +105,23 @@ func TestCrawlKilledMidRequest(t *testing.T) {
 			t.Errorf("audit after kill -9 and resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 
+		// The crawl's records were sealed: editing one is caught.
+		if r := runCLI(t, nil, "--db", dsn, "audit", "integrity"); r.code != 0 {
+			t.Errorf("audit integrity before editing: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		tamper, err := db.Open(ctx, dsn)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = tamper.DB.Exec("UPDATE requests SET status = 404 WHERE id = ?", abandonedID(abandoned)).Error
+		tamper.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r := runCLI(t, nil, "--db", dsn, "audit", "integrity"); r.code != 1 || !strings.Contains(r.stdout, fmt.Sprintf("requests row %d", abandonedID(abandoned))) {
+			t.Errorf("audit integrity after editing the abandoned request: exit %d, want 1 naming it\n%s%s", r.code, r.stdout, r.stderr)
+		}
+
 		hits := web.HitsFor(site.Host)
 		if n := testweb.MaxOverlap(hits)[site.Host]; n > 1 {
 			t.Errorf("the server saw %d requests to %s in flight at once", n, site.Host)
@@ -119,4 +136,11 @@ func TestCrawlKilledMidRequest(t *testing.T) {
 			t.Errorf("the server saw only %d page requests to %s: the crawl did not resume", n, site.Name)
 		}
 	})
+}
+
+func abandonedID(rs []db.Request) int64 {
+	if len(rs) == 0 {
+		return 1
+	}
+	return rs[0].ID
 }
