@@ -94,9 +94,15 @@ func BenchmarkCrawl(b *testing.B) {
 			for _, s := range w.Plain() {
 				ts = append(ts, crawler.Target{Site: s.Name, StartURL: s.StartURL})
 			}
+			// The records are sealed while the crawl runs and once more
+			// at its end, as the crawl command does (issue 13).
+			store.StartSealer(0, nil)
 			b.StartTimer()
 			rs, err := c.Crawl(context.Background(), ts)
 			if err != nil {
+				b.Fatal(err)
+			}
+			if _, err := store.Seal(context.Background()); err != nil {
 				b.Fatal(err)
 			}
 			for _, r := range rs {

@@ -132,6 +132,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	if err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)
 	}
+	c.store.SealSoon() // seal the cycle's records now, if a sealer runs
 	return c.release(ctx, cycleKey(site), time.Time{})
 }
 

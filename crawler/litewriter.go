@@ -33,7 +33,7 @@ type liteConn struct {
 // Settings of the writer's connection. Each is a per-connection setting
 // (the database file is already in WAL mode).
 var litePragmas = []string{
-	"PRAGMA synchronous = NORMAL",
+	"PRAGMA synchronous = FULL",
 	"PRAGMA foreign_keys = ON",
 	// Statement journals and temporary b-trees in memory, not in files.
 	"PRAGMA temp_store = MEMORY",

@@ -344,6 +344,9 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 				c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.holder, "expired_at", l.expiresAt)
 				n, err = tx.exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ?, next_at = ? WHERE host = ? AND holder = ? AND expires_at < ?`,
 					c.holder, exp, nextAt, key, l.holder, now)
+				if err == nil && n == 1 {
+					err = c.abandon(ctx, tx, key, l.holder, l.expiresAt)
+				}
 			}
 			if err != nil {
 				return err
@@ -557,7 +560,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	}
 	return c.withTx(ctx, func(tx *wtx) error {
 		if _, err := tx.exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
-			retry_not_before = ?, outcome = ?, error = ? WHERE id = ?`,
+			retry_not_before = ?, outcome = ?, error = ? WHERE id = ? AND completed_at IS NULL`,
 			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error, k.ID); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}

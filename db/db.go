@@ -84,6 +84,8 @@ type Store struct {
 	Dialect Dialect
 	// SQL is the underlying connection pool, for hot paths that skip gorm.
 	SQL *sql.DB
+
+	sealer sealer // the background sealer (db/sealer.go)
 }
 
 // Open connects to the database named by dsn, creating it when it does not
@@ -179,9 +181,17 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 			return nil, &NoDatabaseError{DSN: redact.String(dsn)}
 		}
 	}
+	before, _ := s.Version(ctx) // 0 for a new database
 	if err := s.migrate(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
+	}
+	if before > 0 && before < sealMigration {
+		// An upgraded database: seal the rows already there, in id order.
+		if _, err := s.Seal(ctx); err != nil {
+			sqlDB.Close()
+			return nil, err
+		}
 	}
 	return s, nil
 }
@@ -246,12 +256,15 @@ func checkSQLiteFile(path string) error {
 // sqliteDSN adds lohibot's connection settings to an SQLite path: WAL so
 // readers never block the writer, a busy timeout so writers queue instead of
 // failing with "database is locked", immediate transactions so two writers
-// never deadlock on a lock upgrade, foreign keys on.
+// never deadlock on a lock upgrade, foreign keys on, and synchronous=FULL
+// so that a commit that returned survives a power failure (with NORMAL, the
+// last commits in the WAL could be lost after the request they log was
+// sent; see docs/durability.md).
 func sqliteDSN(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous(NORMAL)")
+	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
 	// No _time_format: the driver's default is the format we want, and
 	// glebarez/go-sqlite v1.21 stops reading parameters after it, which
@@ -260,8 +273,10 @@ func sqliteDSN(path string) string {
 	return "file:" + path + "?" + q.Encode()
 }
 
-// Close closes the connection pool.
+// Close stops the background sealer, if one was started, after it sealed a
+// last time, and closes the connection pool.
 func (s *Store) Close() error {
+	s.stopSealer()
 	return s.SQL.Close()
 }
 

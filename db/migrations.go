@@ -186,7 +186,32 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 ALTER TABLE exclusions ADD COLUMN verified BOOLEAN NOT NULL DEFAULT TRUE;
 UPDATE exclusions SET verified = FALSE WHERE source = 'mail';
 `,
+	// 4: tamper-evident records (db/seal.go): a chain of seal blocks, and
+	// the hash of every sealed row with the block that sealed it. Open
+	// seals the rows already there, in id order, right after this step.
+	`
+CREATE TABLE seal_blocks (
+	id {{BIGINT}} PRIMARY KEY,
+	sealed_at {{TIME}} NOT NULL,
+	prev_hash TEXT NOT NULL,
+	root TEXT NOT NULL,
+	row_count {{BIGINT}} NOT NULL,
+	state TEXT NOT NULL,
+	hash TEXT NOT NULL UNIQUE
+);
+CREATE TABLE seal_rows (
+	tbl TEXT NOT NULL,
+	row_id {{BIGINT}} NOT NULL,
+	block_id {{BIGINT}} NOT NULL,
+	hash TEXT NOT NULL,
+	PRIMARY KEY (tbl, row_id)
+);
+CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
+`,
 }
+
+// sealMigration is the schema version that added the seal tables.
+const sealMigration = 4
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)

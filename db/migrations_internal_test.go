@@ -152,3 +152,49 @@ func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
 		t.Errorf("verified after upgrade = %v, want mail.example false, staff.example true", got)
 	}
 }
+
+// TestUpgradeSealsExistingRows: a database from before the seal tables gets
+// its rows sealed, in id order, when it is upgraded.
+func TestUpgradeSealsExistingRows(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = saved[:sealMigration-1]
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := Now()
+	for i := 1; i <= 3; i++ {
+		if err := s.DB.Create(&PolicyEvent{Version: int64(i), HappenedAt: now, Kind: EventSiteAdd, Site: "a.example"}).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.DB.Create(&Request{Site: "a.example", Host: "a.example", Origin: "o", URL: "u", Purpose: PurposePage, SentAt: now, CompletedAt: &now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	s.Close()
+
+	migrations = saved
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	head, err := s.SealHead(ctx)
+	if err != nil || head.ID != 1 || head.Rows != 4 {
+		t.Fatalf("SealHead after the upgrade = %+v, %v; want block 1 sealing the 4 rows", head, err)
+	}
+	var ids []int64
+	if err := s.DB.Raw("SELECT row_id FROM seal_rows WHERE tbl = 'policy_events' ORDER BY row_id").Scan(&ids).Error; err != nil || len(ids) != 3 {
+		t.Fatalf("sealed policy events = %v, %v; want 3", ids, err)
+	}
+	rep, err := s.VerifySeals(ctx, func(p SealProblem) error {
+		t.Errorf("problem after the upgrade: %+v", p)
+		return nil
+	})
+	if err != nil || rep.Rows != 4 {
+		t.Errorf("VerifySeals = %+v, %v; want 4 sealed rows", rep, err)
+	}
+}

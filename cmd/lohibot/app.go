@@ -205,6 +205,9 @@ func (a *app) openPolicy(ctx context.Context) (*policy.Policy, *db.Store, error)
 	if err != nil {
 		return nil, nil, err
 	}
+	// Whoever writes evidence seals it: every few seconds, and when the
+	// store is closed (docs/audit-integrity.md).
+	s.StartSealer(0, slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	return policy.New(s, nil), s, nil
 }
 

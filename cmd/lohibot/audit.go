@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,12 +20,13 @@ type auditOptions struct {
 	Rules []string
 	Sites []string
 	Since time.Time
+	Head  string
 }
 
 func newAuditCmd(a *app) *cobra.Command {
-	var since string
+	var since, head string
 	cmd := &cobra.Command{
-		Use:   "audit [robots|budget|politeness|exclusions|storage] [SITE...] [--since T]",
+		Use:   "audit [robots|budget|politeness|exclusions|storage|integrity] [SITE...] [--since T] [--head HASH]",
 		Short: "Check from the records that every promise was kept (exit 1 on a violation)",
 		Long: `Re-derive every promise of the bot page from the stored records, never from
 the crawler's own verdicts, and list each violation with its site, rule, the
@@ -44,6 +46,14 @@ requests involved and the evidence:
               a re-inclusion
   storage     the index has only the promised columns, and keeps nothing of
               pages marked noindex
+  integrity   the sealed records (policy events, requests, robots.txt
+              snapshots, mail messages) are exactly as sealed: no row
+              changed, deleted, inserted or reordered since (whole database,
+              whatever sites are named; see docs/audit-integrity.md)
+
+--head HASH checks only the integrity of the records sealed up to the chain
+head HASH that a report shows: exit 0 when they are unchanged since, 1 when
+not, or when no block has that hash.
 
 With no rule, all of them; with no site, every site in the log. --since
 limits the audit to requests sent from T on (an RFC 3339 time, a date, or a
@@ -52,18 +62,31 @@ duration such as 24h or 7d meaning that long ago).
 Exit 0 when every rule holds, 1 with the violations listed, 2 on bad input.
 With --json, each violation is one line: {"site","rule","check","requests",
 "evidence"}, where each request is {"id","url","purpose","sent_at",
-"completed_at","status","outcome"}.`,
+"completed_at","status","outcome"}; integrity violations add "table",
+"row_id" and "block". The last line is the summary, with "seal" (the chain
+head checked) when the integrity rule ran.`,
 		Example: `  lohibot audit
   lohibot audit politeness example.com --since 7d
-  lohibot audit robots --json | jq -r .evidence`,
+  lohibot audit robots --json | jq -r .evidence
+  lohibot audit integrity --head 3f2a...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts, err := parseAuditArgs(args, since, time.Now())
 			if err != nil {
 				return err
 			}
+			if cmd.Flags().Changed("head") {
+				if strings.TrimSpace(head) == "" {
+					return usageErrorf("audit: --head needs the hash a report shows")
+				}
+				if len(opts.Sites) > 0 || !opts.Since.IsZero() || slices.ContainsFunc(opts.Rules, func(r string) bool { return r != audit.RuleIntegrity }) {
+					return usageErrorf("audit: --head checks the integrity rule only: lohibot audit integrity --head HASH")
+				}
+				opts.Head = strings.TrimSpace(head)
+			}
 			return runAudit(cmd.Context(), a, opts)
 		},
 	}
+	cmd.Flags().StringVar(&head, "head", "", "check that the records sealed up to this chain head (shown by report) are unchanged")
 	cmd.Flags().StringVar(&since, "since", "", "audit only requests sent from this time on (RFC 3339, YYYY-MM-DD, or a duration ago: 24h, 7d)")
 	return cmd
 }
@@ -122,7 +145,7 @@ func runAudit(ctx context.Context, a *app, opts *auditOptions) error {
 		return err
 	}
 	defer store.Close()
-	sum, err := audit.Run(ctx, store, &audit.Options{Rules: opts.Rules, Sites: opts.Sites, Since: opts.Since},
+	sum, err := audit.Run(ctx, store, &audit.Options{Rules: opts.Rules, Sites: opts.Sites, Since: opts.Since, Head: opts.Head},
 		func(v audit.Violation) error {
 			if a.json {
 				return a.printJSON(v)
@@ -133,7 +156,11 @@ func runAudit(ctx context.Context, a *app, opts *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	if !a.json {
+	if a.json {
+		if err := a.printJSON(sum); err != nil {
+			return err
+		}
+	} else {
 		printAuditSummary(a.out, sum)
 	}
 	if !sum.OK() {
@@ -144,7 +171,12 @@ func runAudit(ctx context.Context, a *app, opts *auditOptions) error {
 
 func printViolation(w io.Writer, v *audit.Violation) {
 	site := v.Site
-	if site == "" {
+	switch {
+	case v.Table != "":
+		site = fmt.Sprintf("%s row %d", v.Table, v.RowID)
+	case v.Rule == audit.RuleIntegrity:
+		site = fmt.Sprintf("seal block %d", v.Block)
+	case site == "":
 		site = "(every site)"
 	}
 	fmt.Fprintf(w, "VIOLATION %s %s/%s: %s\n", site, v.Rule, v.Check, v.Evidence)
@@ -166,6 +198,7 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	what := map[string]string{
 		audit.RuleRobots: "page requests", audit.RuleBudget: "cycles", audit.RulePoliteness: "requests",
 		audit.RuleExclusions: "requests", audit.RuleStorage: "index tables and noindex pages",
+		audit.RuleIntegrity: "sealed and unsealed rows",
 	}
 	for _, r := range sum.Rules {
 		verdict := "ok"
@@ -173,5 +206,12 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 			verdict = fmt.Sprintf("FAILED: %d violation(s)", r.Violations)
 		}
 		fmt.Fprintf(w, "%-11s %s (%d %s checked)\n", r.Rule, verdict, r.Checked, what[r.Rule])
+	}
+	if s := sum.Seal; s != nil {
+		if s.Head == "" {
+			fmt.Fprintf(w, "seal chain: nothing sealed yet (%d rows not sealed)\n", s.Unsealed)
+		} else {
+			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d rows not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed)
+		}
 	}
 }

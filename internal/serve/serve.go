@@ -107,6 +107,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	store.StartSealer(0, o.Logger) // sealed every few seconds and at Close
 	s := &Server{
 		opts:         o,
 		log:          o.Logger,

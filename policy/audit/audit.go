@@ -36,7 +36,9 @@ const (
 	// counting redirect hops, retries and requests that never completed.
 	RuleBudget = "budget"
 	// RulePoliteness: requests to one host never overlap in time (one that
-	// never completed stays open); the gap between the end of one and the
+	// never completed stays open; one closed as "abandoned" after its
+	// crawler died counts as in flight until its completed_at, the expiry of
+	// the dead crawler's lease, and no longer); the gap between the end of one and the
 	// start of the next is at least the delay in force (the cycle's --delay
 	// or the robots.txt Crawl-delay, capped at MaxCrawlDelay, whichever is
 	// longer); after a 429 or 503 with Retry-After the next request to the
@@ -50,6 +52,12 @@ const (
 	// index entry or link text is kept for a page whose last fetch was
 	// marked noindex.
 	RuleStorage = "storage"
+	// RuleIntegrity: the sealed records (policy events, requests, robots.txt
+	// snapshots, mail messages) are as they were sealed: every block of the
+	// seal chain keeps its hash and link, every sealed row its hash, and no
+	// row appeared where the chain says there was none (db.VerifySeals). It
+	// covers the whole database whatever sites are named.
+	RuleIntegrity = "integrity"
 )
 
 // Limits the rules check against.
@@ -67,7 +75,7 @@ const (
 
 // Rules returns every rule name in the order audits run and print them.
 func Rules() []string {
-	return []string{RuleRobots, RuleBudget, RulePoliteness, RuleExclusions, RuleStorage}
+	return []string{RuleRobots, RuleBudget, RulePoliteness, RuleExclusions, RuleStorage, RuleIntegrity}
 }
 
 // IsRule reports whether name is one of Rules.
@@ -95,6 +103,8 @@ const (
 	CheckExtraColumn   = "extra-column"   // storage: an index table has a column the page does not promise
 	CheckNoindexPage   = "noindex-page"   // storage: an index entry for a page marked noindex
 	CheckNoindexAnchor = "noindex-anchor" // storage: link text kept for a page marked noindex
+	// integrity: db.SealChanged, db.SealDeleted, db.SealInserted,
+	// db.SealBackdated and db.SealChain.
 )
 
 // RequestRef is a request of the log, as a violation cites it.
@@ -116,6 +126,12 @@ type Violation struct {
 	Check    string       `json:"check"`
 	Requests []RequestRef `json:"requests"`
 	Evidence string       `json:"evidence"`
+	// Table and RowID name the record an integrity violation is about
+	// (RowID 0 with Block set: the seal chain itself).
+	Table string `json:"table,omitempty"`
+	RowID int64  `json:"row_id,omitempty"`
+	// Block is the seal block involved in an integrity violation.
+	Block int64 `json:"block,omitempty"`
 }
 
 // RuleSummary says how much one rule checked and how often it failed.
@@ -134,6 +150,19 @@ func (s RuleSummary) OK() bool { return s.Violations == 0 }
 // Summary is the outcome of Run, one entry per audited rule in Rules order.
 type Summary struct {
 	Rules []RuleSummary `json:"rules"`
+	// Seal describes the seal chain the integrity rule checked; nil when
+	// the rule did not run.
+	Seal *SealSummary `json:"seal,omitempty"`
+}
+
+// SealSummary is the seal chain as the integrity rule found it.
+type SealSummary struct {
+	Head       string `json:"head"`        // the last block's hash ("" when nothing is sealed yet)
+	HeadBlock  int64  `json:"head_block"`  // the last block's number
+	Checked    string `json:"checked_to"`  // the hash up to which records were checked (--head, or the head)
+	Blocks     int64  `json:"blocks"`      // blocks checked
+	SealedRows int64  `json:"sealed_rows"` // sealed rows checked
+	Unsealed   int64  `json:"unsealed"`    // rows not sealed yet: in flight, awaiting review, or newer than the head
 }
 
 // OK reports whether every audited rule held.
@@ -168,18 +197,22 @@ type Options struct {
 	// before on each host, a cycle's earlier pages, snapshots, exclusions)
 	// is still read where a rule needs it.
 	Since time.Time
+	// Head, when set, is the hash of a seal block (the chain head a report
+	// shows): only the integrity rule runs, and only for the records sealed
+	// up to that block. Run returns ErrUnknownHead when no block has it.
+	Head string
 	// Logger receives progress at debug level. Nil means slog.Default().
 	Logger *slog.Logger
 }
 
 // ruleSet is the set of rules an audit runs.
 type ruleSet struct {
-	robots, budget, politeness, exclusions, storage bool
+	robots, budget, politeness, exclusions, storage, integrity bool
 }
 
 func parseRules(names []string) (ruleSet, error) {
 	if len(names) == 0 {
-		return ruleSet{true, true, true, true, true}, nil
+		return ruleSet{true, true, true, true, true, true}, nil
 	}
 	var rs ruleSet
 	for _, n := range names {
@@ -194,6 +227,8 @@ func parseRules(names []string) (ruleSet, error) {
 			rs.exclusions = true
 		case RuleStorage:
 			rs.storage = true
+		case RuleIntegrity:
+			rs.integrity = true
 		default:
 			return rs, fmt.Errorf("%w %q (want one of %s)", ErrUnknownRule, n, strings.Join(Rules(), ", "))
 		}
@@ -213,6 +248,8 @@ func (rs ruleSet) has(rule string) bool {
 		return rs.exclusions
 	case RuleStorage:
 		return rs.storage
+	case RuleIntegrity:
+		return rs.integrity
 	}
 	return false
 }

@@ -34,6 +34,9 @@ func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violatio
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.Head != "" {
+		o.Rules = []string{RuleIntegrity}
+	}
 	rules, err := parseRules(o.Rules)
 	if err != nil {
 		return nil, err
@@ -163,6 +166,11 @@ func (a *auditor) run(ctx context.Context) error {
 	}
 	if a.rules.robots || a.rules.budget || a.rules.politeness || a.rules.exclusions || a.rules.storage {
 		if err := a.stream(ctx); err != nil {
+			return err
+		}
+	}
+	if a.rules.integrity {
+		if err := a.checkIntegrity(ctx); err != nil {
 			return err
 		}
 	}

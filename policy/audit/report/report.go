@@ -50,6 +50,19 @@ type Report struct {
 	Mail []Mail `json:"emails"`
 	// Audit is the verdict of every audit rule on the site's records.
 	Audit []RuleResult `json:"audit"`
+	// Seal is the head of the seal chain when the report was built: the
+	// records it shows that were sealed by then can later be checked with
+	// "lohibot audit integrity --head HASH". Nil when nothing was sealed.
+	Seal *SealHead `json:"seal"`
+}
+
+// SealHead is the seal chain head a report was built from.
+type SealHead struct {
+	Hash     string    `json:"head"`
+	Block    int64     `json:"block"`
+	SealedAt time.Time `json:"sealed_at"`
+	// Check is the command that says whether those records are unchanged.
+	Check string `json:"check"`
 }
 
 // Status is where the site stands.
@@ -221,6 +234,12 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 	}
 	rep := &Report{Site: site, GeneratedAt: o.Now().UTC(), Events: []Event{}, Cycles: []Cycle{}, Robots: []Snapshot{},
 		Pages: []Page{}, Anchors: []Anchor{}, Mail: []Mail{}, Audit: []RuleResult{}}
+	// The head first: every record it sealed is among those read next.
+	if h, err := store.SealHead(ctx); err == nil {
+		rep.Seal = &SealHead{Hash: h.Hash, Block: h.ID, SealedAt: h.SealedAt.UTC(), Check: "lohibot audit integrity --head " + h.Hash}
+	} else if !db.IsNotFound(err) {
+		return nil, fmt.Errorf("report: %s: %w", site, err)
+	}
 	g := store.DB.WithContext(ctx)
 	for _, step := range []func(context.Context, *gorm.DB, *Report) error{
 		buildStatus, buildEvents, buildCycles, buildRobots, buildIndex, buildMail,

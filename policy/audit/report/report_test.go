@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/audit"
 	"github.com/lohisoft/lohibot/policy/audit/report"
 )
 
@@ -162,7 +163,7 @@ func TestBuild(t *testing.T) {
 			{"pages", len(rep.Pages), 1},
 			{"anchors", len(rep.Anchors), 1},
 			{"emails (not the one naming example.com.au)", len(rep.Mail), 1},
-			{"audit rules", len(rep.Audit), 5},
+			{"audit rules", len(rep.Audit), len(audit.Rules())},
 			{"audit ok", rep.OK(), true},
 		}
 		for _, c := range checks {
@@ -306,7 +307,7 @@ func TestJSON(t *testing.T) {
 	if err := json.Unmarshal(buf.Bytes(), &back); err != nil {
 		t.Fatal(err)
 	}
-	if back.Site != "example.com" || len(back.Cycles) != 2 || back.Pages[0].Title != rep.Pages[0].Title || len(back.Audit) != 5 {
+	if back.Site != "example.com" || len(back.Cycles) != 2 || back.Pages[0].Title != rep.Pages[0].Title || len(back.Audit) != len(audit.Rules()) {
 		t.Errorf("JSON round trip lost data: site %q, %d cycles, title %q, %d rules", back.Site, len(back.Cycles), back.Pages[0].Title, len(back.Audit))
 	}
 }

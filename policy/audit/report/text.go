@@ -97,6 +97,11 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 			p("\n")
 		}
 	}
+	if s := r.Seal; s != nil {
+		p("\n%s: %s (%s %d, %s UTC)\n  %s: %s\n", t("seal_head"), s.Hash, t("seal_block"), s.Block, fmtWhen(s.SealedAt), t("seal_check"), s.Check)
+	} else {
+		p("\n%s: %s\n", t("seal_head"), t("seal_none"))
+	}
 
 	section("cycles")
 	if len(r.Cycles) == 0 {

@@ -1,0 +1,489 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"gorm.io/gorm"
+)
+
+// Tamper-evident records (issue 13; docs/audit-integrity.md).
+//
+// The rows of the evidence tables are sealed in blocks, the way Certificate
+// Transparency seals a log: a sealer writes, every few seconds, at the end of
+// each crawl cycle and when a process stops, one block over the rows that
+// became final since the last block. A block holds the running hash of the
+// hashes of its rows (in table order, then id order), the previous block's
+// hash and, per table, the high-water id it has seen and the ids below it that
+// were not final yet (a request in flight, a message waiting for review):
+// those are sealed by a later block once final. Writers never touch the chain:
+// the hot write path of a fleet stays free of any shared row, and only the
+// sealer, one at a time (an advisory lock on PostgreSQL, the write lock on
+// SQLite), appends to it.
+
+// sealTable is one sealed table: its canonical columns (id first), the SQL
+// condition under which a row is final, and the column that says when the
+// row was written.
+type sealTable struct {
+	name  string
+	cols  []string
+	ready string
+	stamp string
+}
+
+// sealTables are the sealed tables, in the order a block hashes them
+// (alphabetical). Their column lists are part of the seal format: a column
+// added later is not covered by it.
+var sealTables = []sealTable{
+	{"mail_messages", []string{"id", "message_id", "received_at", "sent_date", "from_addr", "subject", "intent",
+		"domains", "lang", "auth", "auth_domain", "outcome", "review_status", "review_reason", "reviewed_by",
+		"reviewed_at", "source", "size", "sha256", "raw"}, "review_status <> 'pending'", "received_at"},
+	{"policy_events", []string{"id", "version", "happened_at", "kind", "site", "actor", "reason", "evidence",
+		"source", "detail"}, "1 = 1", "happened_at"},
+	{"requests", []string{"id", "cycle_id", "budget_slot", "site", "host", "origin", "url", "method", "purpose",
+		"node", "attempt", "redirect_of", "robots_snapshot_id", "robots_rule", "robots_line", "policy_check",
+		"delay_ms", "sent_at", "completed_at", "status", "bytes", "duration_ms", "retry_after", "retry_not_before",
+		"outcome", "error"}, "completed_at IS NOT NULL", "sent_at"},
+	{"robots_snapshots", []string{"id", "origin", "fetched_at", "status", "final_url", "body", "sha256",
+		"outcome", "error", "request_id"}, "1 = 1", "fetched_at"},
+}
+
+// SealedTables returns the names of the sealed tables.
+func SealedTables() []string {
+	out := make([]string, len(sealTables))
+	for i, t := range sealTables {
+		out[i] = t.name
+	}
+	return out
+}
+
+// BackdateSlack is how much older than the chain head an unsealed row may
+// say it is before the integrity check calls it backdated: a row is written
+// at most this long after the time it records (a request's sent_at, a
+// snapshot's fetched_at), so a genuine row that missed the last block never
+// looks older than the head by more.
+const BackdateSlack = 5 * time.Minute
+
+// SealBlock is one block of the seal chain.
+type SealBlock struct {
+	ID       int64
+	SealedAt time.Time
+	PrevHash string // "" for the first block
+	Root     string // hex running hash of the rows it seals
+	Rows     int64  // how many rows it seals
+	State    string // per table: the high-water id and the ids below it not yet final
+	Hash     string // hex sha256 of all of the above
+}
+
+// tableState is one table's part of a block's State.
+type tableState struct {
+	hw      int64
+	pending []int64 // ascending
+}
+
+// encodeState renders the per-table state canonically: one line per table,
+// "name hw pending,pending".
+func encodeState(st map[string]tableState) string {
+	var b strings.Builder
+	for _, t := range sealTables {
+		s := st[t.name]
+		b.WriteString(t.name)
+		b.WriteByte(' ')
+		b.WriteString(strconv.FormatInt(s.hw, 10))
+		b.WriteByte(' ')
+		for i, id := range s.pending {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.FormatInt(id, 10))
+		}
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+func decodeState(s string) (map[string]tableState, error) {
+	out := map[string]tableState{}
+	for _, line := range strings.Split(s, "\n") {
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, " ")
+		if len(f) != 3 {
+			return nil, fmt.Errorf("db: bad seal state line %q", line)
+		}
+		hw, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("db: bad seal state line %q", line)
+		}
+		ts := tableState{hw: hw}
+		if f[2] != "" {
+			for _, p := range strings.Split(f[2], ",") {
+				id, err := strconv.ParseInt(p, 10, 64)
+				if err != nil {
+					return nil, fmt.Errorf("db: bad seal state line %q", line)
+				}
+				ts.pending = append(ts.pending, id)
+			}
+		}
+		out[f[0]] = ts
+	}
+	return out, nil
+}
+
+// blockHash is the hash of a block's content.
+func blockHash(b *SealBlock) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "lohibot seal v1\nid %d\nsealed_at %s\nprev %s\nroot %s\nrows %d\n%s",
+		b.ID, b.SealedAt.UTC().Format(time.RFC3339Nano), b.PrevHash, b.Root, b.Rows, b.State)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// rootHash is a running hash over a block's rows, in table order then id
+// order.
+type rootHash struct {
+	h hash.Hash
+	n int64
+}
+
+func newRoot() *rootHash { return &rootHash{h: sha256.New()} }
+
+func (r *rootHash) add(table string, id int64, rowHash string) {
+	fmt.Fprintf(r.h, "%s %d %s\n", table, id, rowHash)
+	r.n++
+}
+
+func (r *rootHash) sum() string { return hex.EncodeToString(r.h.Sum(nil)) }
+
+// rowHash hashes a row's canonical content: the table name, then each
+// column's name, kind and value (times in UTC RFC 3339 with nanoseconds,
+// integers in decimal, text and bytes as they are), each length-prefixed.
+func rowHash(table string, cols []string, vals []any) string {
+	h := sha256.New()
+	var n [8]byte
+	put := func(tag byte, b []byte) {
+		h.Write([]byte{tag})
+		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
+		h.Write(n[:])
+		h.Write(b)
+	}
+	put('T', []byte(table))
+	for i, c := range cols {
+		put('c', []byte(c))
+		switch v := vals[i].(type) {
+		case nil:
+			put('n', nil)
+		case int64:
+			put('i', strconv.AppendInt(nil, v, 10))
+		case int32:
+			put('i', strconv.AppendInt(nil, int64(v), 10))
+		case int:
+			put('i', strconv.AppendInt(nil, int64(v), 10))
+		case float64:
+			if v == float64(int64(v)) {
+				put('i', strconv.AppendInt(nil, int64(v), 10))
+			} else {
+				put('f', strconv.AppendFloat(nil, v, 'g', -1, 64))
+			}
+		case bool:
+			if v {
+				put('i', []byte("1"))
+			} else {
+				put('i', []byte("0"))
+			}
+		case time.Time:
+			put('t', []byte(v.UTC().Format(time.RFC3339Nano)))
+		case string:
+			put('x', []byte(v))
+		case []byte:
+			put('x', v)
+		default:
+			put('x', []byte(fmt.Sprint(v)))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ErrSealBusy is returned by Seal when another sealer holds the chain or a
+// writer held a table too long; the next Seal picks up where it left.
+var ErrSealBusy = errors.New("db: seal: busy")
+
+// highWater returns the largest id of table that no transaction still in
+// progress can go below: on PostgreSQL, after a moment's SHARE lock that
+// waits for the table's writers of the moment to commit (identity values are
+// taken in one order and committed in another); on SQLite, whose writers
+// commit one at a time, the largest committed id.
+func (s *Store) highWater(ctx context.Context, table string) (int64, error) {
+	var hw sql.NullInt64
+	if s.Dialect != Postgres {
+		err := s.SQL.QueryRowContext(ctx, "SELECT MAX(id) FROM "+table).Scan(&hw)
+		return hw.Int64, err
+	}
+	tx, err := s.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, "SET LOCAL lock_timeout = '500ms'"); err != nil {
+		return 0, err
+	}
+	if _, err := tx.ExecContext(ctx, "LOCK TABLE "+table+" IN SHARE MODE"); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrSealBusy, err)
+	}
+	if err := tx.QueryRowContext(ctx, "SELECT MAX(id) FROM "+table).Scan(&hw); err != nil {
+		return 0, err
+	}
+	return hw.Int64, tx.Commit()
+}
+
+// sealEntry is one row a block seals.
+type sealEntry struct {
+	id   int64
+	hash string
+}
+
+// Seal appends one block to the chain over the rows that became final since
+// the last block, and returns it; it returns nil and no error when there is
+// nothing new to seal. Only one Seal runs at a time per database, across
+// processes. It does I/O and blocks while another sealer or writer holds the
+// chain; it is safe for concurrent use.
+func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
+	hws := make(map[string]int64, len(sealTables))
+	for _, t := range sealTables {
+		hw, err := s.highWater(ctx, t.name)
+		if err != nil {
+			return nil, fmt.Errorf("db: seal %s: %w", t.name, err)
+		}
+		hws[t.name] = hw
+	}
+	var out *SealBlock
+	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+		out = nil
+		if s.Dialect == Postgres {
+			if err := tx.Exec("SELECT pg_advisory_xact_lock(7726313)").Error; err != nil {
+				return err
+			}
+		}
+		prev, err := lastBlock(tx)
+		if err != nil {
+			return err
+		}
+		prevState := map[string]tableState{}
+		if prev != nil {
+			if prevState, err = decodeState(prev.State); err != nil {
+				return err
+			}
+		}
+		state := map[string]tableState{}
+		entries := map[string][]sealEntry{}
+		changed := false
+		for _, t := range sealTables {
+			ps := prevState[t.name]
+			ns := tableState{hw: max(ps.hw, hws[t.name])}
+			found := map[int64]bool{}
+			visit := func(ready bool, id int64, h string) {
+				found[id] = true
+				if ready {
+					entries[t.name] = append(entries[t.name], sealEntry{id, h})
+				} else {
+					ns.pending = append(ns.pending, id)
+				}
+			}
+			for i := 0; i < len(ps.pending); i += 500 {
+				chunk := ps.pending[i:min(i+500, len(ps.pending))]
+				if err := scanSealRows(tx, t, "id IN ?", []any{chunk}, visit); err != nil {
+					return err
+				}
+			}
+			for _, id := range ps.pending {
+				if !found[id] {
+					ns.pending = append(ns.pending, id) // gone before it was sealed: the audit says so
+				}
+			}
+			if ns.hw > ps.hw {
+				if err := scanSealRows(tx, t, "id > ? AND id <= ?", []any{ps.hw, ns.hw}, visit); err != nil {
+					return err
+				}
+			}
+			slices.Sort(ns.pending)
+			ns.pending = slices.Compact(ns.pending)
+			slices.SortFunc(entries[t.name], func(a, b sealEntry) int { return cmpInt(a.id, b.id) })
+			state[t.name] = ns
+			if ns.hw != ps.hw || !slices.Equal(ns.pending, ps.pending) || len(entries[t.name]) > 0 {
+				changed = true
+			}
+		}
+		if !changed {
+			return nil
+		}
+		b := &SealBlock{ID: 1, SealedAt: Now(), State: encodeState(state)}
+		if prev != nil {
+			b.ID, b.PrevHash = prev.ID+1, prev.Hash
+			if !b.SealedAt.After(prev.SealedAt) {
+				b.SealedAt = prev.SealedAt.Add(time.Microsecond)
+			}
+		}
+		root := newRoot()
+		for _, t := range sealTables {
+			for _, e := range entries[t.name] {
+				root.add(t.name, e.id, e.hash)
+			}
+		}
+		b.Root, b.Rows = root.sum(), root.n
+		b.Hash = blockHash(b)
+		for _, t := range sealTables {
+			es := entries[t.name]
+			for i := 0; i < len(es); i += 500 {
+				chunk := es[i:min(i+500, len(es))]
+				var q strings.Builder
+				q.WriteString("INSERT INTO seal_rows (tbl, row_id, block_id, hash) VALUES ")
+				args := make([]any, 0, 4*len(chunk))
+				for j, e := range chunk {
+					if j > 0 {
+						q.WriteString(", ")
+					}
+					q.WriteString("(?, ?, ?, ?)")
+					args = append(args, t.name, e.id, b.ID, e.hash)
+				}
+				if err := tx.Exec(q.String(), args...).Error; err != nil {
+					return err
+				}
+			}
+		}
+		if err := tx.Exec(`INSERT INTO seal_blocks (id, sealed_at, prev_hash, root, row_count, state, hash) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			b.ID, b.SealedAt, b.PrevHash, b.Root, b.Rows, b.State, b.Hash).Error; err != nil {
+			return err
+		}
+		out = b
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("db: seal: %w", err)
+	}
+	return out, nil
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// sealSelect is the column list a sealed table's rows are read with for
+// hashing.
+func sealSelect(t sealTable, alias string) string {
+	cols := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		cols[i] = alias + c
+	}
+	return strings.Join(cols, ", ")
+}
+
+// scanSealRows reads the rows of t matching where, in id order, and calls
+// visit with whether each is final, its id and its hash.
+func scanSealRows(tx *gorm.DB, t sealTable, where string, args []any, visit func(ready bool, id int64, h string)) error {
+	q := "SELECT CASE WHEN " + t.ready + " THEN 1 ELSE 0 END, " + sealSelect(t, "") +
+		" FROM " + t.name + " WHERE " + where + " ORDER BY id"
+	rows, err := tx.Raw(q, args...).Rows()
+	if err != nil {
+		return fmt.Errorf("read %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	vals := make([]any, len(t.cols)+1)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			return fmt.Errorf("read %s: %w", t.name, err)
+		}
+		id, _ := asInt(vals[1])
+		ready, _ := asInt(vals[0])
+		visit(ready == 1, id, rowHash(t.name, t.cols, vals[1:]))
+	}
+	return rows.Err()
+}
+
+func asInt(v any) (int64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return x, true
+	case int32:
+		return int64(x), true
+	case int:
+		return int64(x), true
+	case float64:
+		return int64(x), true
+	case []byte:
+		n, err := strconv.ParseInt(string(x), 10, 64)
+		return n, err == nil
+	case string:
+		n, err := strconv.ParseInt(x, 10, 64)
+		return n, err == nil
+	}
+	return 0, false
+}
+
+// lastBlock returns the chain's last block, or nil when there is none.
+func lastBlock(tx *gorm.DB) (*SealBlock, error) {
+	var b []SealBlock
+	err := tx.Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks ORDER BY id DESC LIMIT 1`).Scan(&b).Error
+	if err != nil || len(b) == 0 {
+		return nil, err
+	}
+	return &b[0], nil
+}
+
+// SealHead returns the chain's last block, or ErrNotFound when nothing has
+// been sealed yet. It does I/O.
+func (s *Store) SealHead(ctx context.Context) (*SealBlock, error) {
+	b, err := lastBlock(s.DB.WithContext(ctx))
+	if err != nil {
+		return nil, fmt.Errorf("db: seal head: %w", err)
+	}
+	if b == nil {
+		return nil, ErrNotFound
+	}
+	return b, nil
+}
+
+// SealBlockByHash returns the block whose hash is h (hex, any case), or
+// ErrNotFound. It does I/O.
+func (s *Store) SealBlockByHash(ctx context.Context, h string) (*SealBlock, error) {
+	var b []SealBlock
+	err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks WHERE hash = ?`,
+		strings.ToLower(strings.TrimSpace(h))).Scan(&b).Error
+	if err != nil {
+		return nil, fmt.Errorf("db: seal block: %w", err)
+	}
+	if len(b) == 0 {
+		return nil, ErrNotFound
+	}
+	return &b[0], nil
+}
+
+// SealedColumns returns the columns of table that its seal covers, id
+// first, or nil for a table that is not sealed.
+func SealedColumns(table string) []string {
+	for _, t := range sealTables {
+		if t.name == table {
+			return slices.Clone(t.cols)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,233 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+)
+
+// sealFixture writes a little of every sealed table, ids chosen with gaps
+// (3 and 4 free) so a row can later be inserted in the middle: two policy
+// events, three requests (one in flight), a robots.txt snapshot, and two
+// messages (one waiting for review).
+func sealFixture(t *testing.T, s *db.Store) {
+	t.Helper()
+	ctx := context.Background()
+	now := db.Now().Add(-time.Hour)
+	i := func(n int) *int { return &n }
+	i64 := func(n int64) *int64 { return &n }
+	rows := []any{
+		&db.PolicyEvent{ID: 1, Version: 1, HappenedAt: now, Kind: db.EventExclude, Site: "a.example", Actor: "staff", Reason: "asked", Source: "cli"},
+		&db.PolicyEvent{ID: 2, Version: 2, HappenedAt: now.Add(time.Second), Kind: db.EventReinclude, Site: "a.example", Actor: "staff", Source: "cli"},
+		&db.PolicyEvent{ID: 5, Version: 3, HappenedAt: now.Add(2 * time.Second), Kind: db.EventSiteAdd, Site: "b.example", Actor: "staff", Source: "cli"},
+		&db.Request{ID: 1, CycleID: i64(1), BudgetSlot: nil, Site: "b.example", Host: "b.example", Origin: "https://b.example:443",
+			URL: "https://b.example/robots.txt", Method: "GET", Purpose: db.PurposeRobots, SentAt: now, CompletedAt: &now, Status: i(200), Outcome: "ok"},
+		&db.Request{ID: 2, CycleID: i64(1), BudgetSlot: i(1), Site: "b.example", Host: "b.example", Origin: "https://b.example:443",
+			URL: "https://b.example/", Method: "GET", Purpose: db.PurposePage, RobotsSnapshotID: i64(1), RobotsRule: "allow-all",
+			SentAt: now.Add(time.Second), CompletedAt: ptr(now.Add(2 * time.Second)), Status: i(200), Bytes: 1234, Outcome: "ok"},
+		&db.Request{ID: 5, CycleID: i64(1), BudgetSlot: i(2), Site: "b.example", Host: "b.example", Origin: "https://b.example:443",
+			URL: "https://b.example/next", Method: "GET", Purpose: db.PurposePage, SentAt: now.Add(3 * time.Second)}, // in flight
+		&db.RobotsSnapshot{ID: 1, Origin: "https://b.example:443", FetchedAt: now, Status: 200, Body: []byte("User-agent: *\nAllow: /\n"),
+			Sha256: "x", Outcome: db.RobotsParsed, RequestID: i64(1)},
+		&db.MailMessage{ID: 1, MessageID: "m1@example", ReceivedAt: now, FromAddr: "w@a.example", Subject: "stop", Intent: "exclude",
+			Domains: "a.example", Outcome: "excluded", Raw: []byte("From: w@a.example\r\n\r\nstop\r\n"), Size: 30, Sha256: "y"},
+		&db.MailMessage{ID: 2, MessageID: "m2@example", ReceivedAt: now.Add(time.Minute), FromAddr: "w@c.example", Intent: "reinclude",
+			Outcome: "queued", ReviewStatus: "pending", ReviewReason: "re-inclusion", Raw: []byte("x")},
+	}
+	for _, r := range rows {
+		if err := s.DB.WithContext(ctx).Create(r).Error; err != nil {
+			t.Fatalf("create %T: %v", r, err)
+		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// verify returns the problems VerifySeals finds.
+func verify(t *testing.T, s *db.Store) ([]db.SealProblem, *db.SealReport) {
+	t.Helper()
+	var ps []db.SealProblem
+	rep, err := s.VerifySeals(context.Background(), func(p db.SealProblem) error {
+		ps = append(ps, p)
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("VerifySeals: %v", err)
+	}
+	return ps, rep
+}
+
+func seal(t *testing.T, s *db.Store) *db.SealBlock {
+	t.Helper()
+	b, err := s.Seal(context.Background())
+	if err != nil {
+		t.Fatalf("Seal: %v", err)
+	}
+	return b
+}
+
+func sealedStore(t *testing.T, engine string) *db.Store {
+	t.Helper()
+	s := dbtest.Open(t, engine)
+	sealFixture(t, s)
+	if b := seal(t, s); b == nil || b.ID != 1 || b.Rows != 7 {
+		t.Fatalf("first Seal = %+v, want block 1 over 7 rows", b)
+	}
+	if ps, _ := verify(t, s); len(ps) != 0 {
+		t.Fatalf("untouched records: problems %+v", ps)
+	}
+	return s
+}
+
+// TestSealUntouched: an untouched history passes, rows in flight are sealed
+// once final, and a second Seal with nothing new writes no block.
+func TestSealUntouched(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			s := sealedStore(t, engine)
+			ctx := context.Background()
+			if b := seal(t, s); b != nil {
+				t.Errorf("Seal with nothing new = block %d, want none", b.ID)
+			}
+			if _, rep := verify(t, s); rep.Unsealed != 2 || rep.Rows != 7 || rep.Blocks != 1 {
+				t.Errorf("report = %+v, want 7 sealed rows, 2 unsealed (in flight, pending review), 1 block", rep)
+			}
+			// The request completes, the message is reviewed, new rows come.
+			if err := s.DB.Exec("UPDATE requests SET completed_at = ?, status = 200, outcome = 'ok' WHERE id = 5", db.Now()).Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DB.Exec("UPDATE mail_messages SET review_status = 'dismissed', reviewed_by = 'staff' WHERE id = 2").Error; err != nil {
+				t.Fatal(err)
+			}
+			if err := s.DB.WithContext(ctx).Create(&db.PolicyEvent{ID: 10, Version: 4, HappenedAt: db.Now(), Kind: db.EventExclude, Site: "c.example"}).Error; err != nil {
+				t.Fatal(err)
+			}
+			b := seal(t, s)
+			if b == nil || b.ID != 2 || b.Rows != 3 {
+				t.Fatalf("second Seal = %+v, want block 2 over 3 rows", b)
+			}
+			ps, rep := verify(t, s)
+			if len(ps) != 0 || rep.Unsealed != 0 || rep.Rows != 10 {
+				t.Errorf("after the second seal: problems %+v, report %+v; want none, 10 sealed, 0 unsealed", ps, rep)
+			}
+			if h, err := s.SealHead(ctx); err != nil || h.Hash != b.Hash {
+				t.Errorf("SealHead = %+v, %v; want block %s", h, err, b.Hash)
+			}
+			if got, err := s.SealBlockByHash(ctx, strings.ToUpper(b.Hash)); err != nil || got.ID != 2 {
+				t.Errorf("SealBlockByHash = %+v, %v; want block 2", got, err)
+			}
+			if _, err := s.SealBlockByHash(ctx, "00"); !db.IsNotFound(err) {
+				t.Errorf("SealBlockByHash(unknown) error = %v, want not found", err)
+			}
+		})
+	}
+}
+
+// mutation returns an SQL expression and argument that surely changes
+// column c of a row.
+func mutation(c string) (string, any) {
+	switch c {
+	case "received_at", "sent_date", "reviewed_at", "happened_at", "sent_at", "completed_at", "retry_not_before", "fetched_at":
+		return "?", time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
+	case "raw", "body":
+		return "?", []byte("tampered bytes")
+	case "id", "version", "size", "cycle_id", "budget_slot", "attempt", "redirect_of", "robots_snapshot_id",
+		"robots_line", "delay_ms", "status", "bytes", "duration_ms", "request_id":
+		return "?", int64(4242)
+	}
+	return "?", "tampered"
+}
+
+// TestSealTamperEveryColumn edits every sealed column of a sealed row of
+// every sealed table, one at a time, and checks that VerifySeals names that
+// table and row, then that putting the value back makes it pass again.
+func TestSealTamperEveryColumn(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			s := sealedStore(t, engine)
+			for _, table := range db.SealedTables() {
+				for _, c := range db.SealedColumns(table) {
+					if c == "id" {
+						continue // below: a changed id is a deleted row
+					}
+					var orig any
+					if err := s.SQL.QueryRow(fmt.Sprintf("SELECT %s FROM %s WHERE id = 1", c, table)).Scan(&orig); err != nil {
+						t.Fatal(err)
+					}
+					expr, arg := mutation(c)
+					if err := s.DB.Exec(fmt.Sprintf("UPDATE %s SET %s = %s WHERE id = 1", table, c, expr), arg).Error; err != nil {
+						t.Fatalf("tamper %s.%s: %v", table, c, err)
+					}
+					ps, _ := verify(t, s)
+					if len(ps) != 1 || ps[0].Check != db.SealChanged || ps[0].Table != table || ps[0].RowID != 1 {
+						t.Errorf("%s.%s of row 1 edited: problems %+v, want one %q naming %s row 1", table, c, ps, db.SealChanged, table)
+					}
+					if err := s.DB.Exec(fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = 1", table, c), orig).Error; err != nil {
+						t.Fatal(err)
+					}
+					if ps, _ := verify(t, s); len(ps) != 0 {
+						t.Errorf("%s.%s put back: problems %+v, want none", table, c, ps)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestSealTamperRows deletes, inserts, renumbers and backdates rows, and
+// edits the chain itself.
+func TestSealTamperRows(t *testing.T) {
+	tests := []struct {
+		name   string
+		sql    string
+		args   []any
+		check  string
+		table  string
+		row    int64
+		engine string // only on this engine ("" for both)
+	}{
+		{"delete request", "DELETE FROM requests WHERE id = 2", nil, db.SealDeleted, "requests", 2, ""},
+		{"delete event", "DELETE FROM policy_events WHERE id = 1", nil, db.SealDeleted, "policy_events", 1, ""},
+		{"delete snapshot", "DELETE FROM robots_snapshots WHERE id = 1", nil, db.SealDeleted, "robots_snapshots", 1, ""},
+		{"delete message", "DELETE FROM mail_messages WHERE id = 1", nil, db.SealDeleted, "mail_messages", 1, ""},
+		{"delete request in flight", "DELETE FROM requests WHERE id = 5", nil, db.SealDeleted, "requests", 5, ""},
+		{"insert event in the middle", "INSERT INTO policy_events (id, version, happened_at, kind, site) VALUES (3, 99, ?, 'reinclude', 'x.example')",
+			[]any{db.Now().Add(-time.Hour)}, db.SealInserted, "policy_events", 3, ""},
+		{"insert request in the middle", "INSERT INTO requests (id, site, host, origin, url, purpose, sent_at, completed_at, outcome) VALUES (4, 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok')",
+			[]any{db.Now().Add(-time.Hour), db.Now().Add(-time.Hour)}, db.SealInserted, "requests", 4, ""},
+		{"append backdated event", "INSERT INTO policy_events (id, version, happened_at, kind, site) VALUES (9, 98, ?, 'reinclude', 'x.example')",
+			[]any{db.Now().Add(-time.Hour)}, db.SealBackdated, "policy_events", 9, ""},
+		{"renumber request", "UPDATE requests SET id = 7 WHERE id = 2", nil, db.SealDeleted, "requests", 2, ""},
+		{"swap message content", "UPDATE mail_messages SET subject = 'other' WHERE id = 1", nil, db.SealChanged, "mail_messages", 1, ""},
+		{"edit block", "UPDATE seal_blocks SET state = 'requests 1 \n'", nil, db.SealChain, "", 0, ""},
+		{"edit row hash", "UPDATE seal_rows SET hash = 'ab' WHERE tbl = 'requests' AND row_id = 1", nil, "", "requests", 1, ""},
+	}
+	for _, engine := range dbtest.Engines() {
+		for _, tt := range tests {
+			if tt.engine != "" && tt.engine != engine {
+				continue
+			}
+			t.Run(engine+"/"+tt.name, func(t *testing.T) {
+				s := sealedStore(t, engine)
+				if err := s.DB.Exec(tt.sql, tt.args...).Error; err != nil {
+					t.Fatal(err)
+				}
+				ps, _ := verify(t, s)
+				found := false
+				for _, p := range ps {
+					if (tt.check == "" || p.Check == tt.check) && p.Table == tt.table && p.RowID == tt.row {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("after %q: problems %+v; want %q naming %s row %d", tt.sql, ps, tt.check, tt.table, tt.row)
+				}
+			})
+		}
+	}
+}

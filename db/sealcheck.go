@@ -1,0 +1,330 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Checks of VerifySeals.
+const (
+	SealChanged   = "changed"   // a sealed row's content no longer has its sealed hash
+	SealDeleted   = "deleted"   // a sealed row (or one awaiting its seal) is gone
+	SealInserted  = "inserted"  // a row appeared below a block's high-water id without being sealed or awaited
+	SealBackdated = "backdated" // an unsealed row claims to be older than the chain head allows
+	SealChain     = "chain"     // a block is missing, out of order, or no longer has its hash or root
+)
+
+// SealProblem is one way the records differ from what was sealed.
+type SealProblem struct {
+	Check string
+	Table string // the sealed table ("" for a chain problem)
+	RowID int64  // the row (0 for a chain problem)
+	// BlockID is the block that sealed the row, or the broken block; for an
+	// inserted row, the first block whose high-water id covers it; 0 for a
+	// backdated row.
+	BlockID  int64
+	Evidence string
+}
+
+// SealReport sums up VerifySeals.
+type SealReport struct {
+	Blocks   int64      // blocks checked
+	Rows     int64      // sealed rows checked
+	Unsealed int64      // rows not sealed yet (in flight, awaiting review, or newer than the head)
+	Head     *SealBlock // the last block, nil when nothing is sealed
+}
+
+// VerifySeals recomputes the whole chain: every block's hash and link, every
+// block's root from the row hashes it sealed, and every sealed row's hash
+// from its current content; and it looks for rows that appeared where the
+// chain says there were none. It calls emit for each problem, in the order
+// chain, then table by table in id order, and stops at the first error emit
+// returns. It only reads, does I/O, and streams (memory does not grow with
+// the number of rows).
+func (s *Store) VerifySeals(ctx context.Context, emit func(SealProblem) error) (*SealReport, error) {
+	rep := &SealReport{}
+	blocks, err := s.verifyChain(ctx, rep, emit)
+	if err != nil {
+		return nil, err
+	}
+	var head *SealBlock
+	if len(blocks) > 0 {
+		head = blocks[len(blocks)-1]
+	}
+	rep.Head = head
+	for _, t := range sealTables {
+		if err := s.verifyTable(ctx, t, blocks, rep, emit); err != nil {
+			return nil, err
+		}
+	}
+	return rep, nil
+}
+
+func (s *Store) rebind(q string) string {
+	if s.Dialect != Postgres {
+		return q
+	}
+	out := make([]byte, 0, len(q)+8)
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			out = append(out, '$')
+			out = fmt.Appendf(out, "%d", n)
+			continue
+		}
+		out = append(out, q[i])
+	}
+	return string(out)
+}
+
+// verifyChain checks the blocks and their roots, and returns them in order.
+func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(SealProblem) error) ([]*SealBlock, error) {
+	var blocks []*SealBlock
+	if err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks ORDER BY id`).
+		Scan(&blocks).Error; err != nil {
+		return nil, fmt.Errorf("db: verify seals: %w", err)
+	}
+	chain := func(b int64, format string, args ...any) error {
+		return emit(SealProblem{Check: SealChain, BlockID: b, Evidence: fmt.Sprintf(format, args...)})
+	}
+	prevHash := ""
+	var prevID int64
+	byID := make(map[int64]*SealBlock, len(blocks))
+	for _, b := range blocks {
+		rep.Blocks++
+		byID[b.ID] = b
+		if b.ID != prevID+1 {
+			if err := chain(b.ID, "seal block %d follows block %d: blocks %d to %d are missing", b.ID, prevID, prevID+1, b.ID-1); err != nil {
+				return nil, err
+			}
+		}
+		if b.PrevHash != prevHash {
+			if err := chain(b.ID, "seal block %d links to previous hash %s, but block %d has hash %s", b.ID, b.PrevHash, prevID, prevHash); err != nil {
+				return nil, err
+			}
+		}
+		if h := blockHash(b); h != b.Hash {
+			if err := chain(b.ID, "seal block %d no longer has its hash: stored %s, its content hashes to %s", b.ID, b.Hash, h); err != nil {
+				return nil, err
+			}
+		}
+		if _, err := decodeState(b.State); err != nil {
+			if err := chain(b.ID, "seal block %d has an unreadable state: %v", b.ID, err); err != nil {
+				return nil, err
+			}
+		}
+		prevHash, prevID = b.Hash, b.ID
+	}
+	// Roots: the row hashes each block sealed, in table then id order.
+	rows, err := s.SQL.QueryContext(ctx, `SELECT block_id, tbl, row_id, hash FROM seal_rows ORDER BY block_id, tbl, row_id`)
+	if err != nil {
+		return nil, fmt.Errorf("db: verify seals: %w", err)
+	}
+	defer rows.Close()
+	var (
+		cur  int64 = -1
+		root *rootHash
+	)
+	seen := map[int64]bool{}
+	finish := func() error {
+		if cur < 0 {
+			return nil
+		}
+		seen[cur] = true
+		b := byID[cur]
+		if b == nil {
+			return chain(cur, "seal rows name block %d, which is not in the chain", cur)
+		}
+		if r := root.sum(); r != b.Root || root.n != b.Rows {
+			return chain(cur, "seal block %d sealed %d rows with root %s; its seal rows now number %d with root %s", cur, b.Rows, b.Root, root.n, r)
+		}
+		return nil
+	}
+	for rows.Next() {
+		var (
+			bid, id int64
+			tbl, h  string
+		)
+		if err := rows.Scan(&bid, &tbl, &id, &h); err != nil {
+			return nil, fmt.Errorf("db: verify seals: %w", err)
+		}
+		if bid != cur {
+			if err := finish(); err != nil {
+				return nil, err
+			}
+			cur, root = bid, newRoot()
+		}
+		root.add(tbl, id, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: verify seals: %w", err)
+	}
+	if err := finish(); err != nil {
+		return nil, err
+	}
+	for _, b := range blocks {
+		if !seen[b.ID] && b.Rows != 0 {
+			if err := chain(b.ID, "seal block %d sealed %d rows; none of its seal rows is left", b.ID, b.Rows); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return blocks, nil
+}
+
+// verifyTable checks the sealed rows of one table against their content, and
+// its unsealed rows against what the chain says was there.
+func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBlock, rep *SealReport, emit func(SealProblem) error) error {
+	// Sealed rows: still there, with the same content.
+	q := s.rebind("SELECT s.row_id, s.block_id, s.hash, " + sealSelect(t, "t.") + " FROM seal_rows s LEFT JOIN " + t.name +
+		" t ON t.id = s.row_id WHERE s.tbl = ? ORDER BY s.row_id")
+	rows, err := s.SQL.QueryContext(ctx, q, t.name)
+	if err != nil {
+		return fmt.Errorf("db: verify %s: %w", t.name, err)
+	}
+	vals := make([]any, len(t.cols)+3)
+	ptrs := make([]any, len(vals))
+	for i := range vals {
+		ptrs[i] = &vals[i]
+	}
+	for rows.Next() {
+		if err := rows.Scan(ptrs...); err != nil {
+			rows.Close()
+			return fmt.Errorf("db: verify %s: %w", t.name, err)
+		}
+		rep.Rows++
+		id, _ := asInt(vals[0])
+		bid, _ := asInt(vals[1])
+		sealed := fmt.Sprint(vals[2])
+		if b, ok := vals[2].([]byte); ok {
+			sealed = string(b)
+		}
+		var p *SealProblem
+		if vals[3] == nil {
+			p = &SealProblem{Check: SealDeleted, Table: t.name, RowID: id, BlockID: bid,
+				Evidence: fmt.Sprintf("%s row %d was sealed in block %d and has been deleted since", t.name, id, bid)}
+		} else if h := rowHash(t.name, t.cols, vals[3:]); h != sealed {
+			p = &SealProblem{Check: SealChanged, Table: t.name, RowID: id, BlockID: bid,
+				Evidence: fmt.Sprintf("%s row %d was changed after block %d sealed it: its content hashed to %s, now to %s", t.name, id, bid, sealed, h)}
+		}
+		if p != nil {
+			if err := emit(*p); err != nil {
+				rows.Close()
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		rows.Close()
+		return fmt.Errorf("db: verify %s: %w", t.name, err)
+	}
+	rows.Close()
+
+	// Unsealed rows: awaited by the head, or newer than it.
+	var (
+		headState tableState
+		headAt    time.Time
+	)
+	if len(blocks) > 0 {
+		head := blocks[len(blocks)-1]
+		st, err := decodeState(head.State)
+		if err == nil {
+			headState = st[t.name]
+		}
+		headAt = head.SealedAt
+	}
+	// firstCover is the first block whose high-water id reaches id.
+	firstCover := func(id int64) int64 {
+		for _, b := range blocks {
+			if st, err := decodeState(b.State); err == nil && st[t.name].hw >= id {
+				return b.ID
+			}
+		}
+		return 0
+	}
+	q = s.rebind("SELECT t.id, t." + t.stamp + " FROM " + t.name + " t WHERE NOT EXISTS (SELECT 1 FROM seal_rows s WHERE s.tbl = ? AND s.row_id = t.id) ORDER BY t.id")
+	rows, err = s.SQL.QueryContext(ctx, q, t.name)
+	if err != nil {
+		return fmt.Errorf("db: verify %s: %w", t.name, err)
+	}
+	defer rows.Close()
+	present := map[int64]bool{}
+	for rows.Next() {
+		var (
+			id  int64
+			raw any
+		)
+		if err := rows.Scan(&id, &raw); err != nil {
+			return fmt.Errorf("db: verify %s: %w", t.name, err)
+		}
+		rep.Unsealed++
+		stamp := anyTime(raw)
+		_, awaited := slices.BinarySearch(headState.pending, id)
+		if awaited {
+			present[id] = true
+		}
+		var p *SealProblem
+		switch {
+		case len(blocks) == 0:
+		case id <= headState.hw && !awaited:
+			b := firstCover(id)
+			p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id, BlockID: b,
+				Evidence: fmt.Sprintf("%s row %d is not sealed, yet block %d saw every row up to id %d and did not await it: it was inserted after sealing", t.name, id, b, headState.hw)}
+		case id > headState.hw && stamp.Valid && stamp.Time.Before(headAt.Add(-BackdateSlack)):
+			p = &SealProblem{Check: SealBackdated, Table: t.name, RowID: id,
+				Evidence: fmt.Sprintf("%s row %d is newer than the chain head (block %d, sealed %s) but says %s %s: it was written after sealing and backdated",
+					t.name, id, blocks[len(blocks)-1].ID, headAt.UTC().Format(time.RFC3339), t.stamp, stamp.Time.UTC().Format(time.RFC3339))}
+		}
+		if p != nil {
+			if err := emit(*p); err != nil {
+				return err
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("db: verify %s: %w", t.name, err)
+	}
+	for _, id := range headState.pending {
+		if present[id] {
+			continue
+		}
+		// Awaited but not among the unsealed rows: gone (a row sealed
+		// meanwhile by a later block would not be awaited by the head).
+		var n int64
+		if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM "+t.name+" WHERE id = ?"), id).Scan(&n); err != nil {
+			return fmt.Errorf("db: verify %s: %w", t.name, err)
+		}
+		if n == 0 {
+			if err := emit(SealProblem{Check: SealDeleted, Table: t.name, RowID: id, BlockID: blocks[len(blocks)-1].ID,
+				Evidence: fmt.Sprintf("%s row %d was awaited by block %d (not final yet) and has been deleted", t.name, id, blocks[len(blocks)-1].ID)}); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// anyTime reads a time column scanned into any: a time.Time, or text as
+// SQLite may return it.
+func anyTime(v any) sql.NullTime {
+	switch x := v.(type) {
+	case time.Time:
+		return sql.NullTime{Time: x, Valid: true}
+	case []byte:
+		return anyTime(string(x))
+	case string:
+		s := strings.TrimSuffix(x, "Z")
+		for _, f := range []string{"2006-01-02 15:04:05.999999999-07:00", "2006-01-02T15:04:05.999999999-07:00",
+			"2006-01-02 15:04:05.999999999", "2006-01-02T15:04:05.999999999"} {
+			if t, err := time.ParseInLocation(f, s, time.UTC); err == nil {
+				return sql.NullTime{Time: t, Valid: true}
+			}
+		}
+	}
+	return sql.NullTime{}
+}

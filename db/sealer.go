@@ -1,0 +1,94 @@
+package db
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// DefaultSealEvery is how often a background sealer seals.
+const DefaultSealEvery = 5 * time.Second
+
+// sealer is a Store's background sealer.
+type sealer struct {
+	mu     sync.Mutex // guards cancel, done and kick
+	cancel context.CancelFunc
+	done   chan struct{}
+	kick   chan struct{}
+	log    *slog.Logger
+}
+
+// StartSealer starts sealing in the background: every interval (zero means
+// DefaultSealEvery), whenever SealSoon asks, and a last time when Close is
+// called. A process that writes evidence starts one, so its rows are sealed
+// within seconds and at the latest when it stops. Failures are logged to log
+// (nil means slog.Default()) and retried at the next turn. Calling it again
+// does nothing. It is safe for concurrent use.
+func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
+	if interval <= 0 {
+		interval = DefaultSealEvery
+	}
+	if log == nil {
+		log = slog.Default()
+	}
+	z := &s.sealer
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.done != nil {
+		return
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done, kick := make(chan struct{}), make(chan struct{}, 1)
+	z.cancel, z.done, z.kick, z.log = cancel, done, kick, log
+	go func() {
+		defer close(done)
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			case <-kick:
+			}
+			if _, err := s.Seal(ctx); err != nil && ctx.Err() == nil {
+				log.Warn("sealing the records failed; retrying later", "err", err)
+			}
+		}
+	}()
+}
+
+// SealSoon asks the background sealer, if one runs, to seal now (at the end
+// of a crawl cycle, say). It never blocks.
+func (s *Store) SealSoon() {
+	z := &s.sealer
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	if z.kick == nil {
+		return
+	}
+	select {
+	case z.kick <- struct{}{}:
+	default:
+	}
+}
+
+// stopSealer stops the background sealer and seals a last time.
+func (s *Store) stopSealer() {
+	z := &s.sealer
+	z.mu.Lock()
+	cancel, done, log := z.cancel, z.done, z.log
+	z.cancel, z.done, z.kick = nil, nil, nil
+	z.mu.Unlock()
+	if done == nil {
+		return
+	}
+	cancel()
+	<-done
+	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
+	if _, err := s.Seal(ctx); err != nil {
+		log.Warn("sealing the records failed at exit; the next process seals them", "err", err)
+	}
+}
