@@ -178,6 +178,13 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 	// 2: the request log by time alone, for matching a webmaster's access
 	// log (which has no host) against it (crawler/identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
+	// 3: what an exclusion purged from the index, recorded in its policy
+	// event; anchors by the site they point to, for that purge.
+	`
+ALTER TABLE policy_events ADD COLUMN purged_pages {{BIGINT}} NOT NULL DEFAULT 0;
+ALTER TABLE policy_events ADD COLUMN purged_anchors {{BIGINT}} NOT NULL DEFAULT 0;
+CREATE INDEX anchors_to_site ON anchors (to_site);
+`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.
