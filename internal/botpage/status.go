@@ -161,7 +161,7 @@ var errLimited = errors.New("botpage: too many lookups")
 // lookupSite normalises input and looks the site up, after the client's
 // rate limit allows it. retry says when to ask again after errLimited.
 func (h *StatusHandler) lookupSite(r *http.Request, input string) (st *SiteStatus, retry time.Duration, err error) {
-	if ok, wait := h.limiter.allow(clientKey(r.RemoteAddr)); !ok {
+	if ok, wait := h.limiter.allow(clientKey(clientAddr(r))); !ok {
 		return nil, wait, errLimited
 	}
 	if strings.TrimSpace(input) == "" || len(input) > MaxStatusInput {
@@ -450,14 +450,37 @@ func (l *clientLimiter) evictLocked(now time.Time) {
 	}
 }
 
-// clientKey is the limiter's key for a remote address: the IPv4 address,
-// or the /64 of an IPv6 one (a host usually holds a whole /64).
-func clientKey(remote string) netip.Prefix {
-	host, _, err := net.SplitHostPort(remote)
+// clientAddr returns the address of the client that sent r: the remote
+// address, or, when that is a loopback address (a reverse proxy on the same
+// machine, as the operations guide sets up), the last address of the
+// X-Forwarded-For header the proxy added. The header is never trusted from
+// any other peer, so a client cannot choose its own bucket.
+func clientAddr(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
-		host = remote
+		host = r.RemoteAddr
 	}
 	a, err := netip.ParseAddr(host)
+	if err != nil || !a.Unmap().IsLoopback() {
+		return host
+	}
+	xff := r.Header.Values("X-Forwarded-For")
+	if len(xff) == 0 {
+		return host
+	}
+	parts := strings.Split(xff[len(xff)-1], ",")
+	if last := strings.TrimSpace(parts[len(parts)-1]); last != "" {
+		if _, err := netip.ParseAddr(last); err == nil {
+			return last
+		}
+	}
+	return host
+}
+
+// clientKey is the limiter's key for a remote address: the IPv4 address,
+// or the /64 of an IPv6 one (a host usually holds a whole /64).
+func clientKey(addr string) netip.Prefix {
+	a, err := netip.ParseAddr(addr)
 	if err != nil {
 		return netip.Prefix{}
 	}

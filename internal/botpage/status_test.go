@@ -314,3 +314,40 @@ func TestBotPageLinksStatus(t *testing.T) {
 		}
 	}
 }
+
+func TestClientAddr(t *testing.T) {
+	tests := []struct {
+		remote, xff, want string
+	}{
+		{"203.0.113.7:5555", "", "203.0.113.7"},
+		{"203.0.113.7:5555", "198.51.100.1", "203.0.113.7"}, // not from our proxy: header ignored
+		{"127.0.0.1:5555", "", "127.0.0.1"},
+		{"127.0.0.1:5555", "10.9.9.9, 198.51.100.1", "198.51.100.1"}, // the address our proxy saw
+		{"[::1]:5555", "2001:db8::1", "2001:db8::1"},
+		{"127.0.0.1:5555", "garbage", "127.0.0.1"},
+	}
+	for _, tt := range tests {
+		r := httptest.NewRequest(http.MethodGet, "/bot/status", nil)
+		r.RemoteAddr = tt.remote
+		if tt.xff != "" {
+			r.Header.Set("X-Forwarded-For", tt.xff)
+		}
+		if got := botpage.ClientAddr(r); got != tt.want {
+			t.Errorf("clientAddr(%s, X-Forwarded-For %q) = %q, want %q", tt.remote, tt.xff, got, tt.want)
+		}
+	}
+}
+
+func TestRateLimitIsPerClient(t *testing.T) {
+	srv, _ := statusServer(t, &botpage.StatusOptions{Rate: rate.Every(time.Hour), Burst: 1})
+	// The test server is on loopback, so it stands for a reverse proxy:
+	// each forwarded client has its own bucket.
+	for _, client := range []string{"198.51.100.1", "198.51.100.2"} {
+		if resp, _ := get(t, srv, "/bot/status.json?site=shop.com", "X-Forwarded-For", client); resp.StatusCode != http.StatusOK {
+			t.Errorf("first lookup of %s: status %d, want 200", client, resp.StatusCode)
+		}
+	}
+	if resp, _ := get(t, srv, "/bot/status.json?site=shop.com", "X-Forwarded-For", "198.51.100.1"); resp.StatusCode != http.StatusTooManyRequests {
+		t.Errorf("second lookup of 198.51.100.1: status %d, want 429", resp.StatusCode)
+	}
+}
