@@ -290,3 +290,22 @@ func Now() time.Time {
 func IsNotFound(err error) bool {
 	return errors.Is(err, ErrNotFound) || errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, sql.ErrNoRows)
 }
+
+// rebind turns the ? placeholders of q into PostgreSQL's $n when the store
+// is PostgreSQL. q must hold no ? inside a string literal.
+func (s *Store) rebind(q string) string {
+	if s.Dialect != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}

@@ -186,7 +186,14 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 ALTER TABLE exclusions ADD COLUMN verified BOOLEAN NOT NULL DEFAULT TRUE;
 UPDATE exclusions SET verified = FALSE WHERE source = 'mail';
 `,
-	// 4: tamper-evident records (db/seal.go): a chain of seal blocks, and
+	// 4: what an exclusion purged from the index, recorded in its policy
+	// event; anchors by the site they point to, for that purge.
+	`
+ALTER TABLE policy_events ADD COLUMN purged_pages {{BIGINT}} NOT NULL DEFAULT 0;
+ALTER TABLE policy_events ADD COLUMN purged_anchors {{BIGINT}} NOT NULL DEFAULT 0;
+CREATE INDEX anchors_to_site ON anchors (to_site);
+`,
+	// 5: tamper-evident records (db/seal.go): a chain of seal blocks, and
 	// the hash of every sealed row with the block that sealed it. Open
 	// seals the rows already there, in id order, right after this step.
 	`
@@ -211,7 +218,7 @@ CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 }
 
 // sealMigration is the schema version that added the seal tables.
-const sealMigration = 4
+const sealMigration = 5
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)

@@ -59,6 +59,11 @@ type PolicyEvent struct {
 	Evidence   string
 	Source     string
 	Detail     string // free-form JSON with more evidence (mail authentication results, ...)
+	// PurgedPages and PurgedAnchors count the index entries of the site
+	// (pages, and link texts pointing to it) the change deleted: an
+	// exclusion purges the site from the index. Zero for other changes.
+	PurgedPages   int64
+	PurgedAnchors int64
 }
 
 // TableName implements gorm's tabler.

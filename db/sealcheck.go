@@ -64,24 +64,6 @@ func (s *Store) VerifySeals(ctx context.Context, emit func(SealProblem) error) (
 	return rep, nil
 }
 
-func (s *Store) rebind(q string) string {
-	if s.Dialect != Postgres {
-		return q
-	}
-	out := make([]byte, 0, len(q)+8)
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			out = append(out, '$')
-			out = fmt.Appendf(out, "%d", n)
-			continue
-		}
-		out = append(out, q[i])
-	}
-	return string(out)
-}
-
 // verifyChain checks the blocks and their roots, and returns them in order.
 func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(SealProblem) error) ([]*SealBlock, error) {
 	var blocks []*SealBlock

@@ -69,6 +69,9 @@ type ExcludeResult struct {
 	Site      string        `json:"site"`
 	Already   bool          `json:"already_excluded"`
 	Exclusion *db.Exclusion `json:"exclusion"`
+	// Purged counts what the exclusion deleted from the index: the site's
+	// pages and the link texts pointing to it.
+	Purged db.IndexPurge `json:"index_purged"`
 }
 
 // SitesOf normalises every input with SiteOf and returns the sites in input
@@ -90,9 +93,13 @@ func SitesOf(inputs []string) ([]string, error) {
 }
 
 // Exclude takes the sites named by inputs off the crawl list, in one
-// transaction: if any input is not a site, nothing changes. Excluding an
+// transaction: if any input is not a site, nothing changes. The same
+// transaction deletes what the index keeps of each site (its pages and the
+// link texts pointing to it) and records the counts in the policy event; the
+// request log, robots.txt snapshots and emails stay as evidence. Excluding an
 // already-excluded site changes nothing but still records the request in the
-// event log as evidence. The exclusion is visible to every Gate's next check.
+// event log as evidence (and purges anything indexed since). The exclusion
+// is visible to every Gate's next check.
 func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]ExcludeResult, error) {
 	sites, err := SitesOf(inputs)
 	if err != nil {
@@ -113,7 +120,11 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 			err := tx.Where("site = ?", site).Take(&ex).Error
 			switch {
 			case err == nil:
-				if _, err := appendEvent(tx, now, db.EventExcludeRepeat, site, c); err != nil {
+				purged, err := db.PurgeIndex(ctx, tx, site)
+				if err != nil {
+					return err
+				}
+				if _, err := appendPurgeEvent(tx, now, db.EventExcludeRepeat, site, c, purged); err != nil {
 					return err
 				}
 				if !ex.Verified && !c.Unverified {
@@ -123,12 +134,16 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 					}
 					ex.Verified = true
 				}
-				results = append(results, ExcludeResult{Input: inputs[i], Site: site, Already: true, Exclusion: &ex})
+				results = append(results, ExcludeResult{Input: inputs[i], Site: site, Already: true, Exclusion: &ex, Purged: purged})
 				continue
 			case !errors.Is(err, gorm.ErrRecordNotFound):
 				return err
 			}
-			ev, err := appendEvent(tx, now, db.EventExclude, site, c)
+			purged, err := db.PurgeIndex(ctx, tx, site)
+			if err != nil {
+				return err
+			}
+			ev, err := appendPurgeEvent(tx, now, db.EventExclude, site, c, purged)
 			if err != nil {
 				return err
 			}
@@ -137,7 +152,7 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 			if err := tx.Create(&ex).Error; err != nil {
 				return err
 			}
-			results = append(results, ExcludeResult{Input: inputs[i], Site: site, Exclusion: &ex})
+			results = append(results, ExcludeResult{Input: inputs[i], Site: site, Exclusion: &ex, Purged: purged})
 		}
 		return nil
 	})
@@ -149,7 +164,9 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 
 // Reinclude puts an excluded site back on the crawl list. It needs a named
 // actor (a staff member: re-inclusion is never automatic) and fails with
-// ErrNotExcluded when the site is not excluded.
+// ErrNotExcluded when the site is not excluded. The site starts again from
+// an empty index: anything indexed while it was excluded (a request in
+// flight at the exclusion, other sites' links to it) is purged too.
 func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string, error) {
 	site, err := SiteOf(input)
 	if err != nil {
@@ -172,7 +189,11 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 		if res.RowsAffected == 0 {
 			return fmt.Errorf("%w: %s", ErrNotExcluded, site)
 		}
-		_, err := appendEvent(tx, p.now(), db.EventReinclude, site, c)
+		purged, err := db.PurgeIndex(ctx, tx, site)
+		if err != nil {
+			return err
+		}
+		_, err = appendPurgeEvent(tx, p.now(), db.EventReinclude, site, c, purged)
 		return err
 	})
 	if err != nil {
@@ -238,6 +259,12 @@ func (p *Policy) lock(tx *gorm.DB) error {
 // The UPDATE takes the row lock that orders all policy writers, so versions
 // become visible in increasing order.
 func appendEvent(tx *gorm.DB, now time.Time, kind, site string, c Change) (*db.PolicyEvent, error) {
+	return appendPurgeEvent(tx, now, kind, site, c, db.IndexPurge{})
+}
+
+// appendPurgeEvent is appendEvent for a change that purged the site's index
+// entries, recording the counts.
+func appendPurgeEvent(tx *gorm.DB, now time.Time, kind, site string, c Change, purged db.IndexPurge) (*db.PolicyEvent, error) {
 	if err := tx.Exec("UPDATE policy_state SET version = version + 1 WHERE id = 1").Error; err != nil {
 		return nil, err
 	}
@@ -246,7 +273,8 @@ func appendEvent(tx *gorm.DB, now time.Time, kind, site string, c Change) (*db.P
 		return nil, err
 	}
 	ev := &db.PolicyEvent{Version: version, HappenedAt: now, Kind: kind, Site: site,
-		Actor: c.Actor, Reason: c.Reason, Evidence: c.Evidence, Source: c.Source, Detail: c.Detail}
+		Actor: c.Actor, Reason: c.Reason, Evidence: c.Evidence, Source: c.Source, Detail: c.Detail,
+		PurgedPages: purged.Pages, PurgedAnchors: purged.Anchors}
 	if err := tx.Clauses(clause.Returning{}).Create(ev).Error; err != nil {
 		return nil, err
 	}

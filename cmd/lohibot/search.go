@@ -6,7 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/crawler/index"
 )
 
 func newSearchCmd(a *app) *cobra.Command {
@@ -35,7 +35,7 @@ are not shown.`,
 				return err
 			}
 			defer store.Close()
-			results, err := crawler.Search(ctx, store, query, limit)
+			results, err := index.Search(ctx, store, query, limit)
 			if err != nil {
 				return err
 			}

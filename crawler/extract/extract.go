@@ -10,6 +10,7 @@
 package extract
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"net/url"
@@ -35,9 +36,9 @@ const (
 
 // Link is one <a href> of the page.
 type Link struct {
-	URL      string // absolute, fragment removed
-	Text     string // the anchor text, collapsed and bounded
-	Nofollow bool   // rel contains nofollow
+	URL      string `json:"url"`      // absolute, fragment removed
+	Text     string `json:"text"`     // the anchor text, collapsed and bounded
+	Nofollow bool   `json:"nofollow"` // rel contains nofollow
 }
 
 // Page is what a page contributes.
@@ -62,6 +63,12 @@ type Options struct {
 // contentType (may be empty), and whose URL is base. It reads r to the end
 // (bound the reader yourself) and fails only on a charset it cannot decode
 // or a read error.
+//
+// Text is joined as a browser lays it out: <br> and block-level elements
+// separate words, inline elements do not, so <a>Our<br>Team</a> reads "Our
+// Team" and <a>Hel<b>lo</b></a> reads "Hello". The first <title> counts. A
+// link whose only content is an icon takes its text from its aria-label,
+// its title, or the image's alt, in that order.
 func Parse(r io.Reader, contentType string, base *url.URL, opts *Options) (*Page, error) {
 	agent := "lohisoftbot"
 	if opts != nil && opts.Agent != "" {
@@ -71,170 +78,274 @@ func Parse(r io.Reader, contentType string, base *url.URL, opts *Options) (*Page
 	if err != nil {
 		return nil, fmt.Errorf("extract: charset: %w", err)
 	}
-	p := &Page{}
-	z := html.NewTokenizer(dr)
+	p := &parser{z: html.NewTokenizer(dr), base: base, agent: agent, page: &Page{}, seen: map[string]int{}}
+	if err := p.run(); err != nil {
+		return nil, err
+	}
+	return p.page, nil
+}
 
-	var (
-		inTitle     bool
-		title       text
-		heading     atom.Atom // h1..h3 being read, or 0
-		headingText text
-		inA         bool
-		aHref       string
-		aNofollow   bool
-		aText       text
-		skip        int // depth inside script/style/template/noscript... (text not wanted)
-		seenLinks   = map[string]int{}
-	)
-	flushA := func() {
-		if !inA {
-			return
-		}
-		inA = false
-		if aHref == "" || len(p.Links) >= MaxLinks {
-			return
-		}
-		u, ok := resolve(base, aHref)
-		if !ok {
-			return
-		}
-		l := Link{URL: u, Text: aText.String(MaxAnchorText), Nofollow: aNofollow}
-		if i, dup := seenLinks[l.URL+"\x00"+l.Text]; dup {
-			// The same link twice with the same text adds nothing; a
-			// followable copy wins over a nofollow one.
-			p.Links[i].Nofollow = p.Links[i].Nofollow && l.Nofollow
-			return
-		}
-		seenLinks[l.URL+"\x00"+l.Text] = len(p.Links)
-		p.Links = append(p.Links, l)
-	}
-	flushHeading := func() {
-		if heading == 0 {
-			return
-		}
-		t := headingText.String(MaxHeading)
-		if t != "" {
-			switch heading {
-			case atom.H1:
-				if len(p.H1) < MaxHeadings {
-					p.H1 = append(p.H1, t)
-				}
-			case atom.H2:
-				if len(p.H2) < MaxHeadings {
-					p.H2 = append(p.H2, t)
-				}
-			case atom.H3:
-				if len(p.H3) < MaxHeadings {
-					p.H3 = append(p.H3, t)
-				}
-			}
-		}
-		heading = 0
-	}
+// parser is the state of one Parse: one pass of the tokenizer, with the
+// element whose text is being collected.
+type parser struct {
+	z     *html.Tokenizer
+	base  *url.URL // the document's base URL; <base href> may change it
+	agent string   // lowercase product token for <meta name=...>
+	page  *Page
+
+	titleState  int // 0 before the first <title>, 1 inside it, 2 after it
+	title       text
+	heading     atom.Atom // h1..h3 being read, or 0
+	headingText text
+	link        *openLink // the <a href> being read, or nil
+	skip        int       // depth inside elements whose text is never wanted
+	seen        map[string]int
+}
+
+// openLink is an <a> whose end has not been seen yet.
+type openLink struct {
+	href      string
+	nofollow  bool
+	ariaLabel string
+	title     string
+	text      text // text content, image alts included
+	hasText   bool // text content other than image alts was seen
+}
+
+func (p *parser) run() error {
 	for {
-		tt := z.Next()
+		tt := p.z.Next()
 		switch tt {
 		case html.ErrorToken:
-			flushA()
-			flushHeading()
-			if err := z.Err(); err != nil && err != io.EOF {
-				return nil, fmt.Errorf("extract: %w", err)
+			p.flushLink()
+			p.flushHeading()
+			if err := p.z.Err(); err != nil && err != io.EOF {
+				return fmt.Errorf("extract: %w", err)
 			}
-			p.Title = title.String(MaxTitle)
-			return p, nil
+			p.page.Title = p.title.String(MaxTitle)
+			return nil
 		case html.TextToken:
-			if skip > 0 {
-				continue
-			}
-			t := z.Text()
-			if inTitle {
-				title.add(t)
-			}
-			if heading != 0 {
-				headingText.add(t)
-			}
-			if inA {
-				aText.add(t)
+			if p.skip == 0 {
+				p.text(p.z.Text())
 			}
 		case html.StartTagToken, html.SelfClosingTagToken:
-			name, hasAttr := z.TagName()
-			a := atom.Lookup(name)
-			var attrs map[string]string
-			if hasAttr && (a == atom.Meta || a == atom.A || a == atom.Base || a == atom.Img) {
-				attrs = readAttrs(z)
-			}
-			switch a {
-			case atom.Script, atom.Style, atom.Template, atom.Noscript, atom.Svg, atom.Math, atom.Iframe, atom.Textarea, atom.Select:
-				if tt == html.StartTagToken {
-					skip++
-				}
-			case atom.Title:
-				if tt == html.StartTagToken && skip == 0 {
-					inTitle = true
-				}
-			case atom.H1, atom.H2, atom.H3:
-				flushHeading()
-				if tt == html.StartTagToken {
-					heading = a
-					headingText = text{}
-				}
-			case atom.A:
-				flushA()
-				if tt == html.StartTagToken {
-					inA = true
-					aHref = strings.TrimSpace(attrs["href"])
-					aNofollow = hasToken(attrs["rel"], "nofollow")
-					aText = text{}
-				}
-			case atom.Img:
-				if inA {
-					aText.add([]byte(" " + attrs["alt"] + " "))
-				}
-			case atom.Base:
-				if href := strings.TrimSpace(attrs["href"]); href != "" && base != nil {
-					if u, err := base.Parse(href); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-						base = u
-					}
-				}
-			case atom.Meta:
-				n := strings.ToLower(strings.TrimSpace(attrs["name"]))
-				content := attrs["content"]
-				switch n {
-				case "description":
-					if p.Description == "" {
-						var d text
-						d.add([]byte(content))
-						p.Description = d.String(MaxDescription)
-					}
-				case "robots", agent:
-					for _, tok := range strings.Split(strings.ToLower(content), ",") {
-						switch strings.TrimSpace(tok) {
-						case "noindex":
-							p.NoIndex = true
-						case "nofollow":
-							p.NoFollow = true
-						case "none":
-							p.NoIndex, p.NoFollow = true, true
-						}
-					}
-				}
-			}
+			p.start(tt)
 		case html.EndTagToken:
-			name, _ := z.TagName()
-			switch a := atom.Lookup(name); a {
-			case atom.Script, atom.Style, atom.Template, atom.Noscript, atom.Svg, atom.Math, atom.Iframe, atom.Textarea, atom.Select:
-				if skip > 0 {
-					skip--
-				}
-			case atom.Title:
-				inTitle = false
-			case atom.H1, atom.H2, atom.H3:
-				flushHeading()
-			case atom.A:
-				flushA()
+			name, _ := p.z.TagName()
+			p.end(atom.Lookup(name))
+		}
+	}
+}
+
+// text adds a text node to every element collecting text.
+func (p *parser) text(t []byte) {
+	if p.titleState == 1 {
+		p.title.add(t)
+	}
+	if p.heading != 0 {
+		p.headingText.add(t)
+	}
+	if l := p.link; l != nil {
+		if len(bytes.TrimSpace(t)) > 0 {
+			l.hasText = true
+		}
+		l.text.add(t)
+	}
+}
+
+// separate ends the current word of every element collecting text, as a
+// line break or block boundary does.
+func (p *parser) separate() {
+	p.headingText.add(space)
+	if p.link != nil {
+		p.link.text.add(space)
+	}
+}
+
+var space = []byte(" ")
+
+func (p *parser) start(tt html.TokenType) {
+	name, hasAttr := p.z.TagName()
+	a := atom.Lookup(name)
+	var attrs map[string]string
+	if hasAttr && (a == atom.Meta || a == atom.A || a == atom.Base || a == atom.Img) {
+		attrs = readAttrs(p.z)
+	}
+	if skipped[a] {
+		if tt == html.StartTagToken {
+			p.skip++
+		}
+		return
+	}
+	if p.skip > 0 {
+		return
+	}
+	if blocks[a] {
+		p.separate()
+	}
+	switch a {
+	case atom.Title:
+		if tt == html.StartTagToken && p.titleState == 0 {
+			p.titleState = 1
+		}
+	case atom.H1, atom.H2, atom.H3:
+		p.flushHeading()
+		if tt == html.StartTagToken {
+			p.heading = a
+			p.headingText = text{}
+		}
+	case atom.A:
+		p.flushLink()
+		if tt == html.StartTagToken {
+			p.link = &openLink{href: strings.TrimSpace(attrs["href"]), nofollow: hasToken(attrs["rel"], "nofollow"),
+				ariaLabel: attrs["aria-label"], title: attrs["title"]}
+		}
+	case atom.Img:
+		if p.link != nil {
+			p.link.text.add([]byte(" " + attrs["alt"] + " "))
+		}
+	case atom.Base:
+		if href := strings.TrimSpace(attrs["href"]); href != "" && p.base != nil {
+			if u, err := p.base.Parse(href); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
+				p.base = u
+			}
+		}
+	case atom.Meta:
+		p.meta(attrs)
+	}
+}
+
+func (p *parser) end(a atom.Atom) {
+	if skipped[a] {
+		if p.skip > 0 {
+			p.skip--
+		}
+		return
+	}
+	if p.skip > 0 {
+		return
+	}
+	if blocks[a] {
+		p.separate()
+	}
+	switch a {
+	case atom.Title:
+		if p.titleState == 1 {
+			p.titleState = 2
+		}
+	case atom.H1, atom.H2, atom.H3:
+		p.flushHeading()
+	case atom.A:
+		p.flushLink()
+	}
+}
+
+// meta reads a <meta name=description> or a robots directive.
+func (p *parser) meta(attrs map[string]string) {
+	n := strings.ToLower(strings.TrimSpace(attrs["name"]))
+	content := attrs["content"]
+	switch n {
+	case "description":
+		if p.page.Description == "" {
+			var d text
+			d.add([]byte(content))
+			p.page.Description = d.String(MaxDescription)
+		}
+	case "robots", p.agent:
+		for _, tok := range strings.Split(strings.ToLower(content), ",") {
+			switch strings.TrimSpace(tok) {
+			case "noindex":
+				p.page.NoIndex = true
+			case "nofollow":
+				p.page.NoFollow = true
+			case "none":
+				p.page.NoIndex, p.page.NoFollow = true, true
 			}
 		}
 	}
+}
+
+func (p *parser) flushLink() {
+	l := p.link
+	if l == nil {
+		return
+	}
+	p.link = nil
+	if l.href == "" || len(p.page.Links) >= MaxLinks {
+		return
+	}
+	u, ok := resolve(p.base, l.href)
+	if !ok {
+		return
+	}
+	label := l.text.String(MaxAnchorText)
+	if !l.hasText {
+		// Only an icon: name the link as a screen reader would.
+		for _, s := range []string{l.ariaLabel, l.title} {
+			var t text
+			t.add([]byte(s))
+			if v := t.String(MaxAnchorText); v != "" {
+				label = v
+				break
+			}
+		}
+	}
+	link := Link{URL: u, Text: label, Nofollow: l.nofollow}
+	key := link.URL + "\x00" + link.Text
+	if i, dup := p.seen[key]; dup {
+		// The same link twice with the same text adds nothing; a
+		// followable copy wins over a nofollow one.
+		p.page.Links[i].Nofollow = p.page.Links[i].Nofollow && link.Nofollow
+		return
+	}
+	p.seen[key] = len(p.page.Links)
+	p.page.Links = append(p.page.Links, link)
+}
+
+func (p *parser) flushHeading() {
+	if p.heading == 0 {
+		return
+	}
+	t := p.headingText.String(MaxHeading)
+	if t != "" {
+		var list *[]string
+		switch p.heading {
+		case atom.H1:
+			list = &p.page.H1
+		case atom.H2:
+			list = &p.page.H2
+		case atom.H3:
+			list = &p.page.H3
+		}
+		if len(*list) < MaxHeadings {
+			*list = append(*list, t)
+		}
+	}
+	p.heading = 0
+}
+
+// skipped are the elements whose text is never page text: scripts, styles,
+// templates, embedded documents and form controls.
+var skipped = map[atom.Atom]bool{
+	atom.Script: true, atom.Style: true, atom.Template: true, atom.Noscript: true, atom.Svg: true,
+	atom.Math: true, atom.Iframe: true, atom.Textarea: true, atom.Select: true,
+}
+
+// blocks are the elements a browser lays out on a line of their own (HTML
+// Living Standard, "Rendering", display: block, list-item, table parts), and
+// <br>: their start and end separate words.
+var blocks = map[atom.Atom]bool{
+	atom.Address: true, atom.Article: true, atom.Aside: true, atom.Blockquote: true, atom.Body: true,
+	atom.Br: true, atom.Caption: true, atom.Center: true, atom.Dd: true, atom.Details: true,
+	atom.Dialog: true, atom.Dir: true, atom.Div: true, atom.Dl: true, atom.Dt: true,
+	atom.Fieldset: true, atom.Figcaption: true, atom.Figure: true, atom.Footer: true, atom.Form: true,
+	atom.H1: true, atom.H2: true, atom.H3: true, atom.H4: true, atom.H5: true, atom.H6: true,
+	atom.Header: true, atom.Hgroup: true, atom.Hr: true, atom.Html: true, atom.Legend: true,
+	atom.Li: true, atom.Listing: true, atom.Main: true, atom.Menu: true, atom.Nav: true,
+	atom.Ol: true, atom.Optgroup: true, atom.Option: true, atom.P: true, atom.Plaintext: true,
+	atom.Pre: true, atom.Search: true, atom.Section: true, atom.Summary: true, atom.Table: true,
+	atom.Tbody: true, atom.Td: true, atom.Tfoot: true, atom.Th: true, atom.Thead: true,
+	atom.Tr: true, atom.Ul: true, atom.Xmp: true,
 }
 
 // RobotsTag applies the values of X-Robots-Tag headers to noindex and
@@ -333,6 +444,9 @@ func (t *text) add(s []byte) {
 		if r == utf8.RuneError && n == 1 {
 			r = unicode.ReplacementChar
 		}
+		if invisible(r) {
+			continue
+		}
 		if t.space && t.b.Len() > 0 {
 			t.b.WriteByte(' ')
 		}
@@ -342,6 +456,18 @@ func (t *text) add(s []byte) {
 		}
 		t.b.WriteRune(r)
 	}
+}
+
+// invisible reports whether r is a character a browser shows as nothing
+// between two letters of a word: a soft hyphen, a zero-width space, a word
+// joiner or a byte-order mark. Dropping it keeps "work&shy;shop" findable as
+// "workshop".
+func invisible(r rune) bool {
+	switch r {
+	case '\u00ad', '\u200b', '\u2060', '\ufeff':
+		return true
+	}
+	return false
 }
 
 // String returns the collected text (the tokenizer has decoded entities

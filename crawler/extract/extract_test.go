@@ -59,6 +59,44 @@ func TestParse(t *testing.T) {
 			html: "<title>" + strings.Repeat("ab ", 1000) + "</title>",
 			want: extract.Page{Title: strings.TrimSpace(strings.Repeat("ab ", 100))},
 		},
+		{
+			name: "line breaks and blocks separate words, inline elements do not",
+			html: `<h2>Line1<br>Line2</h2><h1>Hello<div>World</div></h1><h3>Pri<b>ce</b>s<span> and</span><br/>offers</h3>
+				<a href=/s>Our<br>Team</a><a href=/shop><p>Shop</p><p>Now</p></a><a href=/x>Sp<em>lit</em></a>
+				<a href=/l><ul><li>One</li><li>Two</li></ul></a><a href=/t><table><tr><td>A</td><td>B</td></tr></table></a>`,
+			want: extract.Page{
+				H1: []string{"Hello World"}, H2: []string{"Line1 Line2"}, H3: []string{"Prices and offers"},
+				Links: []extract.Link{
+					{URL: "http://example.test/s", Text: "Our Team"},
+					{URL: "http://example.test/shop", Text: "Shop Now"},
+					{URL: "http://example.test/x", Text: "Split"},
+					{URL: "http://example.test/l", Text: "One Two"},
+					{URL: "http://example.test/t", Text: "A B"},
+				},
+			},
+		},
+		{
+			name: "the first title counts",
+			html: `<title>First</title><title>Second</title><svg><title>Icon</title></svg>`,
+			want: extract.Page{Title: "First"},
+		},
+		{
+			name: "a link whose only content is an icon",
+			html: `<a href=/1 aria-label="Home page" title="Home"><img alt="house"></a>
+				<a href=/2 title="Cart"><img alt="cart icon"></a>
+				<a href=/3><img alt="Search"></a>
+				<a href=/4 aria-label="Profile"><svg><title>user</title></svg></a>
+				<a href=/5 aria-label="  "><i class="icon-mail"></i></a>
+				<a href=/6 aria-label="ignored">Visible <img alt="and alt"></a>`,
+			want: extract.Page{Links: []extract.Link{
+				{URL: "http://example.test/1", Text: "Home page"},
+				{URL: "http://example.test/2", Text: "Cart"},
+				{URL: "http://example.test/3", Text: "Search"},
+				{URL: "http://example.test/4", Text: "Profile"},
+				{URL: "http://example.test/5", Text: ""},
+				{URL: "http://example.test/6", Text: "Visible and alt"},
+			}},
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

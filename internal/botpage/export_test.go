@@ -37,3 +37,6 @@ func Placeholders(lang Lang) (map[string][]string, error) {
 	}
 	return out, nil
 }
+
+// ClientAddr exports clientAddr.
+var ClientAddr = clientAddr

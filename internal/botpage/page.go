@@ -10,6 +10,7 @@ import (
 	"io"
 	"net/url"
 	"strings"
+	"time"
 )
 
 //go:embed page.html.tmpl
@@ -24,8 +25,9 @@ const rfc9309 = "https://www.rfc-editor.org/rfc/rfc9309"
 // Page renders the bot page. It holds the parsed template and the texts of
 // every language; it is safe for concurrent use and does no I/O.
 type Page struct {
-	tmpl *template.Template
-	cats map[Lang]*catalog
+	tmpl       *template.Template
+	statusTmpl *template.Template // the status page (status.go)
+	cats       map[Lang]*catalog
 	// styleSrc is the Content-Security-Policy source that allows the
 	// page's one inline style sheet and nothing else.
 	styleSrc string
@@ -41,11 +43,19 @@ func NewPage() (*Page, error) {
 	if err != nil {
 		return nil, fmt.Errorf("botpage: %w", err)
 	}
+	statusTmpl, err := template.New("status").Option("missingkey=error").Funcs(template.FuncMap{
+		"when": func(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") },
+		"iso":  func(t time.Time) string { return t.UTC().Format(time.RFC3339) },
+	}).Parse(statusTemplate)
+	if err != nil {
+		return nil, fmt.Errorf("botpage: %w", err)
+	}
 	sum := sha256.Sum256([]byte(pageCSS))
 	return &Page{
-		tmpl:     tmpl,
-		cats:     cats,
-		styleSrc: "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
+		tmpl:       tmpl,
+		statusTmpl: statusTmpl,
+		cats:       cats,
+		styleSrc:   "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'",
 	}, nil
 }
 
@@ -92,6 +102,7 @@ type view struct {
 	ContactLink   template.HTML // a mailto link
 	Suffix        template.HTML // .bot.lohisoft.com, as code
 	Bare          template.HTML // .lohisoft.com, as code
+	StatusPath    string        // the status page, linked from the page
 }
 
 // langLink is one entry of the language links.
@@ -116,6 +127,8 @@ func (p *Page) view(cat *catalog, f *Facts) *view {
 		F:       f,
 		Product: f.Product(),
 		Style:   template.CSS(pageCSS),
+
+		StatusPath: StatusPath,
 	}
 	for _, l := range Langs() {
 		name, _ := p.cats[l].msgs["lang_name"]

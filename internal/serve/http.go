@@ -44,13 +44,16 @@ type CrawlPart struct {
 }
 
 // routes builds the HTTP handler.
-func (s *Server) routes(page *botpage.Handler) http.Handler {
+func (s *Server) routes(page *botpage.Handler, status *botpage.StatusHandler) http.Handler {
 	mux := http.NewServeMux()
 	pages := http.NewServeMux()
 	page.Register(pages)
+	status.Register(pages)
 	mux.Handle("GET "+botpage.PagePath, s.metrics.instrument("bot", pages))
 	mux.Handle("GET "+botpage.PagePath+"/{$}", s.metrics.instrument("bot", pages))
 	mux.Handle("GET "+botpage.IPsPath, s.metrics.instrument("ips", pages))
+	mux.Handle("GET "+botpage.StatusPath, s.metrics.instrument("status", pages))
+	mux.Handle("GET "+botpage.StatusJSONPath, s.metrics.instrument("status", pages))
 	mux.Handle("GET /healthz", s.metrics.instrument("healthz", http.HandlerFunc(s.serveHealth)))
 	mux.Handle("GET /metrics", s.metrics.instrument("metrics", s.metrics.Handler()))
 	return mux
@@ -115,4 +118,19 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(h)
+}
+
+// siteStatus looks up what the status page may say about site: the
+// botpage.StatusLookup of /bot/status. It does I/O.
+func (s *Server) siteStatus(ctx context.Context, site string) (*botpage.SiteStatus, error) {
+	st, err := s.store.SiteStatus(ctx, site)
+	if err != nil {
+		return nil, err
+	}
+	out := &botpage.SiteStatus{Site: site, Listed: st.Listed, Excluded: st.ExcludedSince != nil,
+		ExcludedSince: st.ExcludedSince, LastRequest: st.LastRequest}
+	if c := st.LastCycle; c != nil {
+		out.LastCycle = &botpage.CycleStatus{StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, PageRequests: c.PageRequests, Budget: c.Budget}
+	}
+	return out, nil
 }

@@ -127,14 +127,20 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
-	s.handler = s.routes(page)
+	status, err := botpage.NewStatusHandler(s.facts.Load, s.siteStatus, &botpage.StatusOptions{Now: o.Now, Logger: o.Logger})
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	s.handler = s.routes(page, status)
 	return s, nil
 }
 
 // Close closes the database. Call it after Run has returned.
 func (s *Server) Close() error { return s.store.Close() }
 
-// Handler returns the HTTP handler: /bot, /bot/, /bot/ips.json, /healthz
+// Handler returns the HTTP handler: /bot, /bot/, /bot/ips.json, the status
+// page (/bot/status, /bot/status.json), /healthz
 // and /metrics.
 func (s *Server) Handler() http.Handler { return s.handler }
 

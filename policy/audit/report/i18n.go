@@ -72,6 +72,7 @@ var catalog = map[string]map[string]string{
 	"reason":          {"en": "Reason", "it": "Motivo", "da": "Begrundelse", "hu": "Indok"},
 	"evidence":        {"en": "Evidence", "it": "Prova", "da": "Dokumentation", "hu": "Bizonyíték"},
 	"via":             {"en": "Received via", "it": "Ricevuto tramite", "da": "Modtaget via", "hu": "Beérkezés módja"},
+	"index_now":       {"en": "Index", "it": "Indice", "da": "Indeks", "hu": "Index"},
 	"policy_version":  {"en": "Policy version", "it": "Versione della policy", "da": "Policyversion", "hu": "Szabályzatverzió"},
 	"exclusion_mail":  {"en": "The email that asked for it", "it": "L'e-mail che l'ha richiesta", "da": "Den e-mail, der bad om det", "hu": "A kérelmező e-mail"},
 	"since_exclusion": {"en": "Requests sent after the exclusion", "it": "Richieste inviate dopo l'esclusione", "da": "Forespørgsler sendt efter udelukkelsen", "hu": "A kizárás után küldött kérések"},
@@ -182,6 +183,7 @@ var catalog = map[string]map[string]string{
 	"ev_site-add":       {"en": "added to the crawl list", "it": "aggiunto all'elenco di scansione", "da": "føjet til crawlelisten", "hu": "felvéve a feltérképezési listára"},
 	"ev_site-update":    {"en": "start URL changed", "it": "URL di partenza modificato", "da": "start-URL ændret", "hu": "kezdő URL módosítva"},
 	"ev_site-remove":    {"en": "removed from the crawl list", "it": "rimosso dall'elenco di scansione", "da": "fjernet fra crawlelisten", "hu": "eltávolítva a feltérképezési listáról"},
+	"index_purged":      {"en": "index purged: %d pages, %d link texts", "it": "indice svuotato: %d pagine, %d testi di link", "da": "indeks ryddet: %d sider, %d linktekster", "hu": "index törölve: %d oldal, %d linkszöveg"},
 	"no_events":         {"en": "No policy change concerns this site.", "it": "Nessuna modifica della policy riguarda questo sito.", "da": "Ingen policyændring vedrører dette site.", "hu": "Egyetlen szabályzatváltozás sem érinti ezt a webhelyet."},
 	"footer":            {"en": "LohiSoftBot/1.0 is operated by LohiSoft s.r.o. Questions, or a request to exclude your domain: message@lohisoft.com", "it": "LohiSoftBot/1.0 è gestito da LohiSoft s.r.o. Per domande o per richiedere l'esclusione del Suo dominio: message@lohisoft.com", "da": "LohiSoftBot/1.0 drives af LohiSoft s.r.o. Spørgsmål, eller ønsker du dit domæne udelukket: message@lohisoft.com", "hu": "A LohiSoftBot/1.0 üzemeltetője a LohiSoft s.r.o. Kérdés vagy a domain kizárásának kérése esetén: message@lohisoft.com"},
 }

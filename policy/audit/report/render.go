@@ -12,6 +12,8 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lohisoft/lohibot/db"
 )
 
 // Formats a report can be written in.
@@ -81,6 +83,7 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 		"add":    func(a, b float64) float64 { return a + b },
 		"sub":    func(a, b float64) float64 { return a - b },
 		"short":  shorten,
+		"purged": func(n *db.IndexPurge) string { return fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors) },
 	}).Parse(htmlSource)
 	if err != nil {
 		return fmt.Errorf("report: template: %w", err)

@@ -93,6 +93,8 @@ type Exclusion struct {
 	Evidence string    `json:"evidence"`
 	Source   string    `json:"source"`
 	Version  int64     `json:"policy_version"`
+	// IndexPurged counts what the exclusion deleted from the index.
+	IndexPurged *db.IndexPurge `json:"index_purged,omitempty"`
 	// MailID is the ID (in Report.Mail) of the email whose Message-ID is
 	// the evidence, 0 when there is none.
 	MailID int64 `json:"mail_id,omitempty"`
@@ -107,6 +109,18 @@ type Event struct {
 	Reason     string    `json:"reason"`
 	Evidence   string    `json:"evidence"`
 	Source     string    `json:"source"`
+	// IndexPurged counts what the change deleted from the index (the
+	// site's pages and the link texts pointing to it). It is set on
+	// exclusions, and on other changes that purged anything.
+	IndexPurged *db.IndexPurge `json:"index_purged,omitempty"`
+}
+
+// eventPurge is the IndexPurged of an Event made from e.
+func eventPurge(e db.PolicyEvent) *db.IndexPurge {
+	if e.Kind != db.EventExclude && e.PurgedPages == 0 && e.PurgedAnchors == 0 {
+		return nil
+	}
+	return &db.IndexPurge{Pages: e.PurgedPages, Anchors: e.PurgedAnchors}
 }
 
 // Cycle is one visit of the site with its requests, in the order sent.
@@ -274,6 +288,7 @@ func buildStatus(ctx context.Context, g *gorm.DB, rep *Report) error {
 		var ev db.PolicyEvent
 		if err := g.Where("id = ?", ex.EventID).Take(&ev).Error; err == nil {
 			x.Version = ev.Version
+			x.IndexPurged = eventPurge(ev)
 		}
 		rep.Status.Exclusion = x
 	case !errors.Is(err, gorm.ErrRecordNotFound):
@@ -289,7 +304,7 @@ func buildEvents(ctx context.Context, g *gorm.DB, rep *Report) error {
 	}
 	for _, e := range evs {
 		rep.Events = append(rep.Events, Event{Version: e.Version, HappenedAt: e.HappenedAt.UTC(), Kind: e.Kind,
-			Actor: e.Actor, Reason: e.Reason, Evidence: e.Evidence, Source: e.Source})
+			Actor: e.Actor, Reason: e.Reason, Evidence: e.Evidence, Source: e.Source, IndexPurged: eventPurge(e)})
 	}
 	return nil
 }

@@ -126,11 +126,20 @@ func writeStory(t *testing.T, dsn string) *fixture {
 		Sha256: strings.Repeat("ab", 32), Raw: []byte("Subject: x\r\n\r\nbody")})
 	f.create(&db.MailMessage{MessageID: "unrelated@x.org", ReceivedAt: received, FromAddr: "a@x.org", Subject: "hello",
 		Intent: "other", Domains: "example.com.au xexample.com", Outcome: "queued"})
+	f.create(&db.Page{URL: "https://www.example.com/new", Site: "example.com", Title: "New", Status: 200, FetchedAt: t0})
+	f.create(&db.Anchor{FromURL: "https://www.example.com/", ToURL: "https://www.example.com/new", ToSite: "example.com", AnchorText: "New", SeenAt: t0})
 	px := policy.New(store, &policy.Options{Now: func() time.Time { return received.Add(time.Second) }})
 	if _, err := px.Exclude(ctx, []string{"example.com"}, policy.Change{Actor: "webmaster@example.com", Reason: "email",
 		Evidence: "abc123@mail.example.com", Source: "mail"}); err != nil {
 		t.Fatal(err)
 	}
+	// The exclusion purged the index entries above. A page whose request
+	// was in flight at the exclusion, and another site's link to it, land
+	// after it: the report shows them.
+	late := received.Add(2 * time.Second)
+	f.create(&db.Page{URL: "https://www.example.com/late", Site: "example.com", Title: evilTitle + escapeSeq, Description: "Late shoes",
+		H1: "Late", Status: 200, FetchedAt: late})
+	f.create(&db.Anchor{FromURL: "https://other.org/", ToURL: "https://www.example.com/late", ToSite: "example.com", AnchorText: evilAnchor, SeenAt: late})
 	return f
 }
 
@@ -162,6 +171,9 @@ func TestBuild(t *testing.T) {
 			{"snapshot body", rep.Robots[0].Body, robotsBody},
 			{"pages", len(rep.Pages), 1},
 			{"anchors", len(rep.Anchors), 1},
+			{"index purged at exclusion", *rep.Status.Exclusion.IndexPurged, db.IndexPurge{Pages: 2, Anchors: 2}},
+			{"exclusion event purge", *rep.Events[1].IndexPurged, db.IndexPurge{Pages: 2, Anchors: 2}},
+			{"site-add event purge", rep.Events[0].IndexPurged == nil, true},
 			{"emails (not the one naming example.com.au)", len(rep.Mail), 1},
 			{"audit rules", len(rep.Audit), len(audit.Rules())},
 			{"audit ok", rep.OK(), true},
@@ -290,6 +302,26 @@ func TestTextEscapesControlCharacters(t *testing.T) {
 	for _, want := range []string{`\x1b[31mRED`, "abc123@mail.example.com", "Disallow: /private/", "Crawl report: example.com", "Retry-After: 6"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("WriteText lacks %q", want)
+		}
+	}
+}
+
+func TestIndexPurgeShown(t *testing.T) {
+	rep := build(t)
+	for _, c := range []struct{ format, lang, want string }{
+		{"text", "en", "index purged: 2 pages, 2 link texts"},
+		{"html", "en", "index purged: 2 pages, 2 link texts"},
+		{"json", "", `"index_purged":{"pages":2,"link_texts":2}`},
+		{"text", "it", "indice svuotato: 2 pagine, 2 testi di link"},
+		{"text", "da", "indeks ryddet: 2 sider, 2 linktekster"},
+		{"html", "hu", "index törölve: 2 oldal, 2 linkszöveg"},
+	} {
+		var buf bytes.Buffer
+		if err := report.Write(&buf, rep, c.format, c.lang); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(buf.String(), c.want) {
+			t.Errorf("Write(%s, %s) lacks %q", c.format, c.lang, c.want)
 		}
 	}
 }

@@ -68,6 +68,9 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 		row("evidence", c(x.Evidence))
 		row("via", c(x.Source))
 		row("policy_version", fmt.Sprintf("v%d", x.Version))
+		if n := x.IndexPurged; n != nil {
+			row("index_now", fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors))
+		}
 		for _, m := range r.Mail {
 			if m.ID == x.MailID && x.MailID != 0 {
 				row("exclusion_mail", fmt.Sprintf("%s UTC · %s · %q", fmtWhen(m.ReceivedAt), c(m.From), c(m.Subject)))
@@ -235,7 +238,11 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 	}
 	tw = tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 	for _, e := range r.Events {
-		fmt.Fprintf(tw, "  v%d\t%s\t%s\t%s\t%s\t%s\n", e.Version, fmtWhen(e.HappenedAt), t("ev_"+e.Kind),
+		what := t("ev_" + e.Kind)
+		if n := e.IndexPurged; n != nil {
+			what += " · " + fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors)
+		}
+		fmt.Fprintf(tw, "  v%d\t%s\t%s\t%s\t%s\t%s\n", e.Version, fmtWhen(e.HappenedAt), what,
 			c(e.Actor)+" ("+c(e.Source)+")", c(e.Evidence), c(e.Reason))
 	}
 	tw.Flush()

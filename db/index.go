@@ -1,0 +1,135 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// IndexPurge counts the index entries PurgeIndex deleted.
+type IndexPurge struct {
+	Pages   int64 `json:"pages"`
+	Anchors int64 `json:"link_texts"`
+}
+
+// PurgeIndex deletes everything the index keeps of site: its pages and the
+// link texts pointing to it. It runs on tx, the caller's transaction (from
+// Store.DB.Transaction), so the purge commits or rolls back with the change
+// that asked for it. The request log, robots.txt snapshots and emails are
+// evidence and stay. It does I/O.
+func PurgeIndex(ctx context.Context, tx *gorm.DB, site string) (IndexPurge, error) {
+	var n IndexPurge
+	res := tx.WithContext(ctx).Exec("DELETE FROM pages WHERE site = ?", site)
+	if res.Error != nil {
+		return n, fmt.Errorf("db: purge pages: %w", res.Error)
+	}
+	n.Pages = res.RowsAffected
+	res = tx.WithContext(ctx).Exec("DELETE FROM anchors WHERE to_site = ?", site)
+	if res.Error != nil {
+		return n, fmt.Errorf("db: purge link texts: %w", res.Error)
+	}
+	n.Anchors = res.RowsAffected
+	return n, nil
+}
+
+// IndexCount counts the index entries of site: its pages and the link texts
+// pointing to it. It does I/O.
+func (s *Store) IndexCount(ctx context.Context, site string) (IndexPurge, error) {
+	var n IndexPurge
+	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT (SELECT count(*) FROM pages WHERE site = ?), (SELECT count(*) FROM anchors WHERE to_site = ?)`),
+		site, site).Scan(&n.Pages, &n.Anchors)
+	if err != nil {
+		return n, fmt.Errorf("db: count index: %w", err)
+	}
+	return n, nil
+}
+
+// IndexEntry is one page of the index as search reads it.
+type IndexEntry struct {
+	URL, Site, Title, Description string
+	H1, H2, H3                    string // one heading per line
+}
+
+// MaxSearchCandidates bounds how many pages SearchIndex returns.
+const MaxSearchCandidates = 1000
+
+// SearchIndex returns the indexed pages, in index order and at most
+// MaxSearchCandidates, whose title, description, h1 to h3 or inbound link
+// texts contain every term (lowercase; compared case-insensitively as
+// substrings). Pages of excluded sites are left out. It does I/O.
+func (s *Store) SearchIndex(ctx context.Context, terms []string) ([]IndexEntry, error) {
+	if len(terms) == 0 {
+		return nil, nil
+	}
+	var (
+		where []string
+		args  []any
+	)
+	for _, t := range terms {
+		pat := "%" + likeEscape(t) + "%"
+		where = append(where, `(lower(p.title) LIKE ? ESCAPE '\' OR lower(p.description) LIKE ? ESCAPE '\' OR lower(p.h1) LIKE ? ESCAPE '\'
+			OR lower(p.h2) LIKE ? ESCAPE '\' OR lower(p.h3) LIKE ? ESCAPE '\'
+			OR EXISTS (SELECT 1 FROM anchors a WHERE a.to_url = p.url AND lower(a.anchor_text) LIKE ? ESCAPE '\'))`)
+		for i := 0; i < 6; i++ {
+			args = append(args, pat)
+		}
+	}
+	q := `SELECT p.url, p.site, p.title, p.description, p.h1, p.h2, p.h3 FROM pages p
+		LEFT JOIN exclusions e ON e.site = p.site WHERE e.site IS NULL AND ` + strings.Join(where, " AND ") +
+		fmt.Sprintf(` ORDER BY p.id LIMIT %d`, MaxSearchCandidates)
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
+	if err != nil {
+		return nil, fmt.Errorf("db: search index: %w", err)
+	}
+	defer rows.Close()
+	var out []IndexEntry
+	for rows.Next() {
+		var e IndexEntry
+		if err := rows.Scan(&e.URL, &e.Site, &e.Title, &e.Description, &e.H1, &e.H2, &e.H3); err != nil {
+			return nil, fmt.Errorf("db: search index: %w", err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: search index: %w", err)
+	}
+	return out, nil
+}
+
+// AnchorTexts returns the link texts stored for each of urls, by URL. It
+// does I/O.
+func (s *Store) AnchorTexts(ctx context.Context, urls []string) (map[string][]string, error) {
+	out := map[string][]string{}
+	for i := 0; i < len(urls); i += 100 {
+		chunk := urls[i:min(i+100, len(urls))]
+		ph := make([]string, len(chunk))
+		args := make([]any, len(chunk))
+		for j, u := range chunk {
+			ph[j], args[j] = "?", u
+		}
+		rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT to_url, anchor_text FROM anchors WHERE to_url IN (`+strings.Join(ph, ", ")+`)`), args...)
+		if err != nil {
+			return nil, fmt.Errorf("db: link texts: %w", err)
+		}
+		for rows.Next() {
+			var u, t string
+			if err := rows.Scan(&u, &t); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("db: link texts: %w", err)
+			}
+			out[u] = append(out[u], t)
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("db: link texts: %w", err)
+		}
+	}
+	return out, nil
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
