@@ -51,7 +51,9 @@ duration such as 24h or 7d meaning that long ago).
 Exit 0 when every rule holds, 1 with the violations listed, 2 on bad input.
 With --json, each violation is one line: {"site","rule","check","requests",
 "evidence"}, where each request is {"id","url","purpose","sent_at",
-"completed_at","status","outcome"}.`,
+"completed_at","status","outcome"}; the last line is always one summary
+object: {"summary":true,"ok","rules":[{"rule","ok","checked","violations"}],
+"sites","requests","violations"}.`,
 		Example: `  lohibot audit
   lohibot audit politeness example.com --since 7d
   lohibot audit robots --json | jq -r .evidence`,
@@ -128,7 +130,11 @@ func runAudit(ctx context.Context, a *app, opts *auditOptions) error {
 	if err != nil {
 		return err
 	}
-	if !a.json {
+	if a.json {
+		if err := a.printJSON(newAuditSummaryJSON(sum)); err != nil {
+			return err
+		}
+	} else {
 		printAuditSummary(a.out, sum)
 	}
 	if !sum.OK() {
@@ -157,6 +163,33 @@ func printViolation(w io.Writer, v *audit.Violation) {
 	}
 }
 
+// auditSummaryJSON is the last line of audit --json, printed whether or not
+// a rule failed, so a script always learns what was checked.
+type auditSummaryJSON struct {
+	Summary    bool            `json:"summary"`
+	OK         bool            `json:"ok"`
+	Rules      []auditRuleJSON `json:"rules"`
+	Sites      int64           `json:"sites"`
+	Requests   int64           `json:"requests"`
+	Violations int64           `json:"violations"`
+}
+
+type auditRuleJSON struct {
+	Rule       string `json:"rule"`
+	OK         bool   `json:"ok"`
+	Checked    int64  `json:"checked"`
+	Violations int64  `json:"violations"`
+}
+
+func newAuditSummaryJSON(sum *audit.Summary) auditSummaryJSON {
+	out := auditSummaryJSON{Summary: true, OK: sum.OK(), Rules: []auditRuleJSON{}, Sites: sum.Sites,
+		Requests: sum.Requests, Violations: sum.Violations()}
+	for _, r := range sum.Rules {
+		out.Rules = append(out.Rules, auditRuleJSON{Rule: r.Rule, OK: r.OK(), Checked: r.Checked, Violations: r.Violations})
+	}
+	return out
+}
+
 func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	what := map[string]string{
 		audit.RuleRobots: "page requests", audit.RuleBudget: "cycles", audit.RulePoliteness: "requests",
@@ -169,4 +202,14 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 		}
 		fmt.Fprintf(w, "%-11s %s (%d %s checked)\n", r.Rule, verdict, r.Checked, what[r.Rule])
 	}
+	fmt.Fprintf(w, "%d %s, %d %s read; %d %s\n", sum.Sites, plural(sum.Sites, "site", "sites"),
+		sum.Requests, plural(sum.Requests, "request", "requests"), sum.Violations(), plural(sum.Violations(), "violation", "violations"))
+}
+
+// plural picks the singular or plural form for n.
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -48,8 +48,9 @@ when a DNS lookup failed (SERVFAIL, timeout): that is not proof of an impostor;
 try again later. --resolver sends every lookup to one DNS server.
 
 Exit status: 0 when every address is genuine, 1 otherwise, 2 when an argument
-is not an IP address. --json prints {"ip","genuine","hostnames","reason"} per
-address, one per line.`,
+is not an IP address. --json prints {"ip","verdict","genuine","hostnames",
+"reason"} per address, one per line; verdict is genuine, impostor or
+unverifiable.`,
 		Example: `  lohibot verify 79.139.58.98 79.139.58.121
   lohibot verify 203.0.113.9 --json
   lohibot verify 66.249.66.1 --resolver 9.9.9.9:53 --timeout 2s`,

@@ -134,6 +134,10 @@ func (s RuleSummary) OK() bool { return s.Violations == 0 }
 // Summary is the outcome of Run, one entry per audited rule in Rules order.
 type Summary struct {
 	Rules []RuleSummary `json:"rules"`
+	// Sites counts the sites whose requests were read; Requests counts the
+	// requests read (robots.txt fetches included).
+	Sites    int64 `json:"sites"`
+	Requests int64 `json:"requests"`
 }
 
 // OK reports whether every audited rule held.

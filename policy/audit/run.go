@@ -167,6 +167,7 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
+	a.summary.Requests = a.rows
 	a.log.Debug("audit done", "requests", a.rows, "elapsed", time.Since(start))
 	return nil
 }
@@ -545,6 +546,7 @@ func (a *auditor) stream(ctx context.Context) error {
 					return err
 				}
 				a.site = newSiteState(r.site)
+				a.summary.Sites++
 				a.pruneOrigins(r.seq)
 			}
 			if err := a.check(ctx, r); err != nil {
