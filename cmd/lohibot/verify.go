@@ -125,7 +125,7 @@ of our requests matching one line.
 Formats: combined (Apache/nginx, the default guess; vhost_combined too),
 common, and json (one object per line; the usual field names of nginx, Apache,
 Caddy and Traefik, such as remote_addr, time, request or method+uri, status,
-user_agent). Without --format the format is detected from the first lines.
+user_agent). Without --log-format the format is detected from the first lines.
 Malformed lines are counted and skipped.
 
 The common format has no user agent, so none of its lines claims to be
@@ -141,20 +141,23 @@ The log is streamed: its size does not matter.
 
 Exit status: 0 when every claimed line is genuine and matched, 1 otherwise
 (impostors, unverifiable addresses, unmatched lines), 2 on bad input (no such
-file, an unknown format, an unreadable or wholly malformed log).
+file, an unknown --log-format, an unreadable or wholly malformed log).
 --json prints one object:
 {"claimed","genuine","impostor","unverifiable","matched","ips":[{"ip","genuine","requests","matched"}],
  "malformed","unmatched":[{"line","ip","time","method","host","target"}]}.`,
 		Example: `  lohibot verify-log access.log
-  lohibot verify-log /var/log/nginx/access.log.2.gz --format combined --json
-  lohibot verify-log excerpt.log --format common --assume-claimed --tolerance 5m
+  lohibot verify-log /var/log/nginx/access.log.2.gz --log-format combined --json
+  lohibot verify-log excerpt.log --log-format common --assume-claimed --tolerance 5m
   zcat logs/*.gz | lohibot verify-log - --db postgres://lohibot@db/lohibot`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
+			if cmd.Flags().Changed("format") && cmd.Flags().Changed("log-format") {
+				return usageErrorf("verify-log: --format is the old name of --log-format: give one of them")
+			}
 			f, err := identity.ParseFormat(format)
 			if err != nil {
-				return usageErrorf("--format: %v", err)
+				return usageErrorf("--log-format: %v", err)
 			}
 			opts.Format = f
 			if opts.Tolerance < 0 {
@@ -166,7 +169,11 @@ file, an unknown format, an unreadable or wholly malformed log).
 			return runVerifyLog(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "log format: combined, common or json (default: detected)")
+	cmd.Flags().StringVar(&format, "log-format", "", "format of the access log read: combined, common or json (default: detected)")
+	// --format was the first name of --log-format; report --format names
+	// an output format, so the input one was renamed. Kept for old scripts.
+	cmd.Flags().StringVar(&format, "format", "", "old name of --log-format")
+	_ = cmd.Flags().MarkHidden("format")
 	cmd.Flags().DurationVar(&opts.Tolerance, "tolerance", identity.DefaultTolerance, "largest clock difference between a log line and our request")
 	cmd.Flags().BoolVar(&opts.AssumeClaimed, "assume-claimed", false, "treat every line as claiming to be LohiSoftBot (needed for the common format)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", identity.DefaultTimeout, "time allowed for each DNS lookup")
@@ -235,7 +242,7 @@ func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
 		printLogReport(a.out, name, rep)
 	}
 	if rep.Lines > 0 && rep.Malformed == rep.Lines {
-		return usageErrorf("%s: none of its %d lines is in the %s format; see --format", name, rep.Lines, rep.Format)
+		return usageErrorf("%s: none of its %d lines is in the %s format; see --log-format", name, rep.Lines, rep.Format)
 	}
 	if !rep.OK() {
 		return refused

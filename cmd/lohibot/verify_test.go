@@ -209,7 +209,7 @@ func TestVerifyLogCommand(t *testing.T) {
 		}
 
 		t.Run("combined, json", func(t *testing.T) {
-			res := run(t, "", "verify-log", fixture("combined.log"), "--format", "combined", "--json")
+			res := run(t, "", "verify-log", fixture("combined.log"), "--log-format", "combined", "--json")
 			if res.code != 1 {
 				t.Fatalf("verify-log combined.log: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
 			}
@@ -238,6 +238,7 @@ func TestVerifyLogCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// --format is the old, hidden name of --log-format.
 			res := run(t, string(b), "verify-log", "-", "--format=json", "--json")
 			got := decodeLines[verifyLogJSON](t, res.stdout)[0]
 			if res.code != 1 || got.Claimed != 5 || got.Genuine != 4 || got.Impostor != 1 || got.Matched != 3 || got.Malformed != 3 {
@@ -259,14 +260,14 @@ func TestVerifyLogCommand(t *testing.T) {
 			}
 		})
 		t.Run("common has no claims", func(t *testing.T) {
-			res := run(t, "", "verify-log", fixture("common.log"), "--format", "common", "--json")
+			res := run(t, "", "verify-log", fixture("common.log"), "--log-format", "common", "--json")
 			got := decodeLines[verifyLogJSON](t, res.stdout)[0]
 			if res.code != 0 || got.Claimed != 0 || got.Malformed != 1 || !strings.Contains(res.stderr, "--assume-claimed") {
 				t.Errorf("verify-log common.log: exit %d, %+v, stderr %q; want 0, nothing claimed, a note", res.code, got, res.stderr)
 			}
 		})
 		t.Run("common, every line a claim", func(t *testing.T) {
-			res := run(t, "", "verify-log", fixture("common.log"), "--format", "common", "--assume-claimed", "--json")
+			res := run(t, "", "verify-log", fixture("common.log"), "--log-format=common", "--assume-claimed", "--json")
 			got := decodeLines[verifyLogJSON](t, res.stdout)[0]
 			if res.code != 1 || got.Claimed != 3 || got.Genuine != 2 || got.Matched != 2 || got.Impostor != 1 {
 				t.Errorf("verify-log common.log --assume-claimed: exit %d, %+v; want 1, claimed 3, genuine 2, matched 2, impostor 1", res.code, got)
@@ -275,6 +276,8 @@ func TestVerifyLogCommand(t *testing.T) {
 		for _, bad := range [][]string{
 			{"verify-log", filepath.Join(dir, "missing.log")},
 			{"verify-log", goodLog, "--format", "w3c"},
+			{"verify-log", goodLog, "--log-format", "w3c"},
+			{"verify-log", goodLog, "--log-format", "json", "--format", "common"},
 			{"verify-log", goodLog, "--tolerance", "-1m"},
 			{"verify-log", junkLog},
 			{"verify-log"},
@@ -285,4 +288,11 @@ func TestVerifyLogCommand(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestVerifyLogHelpNamesLogFormat(t *testing.T) {
+	res := runCLI(t, nil, "verify-log", "--help")
+	if res.code != 0 || !strings.Contains(res.stdout, "--log-format") || strings.Contains(res.stdout, "--format ") {
+		t.Errorf("verify-log --help: exit %d, want --log-format shown and the old --format hidden:\n%s", res.code, res.stdout)
+	}
 }
