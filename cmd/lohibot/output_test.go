@@ -1,0 +1,83 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+)
+
+// writePages indexes n pages of example.com whose titles all hold "bakery".
+func writePages(t *testing.T, dsn string, n int) {
+	t.Helper()
+	store, err := db.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for i := range n {
+		p := &db.Page{URL: fmt.Sprintf("https://example.com/p%d", i), Site: "example.com", Title: fmt.Sprintf("Bakery %d", i),
+			Status: 200, FetchedAt: time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)}
+		if err := store.DB.Create(p).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestSearchLimitOffset(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		writePages(t, dsn, 5)
+		env := []string{"LOHIBOT_DB=" + dsn}
+		tests := []struct {
+			args []string
+			urls int
+			note string // on stderr
+		}{
+			{[]string{"search", "bakery", "--limit", "2"}, 2, "more follow: add --offset 2"},
+			{[]string{"search", "bakery", "--limit", "2", "--offset", "2"}, 2, "more follow: add --offset 4"},
+			{[]string{"search", "bakery", "--limit=2", "--offset=4"}, 1, ""},
+			{[]string{"search", "bakery", "--offset", "5"}, 0, "no pages found after the first 5"},
+			{[]string{"search", "bakery"}, 5, ""},
+		}
+		seen := map[string]bool{} // the three pages of results, together
+		for i, tt := range tests {
+			res := runCLI(t, env, tt.args...)
+			if res.code != 0 {
+				t.Fatalf("%v: exit %d\n%s%s", tt.args, res.code, res.stdout, res.stderr)
+			}
+			urls := strings.Count(res.stdout, "https://example.com/p")
+			if urls != tt.urls {
+				t.Errorf("%v printed %d pages, want %d:\n%s", tt.args, urls, tt.urls, res.stdout)
+			}
+			if tt.note != "" && !strings.Contains(res.stderr, tt.note) {
+				t.Errorf("%v said %q, want %q", tt.args, res.stderr, tt.note)
+			}
+			if tt.note == "" && strings.Contains(res.stderr, "more follow") {
+				t.Errorf("%v said %q with nothing more to show", tt.args, res.stderr)
+			}
+			if i < 3 {
+				for _, line := range strings.Split(res.stdout, "\n") {
+					if strings.HasPrefix(line, "https://") {
+						if seen[line] {
+							t.Errorf("%v shows %s again", tt.args, line)
+						}
+						seen[line] = true
+					}
+				}
+			}
+		}
+		res := runCLI(t, env, "search", "", "--limit", "0", "--offset", "-1")
+		if res.code != 2 {
+			t.Fatalf("bad search: exit %d, want 2", res.code)
+		}
+		for _, want := range []string{"--limit", "--offset", "query is empty"} {
+			if !strings.Contains(res.stderr, want) {
+				t.Errorf("bad search said %q, want every bad argument, %q among them", res.stderr, want)
+			}
+		}
+	})
+}
