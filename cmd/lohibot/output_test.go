@@ -3,12 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testweb"
 )
 
 // writePages indexes n pages of example.com whose titles all hold "bakery".
@@ -80,4 +82,48 @@ func TestSearchLimitOffset(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestCrawlNothingFetched: a site where not one page was fetched gets its
+// own status and a one-clause reason, the summary counts it, and a run in
+// which no site got a page exits 1.
+func TestCrawlNothingFetched(t *testing.T) {
+	web, err := testweb.Start(&testweb.Options{Plain: 3, PagesPerSite: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	plain := web.Plain()
+	down, login, good := plain[0], plain[1], plain[2]
+	web.Handle(down.Host, "/robots.txt", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "down", 500) })
+	web.Handle(login.Host, "/", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "login", 401) })
+	dsn := dbtest.DSN(t, "sqlite")
+	base := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms"}
+
+	res := runCLI(t, nil, append(base, down.StartURL, login.StartURL)...)
+	if res.code != 1 {
+		t.Errorf("crawl of two sites with nothing fetched: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{
+		down.Name + ": nothing fetched, no page: left " + down.Host + ": robots.txt unreachable, so nothing is allowed;",
+		login.Name + ": nothing fetched, no page: left " + login.Host + ": login required, HTTP 401;",
+		"2 sites (2 with nothing fetched): 0 pages",
+	} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("crawl printed:\n%s\nwant it to contain %q", res.stdout, want)
+		}
+	}
+	if strings.Contains(res.stdout, "((") || strings.Contains(res.stdout, "))") || strings.Contains(res.stdout, "1 error") {
+		t.Errorf("crawl printed nested brackets or counted a handled login as an error:\n%s", res.stdout)
+	}
+
+	res = runCLI(t, nil, append(base, "--json", good.StartURL)...)
+	if res.code != 0 || !strings.Contains(res.stdout, `"status":"crawled"`) {
+		t.Errorf("crawl of a good site: exit %d, want 0 and crawled\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	// Again at once: skipped, and the reason names the flag that decides.
+	res = runCLI(t, nil, append(base, good.StartURL)...)
+	if res.code != 0 || !strings.Contains(res.stdout, "less than --recrawl-after 7d ago") {
+		t.Errorf("crawl of a site just visited: exit %d, want 0 and a reason naming --recrawl-after\n%s%s", res.code, res.stdout, res.stderr)
+	}
 }
