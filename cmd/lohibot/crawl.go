@@ -17,8 +17,8 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/policy"
 )
 
 // crawlOptions are the crawl command's flags.

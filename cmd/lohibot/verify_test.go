@@ -65,7 +65,7 @@ func TestVerifyCommand(t *testing.T) {
 		args    []string
 		code    int
 		verdict []string // per address, for --json
-		stdout  string // a substring of the text output
+		stdout  string   // a substring of the text output
 	}{
 		{"ours", []string{"verify", "79.139.58.98", "79.139.58.121", "--json"}, 0, []string{"genuine", "genuine"}, ""},
 		{"ours, text", []string{"verify", "79.139.58.98"}, 0, nil, "crawler1.bot.lohisoft.com resolves back to 79.139.58.98"},
