@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -72,6 +73,7 @@ object: {"summary":true,"ok","rules":[{"rule","ok","checked","violations"}],
 // parseAuditArgs sorts the arguments into rules and sites and reads --since.
 func parseAuditArgs(args []string, since string, now time.Time) (*auditOptions, error) {
 	opts := &auditOptions{}
+	var bad []string // every bad argument, reported at once
 	for _, arg := range args {
 		if audit.IsRule(strings.ToLower(arg)) {
 			opts.Rules = append(opts.Rules, strings.ToLower(arg))
@@ -79,16 +81,25 @@ func parseAuditArgs(args []string, since string, now time.Time) (*auditOptions, 
 		}
 		site, err := policy.SiteOf(arg)
 		if err != nil {
-			return nil, usageErrorf("audit: %q is neither a rule (%s) nor a site: %v", arg, strings.Join(audit.Rules(), ", "), err)
+			var se *policy.SiteError
+			why := err.Error()
+			if errors.As(err, &se) {
+				why = se.Reason
+			}
+			bad = append(bad, fmt.Sprintf("%q is neither a rule (%s) nor a site: %s", arg, strings.Join(audit.Rules(), ", "), why))
+			continue
 		}
 		opts.Sites = append(opts.Sites, site)
 	}
 	if since != "" {
 		t, err := parseSince(since, now)
 		if err != nil {
-			return nil, usageErrorf("audit: --since %q: %v", since, err)
+			bad = append(bad, fmt.Sprintf("--since %q: %v", since, err))
 		}
 		opts.Since = t
+	}
+	if len(bad) > 0 {
+		return nil, usageErrorf("audit: %s", strings.Join(bad, "\naudit: "))
 	}
 	return opts, nil
 }

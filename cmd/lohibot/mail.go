@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"slices"
 	"strings"
 	"sync"
 	"text/tabwriter"
@@ -436,11 +437,7 @@ func runMailReviewApprove(ctx context.Context, a *app, opts *mailReviewOptions) 
 	}
 	switch ap.Action {
 	case "reinclude":
-		fmt.Fprintf(a.out, "approved message %d: re-included %s", ap.ID, strings.Join(ap.Sites, " "))
-		if len(ap.NotExcluded) > 0 {
-			fmt.Fprintf(a.out, " (not excluded, nothing to undo: %s)", strings.Join(ap.NotExcluded, " "))
-		}
-		fmt.Fprintln(a.out)
+		fmt.Fprintln(a.out, reincludeLine(ap))
 	default:
 		fmt.Fprintf(a.out, "approved message %d: excluded %s\n", ap.ID, strings.Join(ap.Sites, " "))
 	}
@@ -498,4 +495,29 @@ func reviewError(err error) error {
 		return &exitError{code: exitRefused, err: err}
 	}
 	return err
+}
+
+// reincludeLine says what approving a re-inclusion did, naming each site
+// once: the ones re-included, and apart the ones that were not excluded.
+func reincludeLine(ap *mailbot.Approval) string {
+	var done []string
+	for _, s := range ap.Sites {
+		if !slices.Contains(ap.NotExcluded, s) {
+			done = append(done, showSite(s))
+		}
+	}
+	var idle []string
+	for _, s := range ap.NotExcluded {
+		idle = append(idle, showSite(s))
+	}
+	line := fmt.Sprintf("approved message %d: ", ap.ID)
+	switch {
+	case len(idle) == 0:
+		return line + "re-included " + strings.Join(done, ", ")
+	case len(done) == 0:
+		return line + "nothing to re-include: " + strings.Join(idle, ", ") + " " + plural(len(idle), "was", "were") + " not excluded"
+	default:
+		return line + "re-included " + strings.Join(done, ", ") + "; " + strings.Join(idle, ", ") + " " +
+			plural(len(idle), "was", "were") + " not excluded"
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/mailbot"
 )
 
 // writePages indexes n pages of example.com whose titles all hold "bakery".
@@ -125,5 +127,79 @@ func TestCrawlNothingFetched(t *testing.T) {
 	res = runCLI(t, nil, append(base, good.StartURL)...)
 	if res.code != 0 || !strings.Contains(res.stdout, "less than --recrawl-after 7d ago") {
 		t.Errorf("crawl of a site just visited: exit %d, want 0 and a reason naming --recrawl-after\n%s%s", res.code, res.stdout, res.stderr)
+	}
+}
+
+func TestReincludeLine(t *testing.T) {
+	tests := []struct {
+		sites, notExcluded []string
+		want               string
+	}{
+		{[]string{"a.com"}, nil, "approved message 7: re-included a.com"},
+		{[]string{"a.com"}, []string{"a.com"}, "approved message 7: nothing to re-include: a.com was not excluded"},
+		{[]string{"a.com", "xn--bcher-kva.de"}, []string{"a.com"}, "approved message 7: re-included bücher.de (xn--bcher-kva.de); a.com was not excluded"},
+	}
+	for _, tt := range tests {
+		got := reincludeLine(&mailbot.Approval{ID: 7, Sites: tt.sites, NotExcluded: tt.notExcluded})
+		if got != tt.want {
+			t.Errorf("reincludeLine(%q, not excluded %q) = %q, want %q", tt.sites, tt.notExcluded, got, tt.want)
+		}
+	}
+}
+
+func TestShowSiteAndUserMessage(t *testing.T) {
+	for in, want := range map[string]string{
+		"xn--bcher-kva.de": "bücher.de (xn--bcher-kva.de)",
+		"example.com":      "example.com",
+		"xn--zz.com":       "xn--zz.com", // not valid punycode: shown as it is
+	} {
+		if got := showSite(in); got != want {
+			t.Errorf("showSite(%q) = %q, want %q", in, got, want)
+		}
+	}
+	for in, want := range map[string]string{
+		`policy: "x" is not a site: not under a known top-level domain`: `"x" is not a site: not under a known top-level domain`,
+		"mailbot: message 3: policy: site is not excluded: a.com":       "message 3: site is not excluded: a.com",
+		"report: --format \"pdf\": want one of text, json, html":         "report: --format \"pdf\": want one of text, json, html",
+		"a\npolicy: b":                                                  "a\nb",
+	} {
+		if got := userMessage(errors.New(in)); got != want {
+			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestEveryBadArgumentAtOnce: a command names all its bad arguments in one
+// answer, not only the first.
+func TestEveryBadArgumentAtOnce(t *testing.T) {
+	dsn := dbtest.DSN(t, "sqlite")
+	tests := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"exclude", "add", "notadomain", "co.uk", "example.com", "1.2.3.4"},
+			[]string{`"notadomain" is not a site: not under a known top-level domain`, `"co.uk"`, `"1.2.3.4"`}},
+		{[]string{"sites", "add", "co.uk", "com"}, []string{`"co.uk"`, `"com" is not a site: com is a top-level domain`}},
+		{[]string{"audit", "speed", "co.uk", "--since", "yesterday"}, []string{`"speed"`, `"co.uk"`, "--since"}},
+		{[]string{"verify", "x", "79.139.58.98", "y"}, []string{`"x"`, `"y"`}},
+		{[]string{"crawl", "co.uk", "notadomain", "--delay", "0s"}, []string{`"co.uk"`, `"notadomain"`, "--delay"}},
+		{[]string{"report"}, []string{"report: missing SITE", "Usage: lohibot report SITE"}},
+		{[]string{"exclude", "remove", "a.com", "b.com"}, []string{"exclude remove takes one DOMAIN, got 2: a.com b.com", "Usage: lohibot exclude remove"}},
+	}
+	for _, tt := range tests {
+		res := runCLI(t, nil, append([]string{"--db", dsn}, tt.args...)...)
+		if res.code != 2 {
+			t.Errorf("%v: exit %d, want 2\n%s", tt.args, res.code, res.stderr)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(res.stderr, w) {
+				t.Errorf("%v said:\n%s\nwant it to contain %q", tt.args, res.stderr, w)
+			}
+		}
+		for _, never := range []string{"policy:", "mailbot:", "accepts 1 arg(s)", "requires at least"} {
+			if strings.Contains(res.stderr, never) {
+				t.Errorf("%v said %q, with %q", tt.args, res.stderr, never)
+			}
+		}
 	}
 }

@@ -56,15 +56,20 @@ unverifiable.`,
   lohibot verify 66.249.66.1 --resolver 9.9.9.9:53 --timeout 2s`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var bad []string // every bad argument, reported at once
 			for _, arg := range args {
 				addr, err := identity.ParseIP(arg)
 				if err != nil {
-					return usageErrorf("%q is not an IP address", arg)
+					bad = append(bad, fmt.Sprintf("%q is not an IP address", arg))
+					continue
 				}
 				opts.Addrs = append(opts.Addrs, addr)
 			}
 			if opts.Timeout <= 0 {
-				return usageErrorf("--timeout must be positive")
+				bad = append(bad, "--timeout must be positive")
+			}
+			if len(bad) > 0 {
+				return usageErrorf("%s", strings.Join(bad, "\n"))
 			}
 			return runVerify(cmd.Context(), a, opts)
 		},
