@@ -160,8 +160,8 @@ func TestShowSiteAndUserMessage(t *testing.T) {
 	for in, want := range map[string]string{
 		`policy: "x" is not a site: not under a known top-level domain`: `"x" is not a site: not under a known top-level domain`,
 		"mailbot: message 3: policy: site is not excluded: a.com":       "message 3: site is not excluded: a.com",
-		"report: --format \"pdf\": want one of text, json, html":         "report: --format \"pdf\": want one of text, json, html",
-		"a\npolicy: b":                                                  "a\nb",
+		"report: --format \"pdf\": want one of text, json, html":        "report: --format \"pdf\": want one of text, json, html",
+		"a\npolicy: b": "a\nb",
 	} {
 		if got := userMessage(errors.New(in)); got != want {
 			t.Errorf("userMessage(%q) = %q, want %q", in, got, want)
