@@ -203,3 +203,24 @@ func TestEveryBadArgumentAtOnce(t *testing.T) {
 		}
 	}
 }
+
+func TestSitesAddSaysWhatChanged(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	steps := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"sites", "add", "https://example.com/a"}, "listed example.com, starting at https://example.com/a"},
+		{[]string{"sites", "add", "https://example.com/b"}, "example.com was listed already: its start URL is now https://example.com/b, replacing https://example.com/a"},
+		{[]string{"sites", "add", "example.com"}, "example.com was listed already, starting at https://example.com/b"},
+		{[]string{"sites", "add", "bücher.de"}, "listed bücher.de (xn--bcher-kva.de), starting at https://xn--bcher-kva.de/"},
+		{[]string{"--json", "sites", "add", "https://example.com/c"}, `"site":"example.com","start_url":"https://example.com/c"`},
+		{[]string{"--json", "sites", "add", "https://example.com/d"}, `"replaced_start_url":"https://example.com/c"`},
+	}
+	for _, st := range steps {
+		res := runCLI(t, env, st.args...)
+		if res.code != 0 || !strings.Contains(res.stdout, st.want) {
+			t.Errorf("%v: exit %d, printed %q; want it to contain %q", st.args, res.code, res.stdout, st.want)
+		}
+	}
+}

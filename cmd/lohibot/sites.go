@@ -60,12 +60,22 @@ func newSitesAddCmd(a *app) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					if err := a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}); err != nil {
+					if err := a.printJSON(struct {
+						siteJSON
+						Replaced string `json:"replaced_start_url,omitempty"`
+					}{siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}, s.Replaced}); err != nil {
 						return err
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "listed %s (start %s)\n", s.Name, s.StartURL)
+				switch {
+				case s.Replaced != "":
+					fmt.Fprintf(a.out, "%s was listed already: its start URL is now %s, replacing %s\n", showSite(s.Name), s.StartURL, s.Replaced)
+				case s.Listed:
+					fmt.Fprintf(a.out, "%s was listed already, starting at %s\n", showSite(s.Name), s.StartURL)
+				default:
+					fmt.Fprintf(a.out, "listed %s, starting at %s\n", showSite(s.Name), s.StartURL)
+				}
 			}
 			return nil
 		},
