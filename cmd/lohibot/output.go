@@ -56,8 +56,14 @@ func showSite(name string) string {
 // line: "DOMAIN" for "remove DOMAIN [--reason R] --by WHO".
 func argName(cmd *cobra.Command) string {
 	fields := strings.Fields(cmd.Use)
+	afterFlag := false
 	for _, w := range fields[min(1, len(fields)):] {
-		if !strings.HasPrefix(w, "[") && !strings.HasPrefix(w, "-") {
+		switch {
+		case strings.HasPrefix(w, "-"):
+			afterFlag = !strings.Contains(w, "=") // --robots FILE: FILE is the flag's
+		case strings.ContainsAny(w, "[]"), afterFlag:
+			afterFlag = false
+		default:
 			return strings.TrimSuffix(w, "...")
 		}
 	}

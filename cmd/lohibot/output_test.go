@@ -224,3 +224,23 @@ func TestSitesAddSaysWhatChanged(t *testing.T) {
 		}
 	}
 }
+
+func TestReportNoRecord(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	res := runCLI(t, env, "report", "never-seen.com")
+	if res.code != 1 || !strings.Contains(res.stdout, "lohibot has no record of never-seen.com: not listed, never crawled, no email names it") ||
+		strings.Contains(res.stdout, "promise") {
+		t.Errorf("report never-seen.com: exit %d, printed %q%q; want 1 and that there is no record", res.code, res.stdout, res.stderr)
+	}
+	res = runCLI(t, env, "report", "never-seen.com", "--json")
+	if res.code != 1 || res.stdout != "" || !strings.Contains(res.stderr, "no record of never-seen.com") {
+		t.Errorf("report never-seen.com --json: exit %d, printed %q%q; want 1, nothing on stdout", res.code, res.stdout, res.stderr)
+	}
+	// Listed but never crawled: a report, but no verdict on nothing.
+	runCLI(t, env, "sites", "add", "bücher.de")
+	res = runCLI(t, env, "report", "xn--bcher-kva.de")
+	if res.code != 0 || !strings.Contains(res.stdout, "Crawl report: bücher.de (xn--bcher-kva.de)") ||
+		!strings.Contains(res.stdout, "No verdict") || strings.Contains(res.stdout, "Every promise checked was kept") {
+		t.Errorf("report of a listed, never crawled site: exit %d\n%s", res.code, res.stdout)
+	}
+}
