@@ -163,14 +163,14 @@ func printViolation(w io.Writer, v *audit.Violation) {
 	for _, r := range v.Requests {
 		done := "never completed"
 		if r.CompletedAt != nil {
-			done = "completed " + r.CompletedAt.UTC().Format("2006-01-02T15:04:05.000Z")
+			done = "completed " + humanTimeMS(*r.CompletedAt)
 		}
 		status := "-"
 		if r.Status != nil {
 			status = strconv.Itoa(*r.Status)
 		}
 		fmt.Fprintf(w, "    request %d  %s  sent %s  %s  status %s %s  %s\n", r.ID, r.Purpose,
-			r.SentAt.UTC().Format("2006-01-02T15:04:05.000Z"), done, status, r.Outcome, r.URL)
+			humanTimeMS(r.SentAt), done, status, r.Outcome, r.URL)
 	}
 }
 

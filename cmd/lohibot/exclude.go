@@ -112,9 +112,9 @@ func runExcludeAdd(ctx context.Context, a *app, opts *excludeAddOptions) error {
 			continue
 		}
 		if r.Already {
-			fmt.Fprintf(a.out, "%s was already excluded since %s; request recorded\n", r.Site, r.Exclusion.ExcludedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(a.out, "%s was already excluded since %s; request recorded\n", showSite(r.Site), humanTime(r.Exclusion.ExcludedAt))
 		} else {
-			fmt.Fprintf(a.out, "excluded %s\n", r.Site)
+			fmt.Fprintf(a.out, "excluded %s\n", showSite(r.Site))
 		}
 	}
 	return nil
@@ -166,7 +166,7 @@ func runExcludeRemove(ctx context.Context, a *app, opts *excludeRemoveOptions) e
 	if a.json {
 		return a.printJSON(map[string]any{"site": site, "excluded": false, "by": opts.By, "reason": opts.Reason})
 	}
-	fmt.Fprintf(a.out, "re-included %s\n", site)
+	fmt.Fprintf(a.out, "re-included %s\n", showSite(site))
 	return nil
 }
 
@@ -195,7 +195,7 @@ func newExcludeListCmd(a *app) *cobra.Command {
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "%s\texcluded %s by %s", ex.Site, ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor)
+				fmt.Fprintf(a.out, "%s\texcluded %s by %s", showSite(ex.Site), humanTime(ex.ExcludedAt), ex.Actor)
 				if ex.Evidence != "" && ex.Evidence != ex.Actor {
 					fmt.Fprintf(a.out, " (evidence %s)", ex.Evidence)
 				}
@@ -237,7 +237,7 @@ func newExcludeCheckCmd(a *app) *cobra.Command {
 				if a.json {
 					return a.printJSON(map[string]any{"site": site, "excluded": false})
 				}
-				fmt.Fprintf(a.out, "%s is not excluded\n", site)
+				fmt.Fprintf(a.out, "%s is not excluded\n", showSite(site))
 				return nil
 			}
 			if a.json {
@@ -245,7 +245,7 @@ func newExcludeCheckCmd(a *app) *cobra.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintf(a.out, "%s is excluded since %s by %s", site, ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor)
+				fmt.Fprintf(a.out, "%s is excluded since %s by %s", showSite(site), humanTime(ex.ExcludedAt), ex.Actor)
 				if ex.Reason != "" {
 					fmt.Fprintf(a.out, ": %s", ex.Reason)
 				}

@@ -38,6 +38,10 @@ const humanTimeLayout = "2006-01-02 15:04:05 UTC"
 // humanTime formats t for people: UTC, to the second, with its zone.
 func humanTime(t time.Time) string { return t.UTC().Format(humanTimeLayout) }
 
+// humanTimeMS is humanTime to the millisecond, for request logs, where the
+// gaps between requests are evidence.
+func humanTimeMS(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") }
+
 // showSite writes a site (or host) as people write it: an IDN in Unicode
 // with its A-label beside it, "bücher.de (xn--bcher-kva.de)"; any other
 // name as it is.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -242,5 +243,40 @@ func TestReportNoRecord(t *testing.T) {
 	if res.code != 0 || !strings.Contains(res.stdout, "Crawl report: bücher.de (xn--bcher-kva.de)") ||
 		!strings.Contains(res.stdout, "No verdict") || strings.Contains(res.stdout, "Every promise checked was kept") {
 		t.Errorf("report of a listed, never crawled site: exit %d\n%s", res.code, res.stdout)
+	}
+}
+
+// TestTextShowsPeopleTimesAndUnicodeNames: text output writes times as
+// 2026-12-01 10:21:50 UTC and an IDN as bücher.de (xn--bcher-kva.de); JSON
+// keeps RFC 3339 and the A-label.
+func TestTextShowsPeopleTimesAndUnicodeNames(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	human := regexp.MustCompile(`\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC`)
+	tests := []struct {
+		args     []string
+		withTime bool
+	}{
+		{[]string{"sites", "add", "bücher.de"}, false},
+		{[]string{"sites", "list"}, false},
+		{[]string{"exclude", "add", "bücher.de", "--by", "anna"}, false},
+		{[]string{"exclude", "add", "bücher.de", "--by", "anna"}, true}, // already excluded since ...
+		{[]string{"exclude", "list"}, true},
+		{[]string{"exclude", "check", "bücher.de"}, true},
+	}
+	for _, tt := range tests {
+		res := runCLI(t, env, tt.args...)
+		if !strings.Contains(res.stdout, "bücher.de (xn--bcher-kva.de)") {
+			t.Errorf("%v printed %q, want the site as bücher.de (xn--bcher-kva.de)", tt.args, res.stdout)
+		}
+		if tt.withTime && !human.MatchString(res.stdout) {
+			t.Errorf("%v printed %q, want times as 2026-12-01 10:21:50 UTC", tt.args, res.stdout)
+		}
+		if regexp.MustCompile(`\d\dT\d\d:`).MatchString(res.stdout) {
+			t.Errorf("%v printed an RFC 3339 time for people: %q", tt.args, res.stdout)
+		}
+	}
+	res := runCLI(t, env, "--json", "exclude", "list")
+	if !strings.Contains(res.stdout, `"site":"xn--bcher-kva.de"`) || !regexp.MustCompile(`"excluded_at":"\d{4}-\d\d-\d\dT`).MatchString(res.stdout) {
+		t.Errorf("exclude list --json = %q, want the A-label and RFC 3339", res.stdout)
 	}
 }

@@ -127,7 +127,7 @@ that is not listed is refused (exit 1) and removes nothing.`,
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "removed %s from the crawl list\n", s)
+				fmt.Fprintf(a.out, "removed %s from the crawl list\n", showSite(s))
 			}
 			return nil
 		},
@@ -164,7 +164,7 @@ func newSitesListCmd(a *app) *cobra.Command {
 				if s.Excluded {
 					status = "\t(excluded)"
 				}
-				fmt.Fprintf(a.out, "%s\t%s%s\n", s.Name, s.StartURL, status)
+				fmt.Fprintf(a.out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
 			}
 			return nil
 		},

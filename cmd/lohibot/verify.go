@@ -286,7 +286,7 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "LINE\tTIME\tADDRESS\tREQUEST")
 		for _, u := range rep.Unmatched {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s%s\n", u.Line, u.Time.Format(time.RFC3339), u.IP, u.Method, u.Host, u.Target)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s%s\n", u.Line, humanTime(u.Time), u.IP, u.Method, u.Host, u.Target)
 		}
 		tw.Flush()
 	}
