@@ -169,7 +169,7 @@ type Crawler struct {
 	noindex sync.Map
 
 	stats struct {
-		sites, sitesDone, pages, requests, robotsRefused, errors atomic.Int64
+		sites, sitesDone, pages, requests, robotsRefused, hostsLeft, errors atomic.Int64
 	}
 
 	stopHeartbeat context.CancelFunc
@@ -302,7 +302,8 @@ type Stats struct {
 	Pages         int64 // pages fetched with a 2xx HTML answer
 	Requests      int64 // HTTP requests sent, robots.txt included
 	RobotsRefused int64 // URLs not fetched because robots.txt disallows them
-	Errors        int64 // requests that failed or were answered 5xx, and hosts left
+	HostsLeft     int64 // hosts left for their cycle, as promised (login, bot protection, robots.txt unreachable, failures)
+	Errors        int64 // requests that failed or were answered 5xx
 }
 
 // Stats returns the counters so far. It is safe to call while crawling.
@@ -313,6 +314,7 @@ func (c *Crawler) Stats() Stats {
 		Pages:         c.stats.pages.Load(),
 		Requests:      c.stats.requests.Load(),
 		RobotsRefused: c.stats.robotsRefused.Load(),
+		HostsLeft:     c.stats.hostsLeft.Load(),
 		Errors:        c.stats.errors.Load(),
 	}
 }

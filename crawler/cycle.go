@@ -100,7 +100,9 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
 			return nil
 		case recent:
-			return &errSkip{fmt.Sprintf("visited recently (cycle %d started %s)", id, started.UTC().Format(time.RFC3339))}
+			return &errSkip{fmt.Sprintf("visited %s in cycle %d, less than --recrawl-after %s ago; it may be visited again from %s",
+				started.UTC().Format("2006-01-02 15:04:05 UTC"), id, days(c.opts.RecrawlAfter),
+				started.Add(c.opts.RecrawlAfter).UTC().Format("2006-01-02 15:04:05 UTC"))}
 		}
 		err = tx.queryRow(ctx, (`INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
 			VALUES (?, ?, ?, ?, ?, 0, ?, '') RETURNING id`), site, c.opts.Node, now, db.CycleRunning, Budget, c.opts.Delay.Milliseconds()).Scan(&id)
@@ -169,4 +171,13 @@ func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen
 		}
 	}
 	return seen, links, rows.Err()
+}
+
+// days writes an interval as the --recrawl-after flag takes it: 7d for
+// whole days, a Go duration otherwise.
+func days(d time.Duration) string {
+	if d > 0 && d%(24*time.Hour) == 0 {
+		return fmt.Sprintf("%dd", d/(24*time.Hour))
+	}
+	return d.String()
 }

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -31,6 +32,10 @@ const (
 	SiteSkipped  = "skipped"  // visited recently, or another crawler is on it
 	SiteExcluded = "excluded" // the policy gate refused it: nothing was sent
 	SiteFailed   = "failed"   // an error of lohibot itself (database, bad start URL)
+	// SiteNothingFetched: a cycle ran to its end without a single page
+	// (robots.txt unreachable, every host left, no HTML answer); Reason
+	// says why in one clause.
+	SiteNothingFetched = "nothing-fetched"
 )
 
 // SiteResult is how one site's crawl went.
@@ -42,7 +47,12 @@ type SiteResult struct {
 	Requests      int    `json:"requests"`
 	Pages         int    `json:"pages"`
 	RobotsRefused int    `json:"robots_refused"`
-	Errors        int    `json:"errors"`
+	// HostsLeft counts the hosts the cycle stopped asking, as promised (a
+	// login, a bot protection, robots.txt unreachable, repeated failures):
+	// handled, not errors.
+	HostsLeft int `json:"hosts_left"`
+	// Errors counts requests that failed or were answered 5xx.
+	Errors int `json:"errors"`
 }
 
 // Targets turns the crawl command's arguments into targets: each SITE
@@ -170,7 +180,7 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 		return res
 	}
 	if v.Excluded {
-		res.Status, res.Reason = SiteExcluded, "excluded: "+v.String()
+		res.Status, res.Reason = SiteExcluded, fmt.Sprintf("on the exclusion list at policy v%d; nothing was sent", v.Version)
 		return res
 	}
 	cy, err := c.startCycle(ctx, t.Site)
@@ -213,6 +223,8 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	switch {
 	case status == db.CycleDone && reason == reasonExcluded:
 		res.Status = SiteExcluded
+	case status == db.CycleDone && res.Pages == 0 && !cy.Resumed:
+		res.Status, res.Reason = SiteNothingFetched, r.nothingFetched(reason)
 	case status == db.CycleDone:
 		res.Status = SiteCrawled
 	default:
@@ -238,8 +250,8 @@ func (r *siteRun) pushFirst(it item) {
 func (r *siteRun) leave(host, reason string) {
 	if _, ok := r.left[host]; !ok {
 		r.left[host] = reason
-		r.res.Errors++
-		r.c.stats.errors.Add(1)
+		r.res.HostsLeft++
+		r.c.stats.hostsLeft.Add(1)
 		r.c.log.Info("host left for this cycle", "site", r.site, "host", host, "cycle", r.cy.ID, "reason", reason)
 	}
 }
@@ -270,13 +282,28 @@ func (r *siteRun) run(ctx context.Context) (string, string) {
 			return status, reason
 		}
 		if len(r.left) > 0 && r.allLeft() {
-			return db.CycleDone, "every host left: " + r.leftReasons()
+			return db.CycleDone, "every host left, " + r.leftReasons()
 		}
 	}
 	if len(r.left) > 0 {
-		return db.CycleDone, "nothing left to fetch; hosts left: " + r.leftReasons()
+		return db.CycleDone, "nothing left to fetch; left " + r.leftReasons()
 	}
 	return db.CycleDone, "nothing left to fetch"
+}
+
+// nothingFetched is the reason of a cycle that ended with no page: why
+// the hosts were left, or else what the cycle ended on.
+func (r *siteRun) nothingFetched(reason string) string {
+	switch {
+	case len(r.left) > 0:
+		return "no page: left " + r.leftReasons()
+	case r.res.RobotsRefused > 0:
+		return fmt.Sprintf("no page: robots.txt disallows %d of the URLs found, and no other answered with an HTML page", r.res.RobotsRefused)
+	case reason == reasonBudgetSpent:
+		return "no page: the budget was spent on answers that were not HTML pages"
+	default:
+		return "no page: no HTML page answered"
+	}
 }
 
 func (r *siteRun) allLeft() bool {
@@ -290,12 +317,18 @@ func (r *siteRun) allLeft() bool {
 	return true
 }
 
+// leftReasons says which hosts were left and why, one clause per host
+// ("www.example.com: login required, HTTP 401"), in host order.
 func (r *siteRun) leftReasons() string {
-	var parts []string
-	for h, why := range r.left {
-		parts = append(parts, h+" ("+why+")")
+	hosts := make([]string, 0, len(r.left))
+	for h := range r.left {
+		hosts = append(hosts, h)
 	}
-	return strings.Join(parts, ", ")
+	slices.Sort(hosts)
+	for i, h := range hosts {
+		hosts[i] = h + ": " + r.left[h]
+	}
+	return strings.Join(hosts, "; ")
 }
 
 // Reasons a cycle ends before its frontier is empty.
@@ -334,7 +367,7 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 			return s, why, true
 		}
 		if rb.Outcome == db.RobotsDisallowAll && rb.Status != http.StatusUnauthorized && rb.Status != http.StatusForbidden {
-			r.leave(hs.host, "robots.txt unreachable: disallow all")
+			r.leave(hs.host, "robots.txt unreachable, so nothing is allowed")
 		}
 		hs.gap = max(r.hosts.baseGap(), rb.crawlDelay())
 		dec := rb.decide(robots.ProductToken, u.String())
@@ -387,7 +420,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 		r.res.Errors++
 		c.stats.errors.Add(1)
 		if hs.failures >= MaxConsecutiveFailures {
-			r.leave(hs.host, fmt.Sprintf("%d consecutive 5xx answers or timeouts (last: %s)", hs.failures, why))
+			r.leave(hs.host, fmt.Sprintf("%d consecutive 5xx answers or timeouts, the last %s", hs.failures, why))
 		} else {
 			retry = true
 		}
@@ -397,20 +430,22 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 		k.Outcome = outcomeError(resp)
 		switch {
 		case resp.Refused:
-			r.leave(hs.host, "address refused: "+k.Error)
+			r.res.Errors++
+			c.stats.errors.Add(1)
+			r.leave(hs.host, "address refused, "+strings.TrimPrefix(k.Error, "crawler: "))
 		case k.Outcome == "interrupted":
 		default:
 			countFailure(k.Outcome)
 		}
 	case isChallenge(resp):
 		k.Outcome = "challenge"
-		r.leave(hs.host, fmt.Sprintf("bot protection challenge (status %d)", st))
+		r.leave(hs.host, fmt.Sprintf("bot protection challenge, HTTP %d", st))
 	case st == http.StatusUnauthorized || st == http.StatusProxyAuthRequired:
 		k.Outcome = "auth"
-		r.leave(hs.host, fmt.Sprintf("login required (status %d)", st))
+		r.leave(hs.host, fmt.Sprintf("login required, HTTP %d", st))
 	case st == http.StatusForbidden:
 		k.Outcome = "forbidden"
-		r.leave(hs.host, "forbidden (status 403)")
+		r.leave(hs.host, "forbidden, HTTP 403")
 	case st == http.StatusTooManyRequests || st >= 500:
 		k.Outcome = "retry"
 		ra := k.RetryAfter

@@ -139,6 +139,27 @@ func printable(s string) string {
 	return s
 }
 
+// headerError is a header block textproto refused, worded for the staff
+// who read the review reason once: go-message's own text ("message:
+// malformed MIME header line: x") would repeat what the reason already says.
+type headerError struct{ err error }
+
+func (e *headerError) Error() string {
+	msg := e.err.Error()
+	for _, w := range []struct{ prefix, says string }{
+		{"message: malformed MIME header initial line: ", "the header starts with a continuation line: "},
+		{"message: malformed MIME header line: ", "a header line without a colon: "},
+		{"message: malformed MIME header key: ", "a header name with characters a name cannot have: "},
+	} {
+		if rest, ok := strings.CutPrefix(msg, w.prefix); ok {
+			return w.says + rest
+		}
+	}
+	return "in the header: " + strings.TrimPrefix(msg, "message: ")
+}
+
+func (e *headerError) Unwrap() error { return e.err }
+
 // readHeader reads a header block with a size limit and returns it with a
 // reader for the body that follows. What textproto refuses (a line without
 // a colon, a header that never ends) is an error.
@@ -149,7 +170,7 @@ func readHeader(r io.Reader) (message.Header, *bufio.Reader, error) {
 	lr.n = math.MaxInt
 	if err != nil {
 		// The fields read before the error are kept.
-		return message.Header{Header: h}, br, fmt.Errorf("header: %w", err)
+		return message.Header{Header: h}, br, &headerError{err}
 	}
 	return message.Header{Header: h}, br, nil
 }

@@ -75,19 +75,26 @@ type ExcludeResult struct {
 }
 
 // SitesOf normalises every input with SiteOf and returns the sites in input
-// order, or the first error. Nothing is half-done on error: callers use it to
+// order, or an error naming every input that is not a site (errors.Join of
+// *SiteError). Nothing is half-done on error: callers use it to
 // validate a whole command before changing anything.
 func SitesOf(inputs []string) ([]string, error) {
 	if len(inputs) == 0 {
 		return nil, &SiteError{"", "no site given"}
 	}
 	sites := make([]string, len(inputs))
+	var errs []error
 	for i, in := range inputs {
 		s, err := SiteOf(in)
 		if err != nil {
-			return nil, err
+			errs = append(errs, err)
+			continue
 		}
 		sites[i] = s
+	}
+	if len(errs) > 0 {
+		// Every bad input at once, one per line, so one correction fixes all.
+		return nil, errors.Join(errs...)
 	}
 	return sites, nil
 }

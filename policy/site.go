@@ -173,7 +173,10 @@ func normalizeHost(input, h string) (string, error) {
 		return "", &SiteError{input, "an IP address is not a site"}
 	}
 	if !strings.Contains(ascii, ".") {
-		return "", &SiteError{input, fmt.Sprintf("%s is a public suffix, not a registrable domain", ascii)}
+		if _, icann := publicsuffix.PublicSuffix(ascii); icann {
+			return "", &SiteError{input, fmt.Sprintf("%s is a top-level domain (a public suffix), not a registrable domain", ascii)}
+		}
+		return "", &SiteError{input, "not under a known top-level domain"}
 	}
 	// Round trip: the A-labels must decode to valid U-labels.
 	if _, err := hostProfile.ToUnicode(ascii); err != nil {

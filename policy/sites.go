@@ -18,11 +18,21 @@ type ListedSite struct {
 	Excluded bool `json:"excluded"`
 }
 
+// AddedSite is a site as AddSites left it, and what it changed.
+type AddedSite struct {
+	db.Site
+	// Listed tells whether the site was on the crawl list before.
+	Listed bool
+	// Replaced is the start URL a new one replaced; empty when the start
+	// URL did not change.
+	Replaced string
+}
+
 // AddSites puts the sites named by inputs on the crawl list, in one
 // transaction. A URL input sets the site's start URL; a bare domain starts at
 // https://DOMAIN/. Adding a listed site again updates its start URL when a
 // URL is given. If any input is not a site, nothing changes.
-func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.Site, error) {
+func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]AddedSite, error) {
 	sites, err := SitesOf(inputs)
 	if err != nil {
 		return nil, err
@@ -31,7 +41,7 @@ func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.
 	for i, in := range inputs {
 		starts[i] = startURL(in, sites[i])
 	}
-	var out []db.Site
+	var out []AddedSite
 	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := p.lock(tx); err != nil {
 			return err
@@ -43,7 +53,9 @@ func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.
 			err := tx.Where("name = ?", site).Take(&s).Error
 			switch {
 			case err == nil:
+				added := AddedSite{Listed: true}
 				if isURL(inputs[i]) && s.StartURL != starts[i] {
+					added.Replaced = s.StartURL
 					s.StartURL = starts[i]
 					if err := tx.Model(&s).Update("start_url", s.StartURL).Error; err != nil {
 						return err
@@ -54,7 +66,8 @@ func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.
 						return err
 					}
 				}
-				out = append(out, s)
+				added.Site = s
+				out = append(out, added)
 				continue
 			case !errors.Is(err, gorm.ErrRecordNotFound):
 				return err
@@ -68,7 +81,7 @@ func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]db.
 			if _, err := appendEvent(tx, now, db.EventSiteAdd, site, cc); err != nil {
 				return err
 			}
-			out = append(out, s)
+			out = append(out, AddedSite{Site: s})
 		}
 		return nil
 	})

@@ -103,7 +103,7 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 		if !(errors.As(err, &ee) && ee.silent) {
 			// Errors may quote a DSN, an IMAP URL or a driver's message:
 			// never with a password in it.
-			fmt.Fprintln(safeErr, "lohibot:", redact.Error(err))
+			fmt.Fprintln(safeErr, "lohibot:", redact.String(userMessage(err)))
 		}
 		return exitCode(err)
 	}
@@ -227,8 +227,8 @@ func (a *app) printJSON(v any) error {
 // exactArgs, minArgs wrap cobra's argument checks as usage errors (exit 2).
 func exactArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.ExactArgs(n)(cmd, args); err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+		if len(args) != n {
+			return argCountError(cmd, args, countWord(n))
 		}
 		return nil
 	}
@@ -236,11 +236,19 @@ func exactArgs(n int) cobra.PositionalArgs {
 
 func minArgs(n int) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
-		if err := cobra.MinimumNArgs(n)(cmd, args); err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+		if len(args) < n {
+			return argCountError(cmd, args, "at least "+countWord(n))
 		}
 		return nil
 	}
+}
+
+// countWord spells small counts for usage messages.
+func countWord(n int) string {
+	if n >= 0 && n < 4 {
+		return []string{"no", "one", "two", "three"}[n]
+	}
+	return fmt.Sprint(n)
 }
 
 func noArgs(cmd *cobra.Command, args []string) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -63,8 +64,10 @@ Exit 0 when every rule holds, 1 with the violations listed, 2 on bad input.
 With --json, each violation is one line: {"site","rule","check","requests",
 "evidence"}, where each request is {"id","url","purpose","sent_at",
 "completed_at","status","outcome"}; integrity violations add "table",
-"row_id" and "block". The last line is the summary, with "seal" (the chain
-head checked) when the integrity rule ran.`,
+"row_id" and "block". The last line is always one summary object:
+{"summary":true,"ok","rules":[{"rule","ok","checked","violations"}],
+"sites","requests","violations"}, with "seal" (the chain head checked) when
+the integrity rule ran.`,
 		Example: `  lohibot audit
   lohibot audit politeness example.com --since 7d
   lohibot audit robots --json | jq -r .evidence
@@ -94,6 +97,7 @@ head checked) when the integrity rule ran.`,
 // parseAuditArgs sorts the arguments into rules and sites and reads --since.
 func parseAuditArgs(args []string, since string, now time.Time) (*auditOptions, error) {
 	opts := &auditOptions{}
+	var bad []string // every bad argument, reported at once
 	for _, arg := range args {
 		if audit.IsRule(strings.ToLower(arg)) {
 			opts.Rules = append(opts.Rules, strings.ToLower(arg))
@@ -101,16 +105,25 @@ func parseAuditArgs(args []string, since string, now time.Time) (*auditOptions, 
 		}
 		site, err := policy.SiteOf(arg)
 		if err != nil {
-			return nil, usageErrorf("audit: %q is neither a rule (%s) nor a site: %v", arg, strings.Join(audit.Rules(), ", "), err)
+			var se *policy.SiteError
+			why := err.Error()
+			if errors.As(err, &se) {
+				why = se.Reason
+			}
+			bad = append(bad, fmt.Sprintf("%q is neither a rule (%s) nor a site: %s", arg, strings.Join(audit.Rules(), ", "), why))
+			continue
 		}
 		opts.Sites = append(opts.Sites, site)
 	}
 	if since != "" {
 		t, err := parseSince(since, now)
 		if err != nil {
-			return nil, usageErrorf("audit: --since %q: %v", since, err)
+			bad = append(bad, fmt.Sprintf("--since %q: %v", since, err))
 		}
 		opts.Since = t
+	}
+	if len(bad) > 0 {
+		return nil, usageErrorf("audit: %s", strings.Join(bad, "\naudit: "))
 	}
 	return opts, nil
 }
@@ -157,7 +170,7 @@ func runAudit(ctx context.Context, a *app, opts *auditOptions) error {
 		return err
 	}
 	if a.json {
-		if err := a.printJSON(sum); err != nil {
+		if err := a.printJSON(newAuditSummaryJSON(sum)); err != nil {
 			return err
 		}
 	} else {
@@ -183,15 +196,44 @@ func printViolation(w io.Writer, v *audit.Violation) {
 	for _, r := range v.Requests {
 		done := "never completed"
 		if r.CompletedAt != nil {
-			done = "completed " + r.CompletedAt.UTC().Format("2006-01-02T15:04:05.000Z")
+			done = "completed " + humanTimeMS(*r.CompletedAt)
 		}
 		status := "-"
 		if r.Status != nil {
 			status = strconv.Itoa(*r.Status)
 		}
 		fmt.Fprintf(w, "    request %d  %s  sent %s  %s  status %s %s  %s\n", r.ID, r.Purpose,
-			r.SentAt.UTC().Format("2006-01-02T15:04:05.000Z"), done, status, r.Outcome, r.URL)
+			humanTimeMS(r.SentAt), done, status, r.Outcome, r.URL)
 	}
+}
+
+// auditSummaryJSON is the last line of audit --json, printed whether or not
+// a rule failed, so a script always learns what was checked.
+type auditSummaryJSON struct {
+	Summary    bool            `json:"summary"`
+	OK         bool            `json:"ok"`
+	Rules      []auditRuleJSON `json:"rules"`
+	Sites      int64           `json:"sites"`
+	Requests   int64           `json:"requests"`
+	Violations int64           `json:"violations"`
+	// Seal is the seal chain the integrity rule checked, when it ran.
+	Seal *audit.SealSummary `json:"seal,omitempty"`
+}
+
+type auditRuleJSON struct {
+	Rule       string `json:"rule"`
+	OK         bool   `json:"ok"`
+	Checked    int64  `json:"checked"`
+	Violations int64  `json:"violations"`
+}
+
+func newAuditSummaryJSON(sum *audit.Summary) auditSummaryJSON {
+	out := auditSummaryJSON{Summary: true, OK: sum.OK(), Rules: []auditRuleJSON{}, Sites: sum.Sites,
+		Requests: sum.Requests, Violations: sum.Violations(), Seal: sum.Seal}
+	for _, r := range sum.Rules {
+		out.Rules = append(out.Rules, auditRuleJSON{Rule: r.Rule, OK: r.OK(), Checked: r.Checked, Violations: r.Violations})
+	}
+	return out
 }
 
 func printAuditSummary(w io.Writer, sum *audit.Summary) {
@@ -214,4 +256,14 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d rows not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed)
 		}
 	}
+	fmt.Fprintf(w, "%d %s, %d %s read; %d %s\n", sum.Sites, plural(sum.Sites, "site", "sites"),
+		sum.Requests, plural(sum.Requests, "request", "requests"), sum.Violations(), plural(sum.Violations(), "violation", "violations"))
+}
+
+// plural picks the singular or plural form for n.
+func plural[N int | int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

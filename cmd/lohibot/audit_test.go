@@ -44,6 +44,21 @@ func writeExcludedThenCrawled(t *testing.T, dsn string) (reqID int64) {
 	return r.ID
 }
 
+// auditSummary is the last line of audit --json.
+type auditSummary struct {
+	Summary bool `json:"summary"`
+	OK      bool `json:"ok"`
+	Rules   []struct {
+		Rule       string `json:"rule"`
+		OK         bool   `json:"ok"`
+		Checked    int64  `json:"checked"`
+		Violations int64  `json:"violations"`
+	} `json:"rules"`
+	Sites      int64 `json:"sites"`
+	Requests   int64 `json:"requests"`
+	Violations int64 `json:"violations"`
+}
+
 func TestAuditCommand(t *testing.T) {
 	dsn := dbtest.DSN(t, "sqlite")
 	env := []string{"LOHIBOT_DB=" + dsn}
@@ -56,6 +71,16 @@ func TestAuditCommand(t *testing.T) {
 		if !strings.Contains(res.stdout, rule+" ") {
 			t.Errorf("audit summary lacks rule %s:\n%s", rule, res.stdout)
 		}
+	}
+
+	// With nothing wrong, --json still says what was checked.
+	res = runCLI(t, env, "audit", "--json")
+	if res.code != 0 {
+		t.Fatalf("audit --json on an empty log: exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
+	}
+	sum := decodeLines[auditSummary](t, res.stdout)
+	if len(sum) != 1 || !sum[0].Summary || !sum[0].OK || len(sum[0].Rules) != 5 || sum[0].Violations != 0 {
+		t.Errorf("audit --json on an empty log = %+v, want one summary object of 5 rules, 0 violations", sum)
 	}
 
 	id := writeExcludedThenCrawled(t, dsn)
@@ -72,8 +97,13 @@ func TestAuditCommand(t *testing.T) {
 		t.Fatalf("audit --json: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(res.stdout), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[1], `{"rules":`) {
-		t.Fatalf("audit --json printed %d lines, want the violation and, last, the summary (DESIGN.md):\n%s", len(lines), res.stdout)
+	if len(lines) != 2 {
+		t.Fatalf("audit --json printed %d lines, want a violation and the summary:\n%s", len(lines), res.stdout)
+	}
+	last := decodeLines[auditSummary](t, lines[1])
+	if s := last[0]; !s.Summary || s.OK || s.Sites != 1 || s.Requests != 1 || s.Violations != 1 ||
+		len(s.Rules) != 1 || s.Rules[0].Rule != "exclusions" || s.Rules[0].Checked != 1 || s.Rules[0].Violations != 1 {
+		t.Errorf("audit --json summary = %+v, want exclusions: 1 site, 1 request checked, 1 violation", s)
 	}
 	var v struct {
 		Site     string `json:"site"`

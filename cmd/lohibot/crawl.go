@@ -20,6 +20,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/policy"
 )
 
 // crawlOptions are the crawl command's flags.
@@ -136,19 +137,33 @@ func (a *app) crawlerOptions(allowPrivate bool, sourceIP, userAgent, node string
 }
 
 func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error {
+	// Every bad argument at once, so one correction fixes them all.
+	var bad []string
 	switch {
 	case o.all && len(args) > 0:
-		return usageErrorf("name sites or give --all, not both")
+		bad = append(bad, "name sites or give --all, not both")
 	case !o.all && len(args) == 0:
-		return usageErrorf("name the sites to crawl, or give --all")
-	case o.delay <= 0:
-		return usageErrorf("--delay must be positive")
-	case o.recrawlAfter <= 0:
-		return usageErrorf("--recrawl-after must be positive")
-	case o.parallel < 1:
-		return usageErrorf("--max-sites-parallel must be at least 1")
-	case o.timeout <= 0 || o.leaseTTL <= 0:
-		return usageErrorf("--timeout and --lease-ttl must be positive")
+		bad = append(bad, "name the sites to crawl, or give --all")
+	}
+	if o.delay <= 0 {
+		bad = append(bad, "--delay must be positive")
+	}
+	if o.recrawlAfter <= 0 {
+		bad = append(bad, "--recrawl-after must be positive")
+	}
+	if o.parallel < 1 {
+		bad = append(bad, "--max-sites-parallel must be at least 1")
+	}
+	if o.timeout <= 0 || o.leaseTTL <= 0 {
+		bad = append(bad, "--timeout and --lease-ttl must be positive")
+	}
+	if !o.all {
+		if _, err := policy.SitesOf(args); err != nil && len(args) > 0 {
+			bad = append(bad, userMessage(err))
+		}
+	}
+	if len(bad) > 0 {
+		return usageErrorf("%s", strings.Join(bad, "\n"))
 	}
 	for i, arg := range args {
 		if hasUserinfo(arg) {
@@ -234,9 +249,18 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	results, err := c.Crawl(ctx, targets)
 	stopBar()
 	s := c.Stats()
+	nothing, pages := 0, 0
+	for _, r := range results {
+		pages += r.Pages
+		if r.Status == crawler.SiteNothingFetched {
+			nothing++
+		}
+	}
 	if !a.json {
-		fmt.Fprintf(a.out, "%d sites: %d pages, %d requests, %d refused by robots.txt, %d errors\n",
-			len(results), s.Pages, s.Requests, s.RobotsRefused, s.Errors)
+		fmt.Fprintf(a.out, "%d %s (%d with nothing fetched): %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
+			len(results), plural(len(results), "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"),
+			s.Requests, plural(s.Requests, "request", "requests"), s.RobotsRefused, s.HostsLeft, plural(s.HostsLeft, "host", "hosts"),
+			s.Errors, plural(s.Errors, "error", "errors"))
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -250,17 +274,26 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 			return refused
 		}
 	}
+	// A run that tried and got not a single page did not crawl.
+	if nothing > 0 && pages == 0 {
+		return refused
+	}
 	return nil
 }
 
+// siteLine is one site's outcome: its status, why in one clause, and what
+// was sent: "example.com: crawled, nothing left to fetch; 5 requests, ...".
 func siteLine(r crawler.SiteResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", r.Site, r.Status)
+	fmt.Fprintf(&b, "%s: %s", showSite(r.Site), strings.ReplaceAll(r.Status, "-", " "))
 	if r.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", r.Reason)
+		fmt.Fprintf(&b, ", %s", r.Reason)
 	}
-	if r.Status == crawler.SiteCrawled || r.Status == crawler.SiteStopped {
-		fmt.Fprintf(&b, ", %d requests, %d pages, %d refused by robots.txt, %d errors", r.Requests, r.Pages, r.RobotsRefused, r.Errors)
+	switch r.Status {
+	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched:
+		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", r.Requests, plural(r.Requests, "request", "requests"),
+			r.Pages, plural(r.Pages, "page", "pages"), r.RobotsRefused, r.HostsLeft, plural(r.HostsLeft, "host", "hosts"),
+			r.Errors, plural(r.Errors, "error", "errors"))
 	}
 	return b.String()
 }

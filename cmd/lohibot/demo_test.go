@@ -30,6 +30,18 @@ func TestDemoCmd(t *testing.T) {
 			wantCode: 0, wantOut: "Try:",
 		},
 	}
+	// --db puts the database outside the demo's temporary folder: the demo
+	// says where each is, and a login wall it handled is no error.
+	fresh := filepath.Join(t.TempDir(), "fresh.db")
+	tests = append(tests, struct {
+		name     string
+		env      []string
+		args     []string
+		wantCode int
+		wantOut  string
+		wantErr  string
+	}{name: "a database of its own", args: []string{"--db", fresh, "demo", "--delay", "20ms"}, wantCode: 0,
+		wantOut: "The database stays at " + fresh + "; the report and the log were removed"})
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := runCLI(t, tt.env, tt.args...)
@@ -41,6 +53,9 @@ func TestDemoCmd(t *testing.T) {
 			}
 			if !strings.Contains(r.stderr, tt.wantErr) {
 				t.Errorf("lohibot %s: stderr %q, want it to contain %q", strings.Join(tt.args, " "), r.stderr, tt.wantErr)
+			}
+			if tt.wantCode == 0 && (strings.Contains(r.stdout, " 1 error") || !strings.Contains(r.stdout, "left as promised")) {
+				t.Errorf("lohibot %s counted the login wall it handled as an error:\n%s", strings.Join(tt.args, " "), r.stdout)
 			}
 		})
 	}

@@ -115,9 +115,9 @@ func runExcludeAdd(ctx context.Context, a *app, opts *excludeAddOptions) error {
 			continue
 		}
 		if r.Already {
-			fmt.Fprintf(a.out, "%s was already excluded since %s; request recorded\n", r.Site, r.Exclusion.ExcludedAt.UTC().Format(time.RFC3339))
+			fmt.Fprintf(a.out, "%s was already excluded since %s; request recorded\n", showSite(r.Site), humanTime(r.Exclusion.ExcludedAt))
 		} else {
-			fmt.Fprintf(a.out, "excluded %s\n", r.Site)
+			fmt.Fprintf(a.out, "excluded %s\n", showSite(r.Site))
 		}
 	}
 	return nil
@@ -169,7 +169,7 @@ func runExcludeRemove(ctx context.Context, a *app, opts *excludeRemoveOptions) e
 	if a.json {
 		return a.printJSON(map[string]any{"site": site, "excluded": false, "by": opts.By, "reason": opts.Reason})
 	}
-	fmt.Fprintf(a.out, "re-included %s\n", site)
+	fmt.Fprintf(a.out, "re-included %s\n", showSite(site))
 	return nil
 }
 
@@ -218,7 +218,7 @@ to check.`,
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "%s\t%s\texcluded %s by %s", ex.Site, verifiedText(ex), ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor)
+				fmt.Fprintf(a.out, "%s\t%s\texcluded %s by %s", showSite(ex.Site), verifiedText(ex), humanTime(ex.ExcludedAt), ex.Actor)
 				if ex.Evidence != "" && ex.Evidence != ex.Actor {
 					fmt.Fprintf(a.out, " (evidence %s)", ex.Evidence)
 				}
@@ -266,7 +266,7 @@ func newExcludeCheckCmd(a *app) *cobra.Command {
 				if a.json {
 					return a.printJSON(map[string]any{"site": site, "excluded": false})
 				}
-				fmt.Fprintf(a.out, "%s is not excluded\n", site)
+				fmt.Fprintf(a.out, "%s is not excluded\n", showSite(site))
 				return nil
 			}
 			if a.json {
@@ -274,7 +274,7 @@ func newExcludeCheckCmd(a *app) *cobra.Command {
 					return err
 				}
 			} else {
-				fmt.Fprintf(a.out, "%s is excluded since %s by %s (%s)", site, ex.ExcludedAt.UTC().Format(time.RFC3339), ex.Actor, verifiedText(ex))
+				fmt.Fprintf(a.out, "%s is excluded since %s by %s (%s)", showSite(site), humanTime(ex.ExcludedAt), ex.Actor, verifiedText(ex))
 				if ex.Reason != "" {
 					fmt.Fprintf(a.out, ": %s", ex.Reason)
 				}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -376,7 +377,7 @@ func runMailReviewList(ctx context.Context, a *app) error {
 	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDATE\tFROM\tINTENT\tDOMAINS\tSUBJECT\tREASON")
 	for _, it := range items {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Date.Format(time.RFC3339), orDash(it.From),
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, humanTime(it.Date), orDash(it.From),
 			it.Intent, orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
 	}
 	return tw.Flush()
@@ -447,11 +448,7 @@ func runMailReviewApprove(ctx context.Context, a *app, opts *mailReviewOptions) 
 	}
 	switch ap.Action {
 	case "reinclude":
-		fmt.Fprintf(a.out, "approved message %d: re-included %s", ap.ID, strings.Join(ap.Sites, " "))
-		if len(ap.NotExcluded) > 0 {
-			fmt.Fprintf(a.out, " (not excluded, nothing to undo: %s)", strings.Join(ap.NotExcluded, " "))
-		}
-		fmt.Fprintln(a.out)
+		fmt.Fprintln(a.out, reincludeLine(ap))
 	default:
 		fmt.Fprintf(a.out, "approved message %d: excluded %s\n", ap.ID, strings.Join(ap.Sites, " "))
 	}
@@ -509,4 +506,29 @@ func reviewError(err error) error {
 		return &exitError{code: exitRefused, err: err}
 	}
 	return err
+}
+
+// reincludeLine says what approving a re-inclusion did, naming each site
+// once: the ones re-included, and apart the ones that were not excluded.
+func reincludeLine(ap *mailbot.Approval) string {
+	var done []string
+	for _, s := range ap.Sites {
+		if !slices.Contains(ap.NotExcluded, s) {
+			done = append(done, showSite(s))
+		}
+	}
+	var idle []string
+	for _, s := range ap.NotExcluded {
+		idle = append(idle, showSite(s))
+	}
+	line := fmt.Sprintf("approved message %d: ", ap.ID)
+	switch {
+	case len(idle) == 0:
+		return line + "re-included " + strings.Join(done, ", ")
+	case len(done) == 0:
+		return line + "nothing to re-include: " + strings.Join(idle, ", ") + " " + plural(len(idle), "was", "were") + " not excluded"
+	default:
+		return line + "re-included " + strings.Join(done, ", ") + "; " + strings.Join(idle, ", ") + " " +
+			plural(len(idle), "was", "were") + " not excluded"
+	}
 }

@@ -1,6 +1,6 @@
 // Command lohibot is the admin toolkit behind LohiSoftBot: exclusions and the
 // crawl list, the exclusion mailbox, the polite crawler, audits, reports and
-// identity checks. See README.md for the command reference.
+// identity checks. See docs/commands.md for the command reference.
 package main
 
 import (

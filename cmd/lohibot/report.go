@@ -40,8 +40,12 @@ well. --lang picks the language of the report's own words (en, it, da, hu);
 what was crawled or emailed is shown as it was, escaped. --json is the same
 as --format json (one JSON object); with another --format it is bad input.
 
-Exit 0 when the report is written, 2 on bad input (the report is written
-even when a promise was broken: its audit section says so).`,
+Exit 0 when the report is written, 1 when lohibot has no record of the site
+at all (not listed, never crawled, never excluded, no email names it: most
+likely a typo; no report is written), 2 on bad input. The report is written
+even when a promise was broken: its audit section says so. A verdict is
+given only on what was checked, with the counts; a site never crawled gets
+none.`,
 		Example: `  lohibot report example.com
   lohibot report https://www.example.com/ --format html -o example.html --lang it
   lohibot report example.com --format json | jq '.audit[] | {rule, ok}'`,
@@ -95,6 +99,17 @@ func runReport(ctx context.Context, a *app, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
+	if rep.NoRecord() {
+		// A typo must not read as a clean bill: say plainly that there is
+		// nothing to report on, and write no report.
+		msg := fmt.Sprintf("lohibot has no record of %s: not listed, never crawled, no email names it", showSite(site))
+		if format == report.FormatText && opts.Output == "" {
+			fmt.Fprintln(a.out, msg)
+		} else {
+			fmt.Fprintln(a.errOut, msg)
+		}
+		return refused
+	}
 	var buf bytes.Buffer
 	if err := report.Write(&buf, rep, format, lang); err != nil {
 		return err
@@ -107,7 +122,7 @@ func runReport(ctx context.Context, a *app, opts *reportOptions) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if !a.json {
-		fmt.Fprintf(a.errOut, "wrote the %s report of %s to %s\n", format, site, opts.Output)
+		fmt.Fprintf(a.errOut, "wrote the %s report of %s to %s\n", format, showSite(site), opts.Output)
 	}
 	return nil
 }

@@ -95,7 +95,7 @@ Exit 0 when URL is allowed, 1 when it is disallowed or the site is excluded,
 			} else {
 				w := a.out
 				fmt.Fprintf(w, "origin:      %s\n", r.Origin)
-				fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", r.FetchedAt.UTC().Format(time.RFC3339), r.SnapshotID)
+				fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", humanTime(r.FetchedAt), r.SnapshotID)
 				if r.Status != 0 {
 					fmt.Fprintf(w, "status:      %d\n", r.Status)
 				} else {

@@ -125,7 +125,7 @@ func TestRobotsTest(t *testing.T) {
 		{"no --robots", []string{"/"}, exitBadInput, nil, "--robots FILE is required"},
 		{"missing file", []string{"--robots", filepath.Join(dir, "nope.txt"), "/"}, exitBadInput, nil, "no such file"},
 		{"directory", []string{"--robots", dir, "/"}, exitBadInput, nil, "is a directory"},
-		{"no URL", []string{"--robots", file}, exitBadInput, nil, "requires at least 1 arg"},
+		{"no URL", []string{"--robots", file}, exitBadInput, nil, "missing URL"},
 		{"bad agent", []string{"--robots", file, "--agent", "LohiSoftBot/1.0", "/"}, exitBadInput, nil, "not a product token"},
 		{"empty agent", []string{"--robots", file, "--agent", "", "/"}, exitBadInput, nil, "not a product token"},
 		{"unknown flag", []string{"--robot", file, "/"}, exitBadInput, nil, "unknown flag"},

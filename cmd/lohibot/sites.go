@@ -66,12 +66,22 @@ func newSitesAddCmd(a *app) *cobra.Command {
 					if err != nil {
 						return err
 					}
-					if err := a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}); err != nil {
+					if err := a.printJSON(struct {
+						siteJSON
+						Replaced string `json:"replaced_start_url,omitempty"`
+					}{siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}, s.Replaced}); err != nil {
 						return err
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "listed %s (start %s)\n", s.Name, s.StartURL)
+				switch {
+				case s.Replaced != "":
+					fmt.Fprintf(a.out, "%s was listed already: its start URL is now %s, replacing %s\n", showSite(s.Name), s.StartURL, s.Replaced)
+				case s.Listed:
+					fmt.Fprintf(a.out, "%s was listed already, starting at %s\n", showSite(s.Name), s.StartURL)
+				default:
+					fmt.Fprintf(a.out, "listed %s, starting at %s\n", showSite(s.Name), s.StartURL)
+				}
 			}
 			return nil
 		},
@@ -123,7 +133,7 @@ that is not listed is refused (exit 1) and removes nothing.`,
 					}
 					continue
 				}
-				fmt.Fprintf(a.out, "removed %s from the crawl list\n", s)
+				fmt.Fprintf(a.out, "removed %s from the crawl list\n", showSite(s))
 			}
 			return nil
 		},
@@ -160,7 +170,7 @@ func newSitesListCmd(a *app) *cobra.Command {
 				if s.Excluded {
 					status = "\t(excluded)"
 				}
-				fmt.Fprintf(a.out, "%s\t%s%s\n", s.Name, s.StartURL, status)
+				fmt.Fprintf(a.out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
 			}
 			return nil
 		},

@@ -48,22 +48,28 @@ when a DNS lookup failed (SERVFAIL, timeout): that is not proof of an impostor;
 try again later. --resolver sends every lookup to one DNS server.
 
 Exit status: 0 when every address is genuine, 1 otherwise, 2 when an argument
-is not an IP address. --json prints {"ip","genuine","hostnames","reason"} per
-address, one per line.`,
+is not an IP address. --json prints {"ip","verdict","genuine","hostnames",
+"reason"} per address, one per line; verdict is genuine, impostor or
+unverifiable.`,
 		Example: `  lohibot verify 79.139.58.98 79.139.58.121
   lohibot verify 203.0.113.9 --json
   lohibot verify 66.249.66.1 --resolver 9.9.9.9:53 --timeout 2s`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var bad []string // every bad argument, reported at once
 			for _, arg := range args {
 				addr, err := identity.ParseIP(arg)
 				if err != nil {
-					return usageErrorf("%q is not an IP address", arg)
+					bad = append(bad, fmt.Sprintf("%q is not an IP address", arg))
+					continue
 				}
 				opts.Addrs = append(opts.Addrs, addr)
 			}
 			if opts.Timeout <= 0 {
-				return usageErrorf("--timeout must be positive")
+				bad = append(bad, "--timeout must be positive")
+			}
+			if len(bad) > 0 {
+				return usageErrorf("%s", strings.Join(bad, "\n"))
 			}
 			return runVerify(cmd.Context(), a, opts)
 		},
@@ -124,7 +130,7 @@ of our requests matching one line.
 Formats: combined (Apache/nginx, the default guess; vhost_combined too),
 common, and json (one object per line; the usual field names of nginx, Apache,
 Caddy and Traefik, such as remote_addr, time, request or method+uri, status,
-user_agent). Without --format the format is detected from the first lines.
+user_agent). Without --log-format the format is detected from the first lines.
 Malformed lines are counted and skipped.
 
 The common format has no user agent, so none of its lines claims to be
@@ -140,20 +146,23 @@ The log is streamed: its size does not matter.
 
 Exit status: 0 when every claimed line is genuine and matched, 1 otherwise
 (impostors, unverifiable addresses, unmatched lines), 2 on bad input (no such
-file, an unknown format, an unreadable or wholly malformed log).
+file, an unknown --log-format, an unreadable or wholly malformed log).
 --json prints one object:
 {"claimed","genuine","impostor","unverifiable","matched","ips":[{"ip","genuine","requests","matched"}],
  "malformed","unmatched":[{"line","ip","time","method","host","target"}]}.`,
 		Example: `  lohibot verify-log access.log
-  lohibot verify-log /var/log/nginx/access.log.2.gz --format combined --json
-  lohibot verify-log excerpt.log --format common --assume-claimed --tolerance 5m
+  lohibot verify-log /var/log/nginx/access.log.2.gz --log-format combined --json
+  lohibot verify-log excerpt.log --log-format common --assume-claimed --tolerance 5m
   zcat logs/*.gz | lohibot verify-log - --db postgres://lohibot@db/lohibot`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Path = args[0]
+			if cmd.Flags().Changed("format") && cmd.Flags().Changed("log-format") {
+				return usageErrorf("verify-log: --format is the old name of --log-format: give one of them")
+			}
 			f, err := identity.ParseFormat(format)
 			if err != nil {
-				return usageErrorf("--format: %v", err)
+				return usageErrorf("--log-format: %v", err)
 			}
 			opts.Format = f
 			if opts.Tolerance < 0 {
@@ -165,7 +174,11 @@ file, an unknown format, an unreadable or wholly malformed log).
 			return runVerifyLog(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&format, "format", "", "log format: combined, common or json (default: detected)")
+	cmd.Flags().StringVar(&format, "log-format", "", "format of the access log read: combined, common or json (default: detected)")
+	// --format was the first name of --log-format; report --format names
+	// an output format, so the input one was renamed. Kept for old scripts.
+	cmd.Flags().StringVar(&format, "format", "", "old name of --log-format")
+	_ = cmd.Flags().MarkHidden("format")
 	cmd.Flags().DurationVar(&opts.Tolerance, "tolerance", identity.DefaultTolerance, "largest clock difference between a log line and our request")
 	cmd.Flags().BoolVar(&opts.AssumeClaimed, "assume-claimed", false, "treat every line as claiming to be LohiSoftBot (needed for the common format)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", identity.DefaultTimeout, "time allowed for each DNS lookup")
@@ -234,7 +247,7 @@ func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
 		printLogReport(a.out, name, rep)
 	}
 	if rep.Lines > 0 && rep.Malformed == rep.Lines {
-		return usageErrorf("%s: none of its %d lines is in the %s format; see --format", name, rep.Lines, rep.Format)
+		return usageErrorf("%s: none of its %d lines is in the %s format; see --log-format", name, rep.Lines, rep.Format)
 	}
 	if !rep.OK() {
 		return refused
@@ -273,7 +286,7 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "LINE\tTIME\tADDRESS\tREQUEST")
 		for _, u := range rep.Unmatched {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s%s\n", u.Line, u.Time.Format(time.RFC3339), u.IP, u.Method, u.Host, u.Target)
+			fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s%s\n", u.Line, humanTime(u.Time), u.IP, u.Method, u.Host, u.Target)
 		}
 		tw.Flush()
 	}

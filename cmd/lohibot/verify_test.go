@@ -36,6 +36,7 @@ func identityDNS(t *testing.T) string {
 // verifyJSON is one line of verify --json.
 type verifyJSON struct {
 	IP        string   `json:"ip"`
+	Verdict   string   `json:"verdict"`
 	Genuine   bool     `json:"genuine"`
 	Hostnames []string `json:"hostnames"`
 	Reason    string   `json:"reason"`
@@ -63,19 +64,20 @@ func TestVerifyCommand(t *testing.T) {
 		name    string
 		args    []string
 		code    int
-		genuine []bool // per address, for --json
-		stdout  string // a substring of the text output
+		verdict []string // per address, for --json
+		stdout  string   // a substring of the text output
 	}{
-		{"ours", []string{"verify", "79.139.58.98", "79.139.58.121", "--json"}, 0, []bool{true, true}, ""},
+		{"ours", []string{"verify", "79.139.58.98", "79.139.58.121", "--json"}, 0, []string{"genuine", "genuine"}, ""},
 		{"ours, text", []string{"verify", "79.139.58.98"}, 0, nil, "crawler1.bot.lohisoft.com resolves back to 79.139.58.98"},
-		{"mapped IPv6 form of ours", []string{"verify", "--json", "::ffff:79.139.58.121"}, 0, []bool{true}, ""},
-		{"one impostor", []string{"verify", "79.139.58.98", "203.0.113.10", "--json"}, 1, []bool{true, false}, ""},
+		{"mapped IPv6 form of ours", []string{"verify", "--json", "::ffff:79.139.58.121"}, 0, []string{"genuine"}, ""},
+		{"one impostor", []string{"verify", "79.139.58.98", "203.0.113.10", "--json"}, 1, []string{"genuine", "impostor"}, ""},
 		{"forged PTR, text", []string{"verify", "203.0.113.10"}, 1, nil, "impostor"},
-		{"bare lohisoft.com", []string{"verify", "203.0.113.11", "--json"}, 1, []bool{false}, ""},
-		{"look-alike", []string{"verify", "203.0.113.12", "--json"}, 1, []bool{false}, ""},
-		{"no PTR", []string{"verify", "203.0.113.14", "--json"}, 1, []bool{false}, ""},
-		{"IPv6", []string{"verify", "2001:db8::1", "--json"}, 1, []bool{false}, ""},
+		{"bare lohisoft.com", []string{"verify", "203.0.113.11", "--json"}, 1, []string{"impostor"}, ""},
+		{"look-alike", []string{"verify", "203.0.113.12", "--json"}, 1, []string{"impostor"}, ""},
+		{"no PTR", []string{"verify", "203.0.113.14", "--json"}, 1, []string{"impostor"}, ""},
+		{"IPv6", []string{"verify", "2001:db8::1", "--json"}, 1, []string{"impostor"}, ""},
 		{"SERVFAIL, text", []string{"verify", "203.0.113.15"}, 1, nil, "unverifiable"},
+		{"SERVFAIL", []string{"verify", "203.0.113.15", "--json"}, 1, []string{"unverifiable"}, ""},
 		{"not an IP", []string{"verify", "79.139.58.98", "crawler1.bot.lohisoft.com"}, 2, nil, ""},
 		{"no argument", []string{"verify"}, 2, nil, ""},
 		{"bad timeout", []string{"verify", "79.139.58.98", "--timeout", "0s"}, 2, nil, ""},
@@ -90,16 +92,17 @@ func TestVerifyCommand(t *testing.T) {
 			if tt.stdout != "" && !strings.Contains(res.stdout, tt.stdout) {
 				t.Errorf("lohibot %v printed %q, want it to contain %q", tt.args, res.stdout, tt.stdout)
 			}
-			if tt.genuine == nil {
+			if tt.verdict == nil {
 				return
 			}
 			got := decodeLines[verifyJSON](t, res.stdout)
-			if len(got) != len(tt.genuine) {
-				t.Fatalf("lohibot %v printed %d JSON lines, want %d: %s", tt.args, len(got), len(tt.genuine), res.stdout)
+			if len(got) != len(tt.verdict) {
+				t.Fatalf("lohibot %v printed %d JSON lines, want %d: %s", tt.args, len(got), len(tt.verdict), res.stdout)
 			}
 			for i, r := range got {
-				if r.Genuine != tt.genuine[i] || r.Reason == "" || r.Hostnames == nil {
-					t.Errorf("lohibot %v line %d = %+v, want genuine %v with a reason and hostnames", tt.args, i, r, tt.genuine[i])
+				genuine := tt.verdict[i] == "genuine"
+				if r.Verdict != tt.verdict[i] || r.Genuine != genuine || r.Reason == "" || r.Hostnames == nil {
+					t.Errorf("lohibot %v line %d = %+v, want verdict %q, genuine %v, with a reason and hostnames", tt.args, i, r, tt.verdict[i], genuine)
 				}
 			}
 		})
@@ -206,7 +209,7 @@ func TestVerifyLogCommand(t *testing.T) {
 		}
 
 		t.Run("combined, json", func(t *testing.T) {
-			res := run(t, "", "verify-log", fixture("combined.log"), "--format", "combined", "--json")
+			res := run(t, "", "verify-log", fixture("combined.log"), "--log-format", "combined", "--json")
 			if res.code != 1 {
 				t.Fatalf("verify-log combined.log: exit %d, want 1\n%s%s", res.code, res.stdout, res.stderr)
 			}
@@ -235,6 +238,7 @@ func TestVerifyLogCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// --format is the old, hidden name of --log-format.
 			res := run(t, string(b), "verify-log", "-", "--format=json", "--json")
 			got := decodeLines[verifyLogJSON](t, res.stdout)[0]
 			if res.code != 1 || got.Claimed != 5 || got.Genuine != 4 || got.Impostor != 1 || got.Matched != 3 || got.Malformed != 3 {
@@ -256,14 +260,14 @@ func TestVerifyLogCommand(t *testing.T) {
 			}
 		})
 		t.Run("common has no claims", func(t *testing.T) {
-			res := run(t, "", "verify-log", fixture("common.log"), "--format", "common", "--json")
+			res := run(t, "", "verify-log", fixture("common.log"), "--log-format", "common", "--json")
 			got := decodeLines[verifyLogJSON](t, res.stdout)[0]
 			if res.code != 0 || got.Claimed != 0 || got.Malformed != 1 || !strings.Contains(res.stderr, "--assume-claimed") {
 				t.Errorf("verify-log common.log: exit %d, %+v, stderr %q; want 0, nothing claimed, a note", res.code, got, res.stderr)
 			}
 		})
 		t.Run("common, every line a claim", func(t *testing.T) {
-			res := run(t, "", "verify-log", fixture("common.log"), "--format", "common", "--assume-claimed", "--json")
+			res := run(t, "", "verify-log", fixture("common.log"), "--log-format=common", "--assume-claimed", "--json")
 			got := decodeLines[verifyLogJSON](t, res.stdout)[0]
 			if res.code != 1 || got.Claimed != 3 || got.Genuine != 2 || got.Matched != 2 || got.Impostor != 1 {
 				t.Errorf("verify-log common.log --assume-claimed: exit %d, %+v; want 1, claimed 3, genuine 2, matched 2, impostor 1", res.code, got)
@@ -272,6 +276,8 @@ func TestVerifyLogCommand(t *testing.T) {
 		for _, bad := range [][]string{
 			{"verify-log", filepath.Join(dir, "missing.log")},
 			{"verify-log", goodLog, "--format", "w3c"},
+			{"verify-log", goodLog, "--log-format", "w3c"},
+			{"verify-log", goodLog, "--log-format", "json", "--format", "common"},
 			{"verify-log", goodLog, "--tolerance", "-1m"},
 			{"verify-log", junkLog},
 			{"verify-log"},
@@ -282,4 +288,11 @@ func TestVerifyLogCommand(t *testing.T) {
 			}
 		}
 	})
+}
+
+func TestVerifyLogHelpNamesLogFormat(t *testing.T) {
+	res := runCLI(t, nil, "verify-log", "--help")
+	if res.code != 0 || !strings.Contains(res.stdout, "--log-format") || strings.Contains(res.stdout, "--format ") {
+		t.Errorf("verify-log --help: exit %d, want --log-format shown and the old --format hidden:\n%s", res.code, res.stdout)
+	}
 }

@@ -56,15 +56,16 @@ const (
 type Result struct {
 	// IP is the address as verified: IPv4-mapped IPv6 addresses
 	// (::ffff:79.139.58.98, as dual-stack servers log them) are unmapped.
-	IP      string `json:"ip"`
+	IP string `json:"ip"`
+	// Status tells impostors from addresses that could not be verified;
+	// its JSON name is the verdict of the command-line contract.
+	Status  Status `json:"verdict"`
 	Genuine bool   `json:"genuine"`
 	// Hostnames are the PTR names of the address, lowercase, without the
 	// trailing dot; never nil.
 	Hostnames []string `json:"hostnames"`
 	// Reason says why, for a human.
 	Reason string `json:"reason"`
-	// Status tells impostors from addresses that could not be verified.
-	Status Status `json:"-"`
 }
 
 // Options configures a Verifier. A nil *Options is equivalent to a zero

@@ -483,8 +483,9 @@ func (r *run) crawl(ctx context.Context) error {
 		return err
 	}
 	s := r.sum.Stats
-	r.sayf("   Done: %s, %s indexed, %s refused by robots.txt, %s.",
-		plural(int(s.Requests), "request"), plural(int(s.Pages), "page"), plural(int(s.RobotsRefused), "URL"), plural(int(s.Errors), "error"))
+	r.sayf("   Done: %s, %s indexed, %s refused by robots.txt, %s left as promised (login, bot protection, unreachable), %s.",
+		plural(int(s.Requests), "request"), plural(int(s.Pages), "page"), plural(int(s.RobotsRefused), "URL"),
+		plural(int(s.HostsLeft), "host"), plural(int(s.Errors), "error"))
 	r.sum.Hits = r.web.Hits()
 	r.sayf("   What the web server itself saw:")
 	for _, line := range r.serverRecord() {
@@ -545,12 +546,15 @@ func siteLine(s crawler.SiteResult) string {
 		if s.RobotsRefused > 0 {
 			line += fmt.Sprintf(", %d refused by robots.txt", s.RobotsRefused)
 		}
+		if s.HostsLeft > 0 {
+			line += ", " + plural(s.HostsLeft, "host") + " left as promised"
+		}
 		if s.Reason != "" {
-			line += " (" + s.Reason + ")"
+			line += "; " + s.Reason
 		}
 		return line
 	default:
-		return fmt.Sprintf("%-*s %s (%s)", w, s.Site, s.Status, s.Reason)
+		return fmt.Sprintf("%-*s %s: %s", w, s.Site, strings.ReplaceAll(s.Status, "-", " "), s.Reason)
 	}
 }
 
@@ -701,8 +705,12 @@ func (r *run) verify(ctx context.Context) error {
 func (r *run) finish(created bool) {
 	r.sayf("")
 	r.sayf("Done in %s.", time.Since(r.start).Round(time.Second))
+	elsewhere := r.o.DSN != "" // --db put the database outside the folder
 	if !r.o.Keep {
-		if created {
+		switch {
+		case created && elsewhere:
+			r.sayf("The database stays at %s; the report and the log were removed with their temporary folder. Run `%s demo --keep` to keep them too.", r.sum.DSN, r.o.Command)
+		case created:
 			r.sayf("The demo's files were removed. Run `%s demo --keep` to keep the database and report and try the other commands on them.", r.o.Command)
 		}
 		return
@@ -711,7 +719,11 @@ func (r *run) finish(created bool) {
 	if strings.ContainsAny(db, " '\"") {
 		db = "'" + db + "'"
 	}
-	r.sayf("The database, the report and the log are kept in %s. Try:", r.sum.Dir)
+	if elsewhere {
+		r.sayf("The database is %s; the report and the log are kept in %s. Try:", r.sum.DSN, r.sum.Dir)
+	} else {
+		r.sayf("The database, the report and the log are kept in %s. Try:", r.sum.Dir)
+	}
 	cmd := r.o.Command + " --db " + db
 	for _, c := range []string{
 		"exclude list",

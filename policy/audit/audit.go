@@ -153,6 +153,10 @@ type Summary struct {
 	// Seal describes the seal chain the integrity rule checked; nil when
 	// the rule did not run.
 	Seal *SealSummary `json:"seal,omitempty"`
+	// Sites counts the sites whose requests were read; Requests counts the
+	// requests read (robots.txt fetches included).
+	Sites    int64 `json:"sites"`
+	Requests int64 `json:"requests"`
 }
 
 // SealSummary is the seal chain as the integrity rule found it.

@@ -82,8 +82,8 @@ type auditor struct {
 
 // statements are the queries the stream runs over and over, prepared once.
 type statements struct {
-	body      *sql.Stmt // a snapshot's body
-	events    *sql.Stmt // the exclusion events of a site
+	body   *sql.Stmt // a snapshot's body
+	events *sql.Stmt // the exclusion events of a site
 }
 
 func (a *auditor) prepare(ctx context.Context) error {
@@ -174,6 +174,7 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
+	a.summary.Requests = a.rows
 	a.log.Debug("audit done", "requests", a.rows, "elapsed", time.Since(start))
 	return nil
 }
@@ -552,6 +553,7 @@ func (a *auditor) stream(ctx context.Context) error {
 					return err
 				}
 				a.site = newSiteState(r.site)
+				a.summary.Sites++
 				a.pruneOrigins(r.seq)
 			}
 			if err := a.check(ctx, r); err != nil {

@@ -3,6 +3,7 @@ package report
 import (
 	"errors"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -40,6 +41,98 @@ func words(lang string) func(key string) string {
 		}
 		return key
 	}
+}
+
+// outcomeWord is a request's outcome in the report's words; an outcome the
+// catalogue does not know is shown as stored.
+func outcomeWord(t func(string) string, outcome string) string {
+	if _, ok := catalog["oc_"+outcome]; ok {
+		return t("oc_" + outcome)
+	}
+	return outcome
+}
+
+// ruleWord is the robots.txt rule column: a rule line as written in the
+// file, or, when no line decided, the reason in the report's words.
+func ruleWord(t func(string) string, rule string) string {
+	if k, ok := ruleKeys[rule]; ok {
+		return t(k)
+	}
+	return rule
+}
+
+// ruleKeys maps the reasons policy/robots gives when no line decides (see
+// robots.ReasonNoRule and the others) to catalogue keys.
+var ruleKeys = map[string]string{
+	"no rule matched":           "rr_no_rule",
+	"robots.txt always allowed": "rr_robots_txt",
+	"unavailable: allow all":    "rr_unavailable",
+	"unreachable: disallow all": "rr_unreachable",
+}
+
+// mailWord is a stored email's outcome or review status in the report's
+// words.
+func mailWord(t func(string) string, s string) string {
+	if _, ok := catalog["mo_"+s]; ok {
+		return t("mo_" + s)
+	}
+	return s
+}
+
+// reasonPatterns translate the reasons the crawler records for a cycle's
+// end and for leaving a host; what they do not match is shown as stored.
+var reasonPatterns = []struct {
+	re  *regexp.Regexp
+	key string
+}{
+	{regexp.MustCompile(`^nothing left to fetch$`), "cr_nothing_left"},
+	{regexp.MustCompile(`^budget spent$`), "cr_budget_spent"},
+	{regexp.MustCompile(`^excluded while crawling$`), "cr_excluded"},
+	{regexp.MustCompile(`^interrupted$`), "cr_interrupted"},
+	{regexp.MustCompile(`^host lease lost to another crawler$`), "cr_lease_lost"},
+	{regexp.MustCompile(`^login required, HTTP (\d+)$`), "hl_login"},
+	{regexp.MustCompile(`^login required \(status (\d+)\)$`), "hl_login"},
+	{regexp.MustCompile(`^forbidden, HTTP 403$|^forbidden \(status 403\)$`), "hl_forbidden"},
+	{regexp.MustCompile(`^bot protection challenge, HTTP (\d+)$`), "hl_challenge"},
+	{regexp.MustCompile(`^bot protection challenge \(status (\d+)\)$`), "hl_challenge"},
+	{regexp.MustCompile(`^robots.txt unreachable, so nothing is allowed$|^robots.txt unreachable: disallow all$`), "hl_robots"},
+}
+
+// cycleReason is why a cycle ended, in the report's words: the known
+// reasons and, for hosts left ("every host left, h: why; h2: why"), each
+// host with its reason.
+func cycleReason(t func(string) string, reason string) string {
+	for _, pre := range []struct{ text, key string }{
+		{"every host left, ", "cr_every_host_left"},
+		{"every host left: ", "cr_every_host_left"},
+		{"nothing left to fetch; left ", "cr_nothing_left_hosts"},
+		{"nothing left to fetch; hosts left: ", "cr_nothing_left_hosts"},
+		{"no page: left ", "cr_no_page_hosts"},
+	} {
+		if rest, ok := strings.CutPrefix(reason, pre.text); ok {
+			parts := strings.Split(rest, "; ")
+			for i, p := range parts {
+				if host, why, ok := strings.Cut(p, ": "); ok {
+					parts[i] = host + ": " + leftReason(t, why)
+				}
+			}
+			return t(pre.key) + ": " + strings.Join(parts, "; ")
+		}
+	}
+	return leftReason(t, reason)
+}
+
+func leftReason(t func(string) string, why string) string {
+	for _, p := range reasonPatterns {
+		if m := p.re.FindStringSubmatch(why); m != nil {
+			w := t(p.key)
+			if len(m) > 1 && m[1] != "" {
+				w = strings.ReplaceAll(w, "{status}", m[1])
+			}
+			return strings.ReplaceAll(w, "{status}", "403")
+		}
+	}
+	return why
 }
 
 // catalog holds the report's words: key → language → text. It is never
@@ -186,4 +279,56 @@ var catalog = map[string]map[string]string{
 	"index_purged":      {"en": "index purged: %d pages, %d link texts", "it": "indice svuotato: %d pagine, %d testi di link", "da": "indeks ryddet: %d sider, %d linktekster", "hu": "index törölve: %d oldal, %d linkszöveg"},
 	"no_events":         {"en": "No policy change concerns this site.", "it": "Nessuna modifica della policy riguarda questo sito.", "da": "Ingen policyændring vedrører dette site.", "hu": "Egyetlen szabályzatváltozás sem érinti ezt a webhelyet."},
 	"footer":            {"en": "LohiSoftBot/1.0 is operated by LohiSoft s.r.o. Questions, or a request to exclude your domain: message@lohisoft.com", "it": "LohiSoftBot/1.0 è gestito da LohiSoft s.r.o. Per domande o per richiedere l'esclusione del Suo dominio: message@lohisoft.com", "da": "LohiSoftBot/1.0 drives af LohiSoft s.r.o. Spørgsmål, eller ønsker du dit domæne udelukket: message@lohisoft.com", "hu": "A LohiSoftBot/1.0 üzemeltetője a LohiSoft s.r.o. Kérdés vagy a domain kizárásának kérése esetén: message@lohisoft.com"},
+
+	"verdict_none":  {"en": "No verdict: LohiSoftBot has sent no request to this site, so there is nothing to check.", "it": "Nessun esito: LohiSoftBot non ha inviato alcuna richiesta a questo sito, quindi non c'è nulla da verificare.", "da": "Ingen vurdering: LohiSoftBot har ikke sendt nogen forespørgsel til dette site, så der er intet at kontrollere.", "hu": "Nincs értékelés: a LohiSoftBot nem küldött kérést erre a webhelyre, így nincs mit ellenőrizni."},
+	"verdict_basis": {"en": "Checked: {requests} requests, {pages} of them page requests, in {cycles} cycles.", "it": "Verificate: {requests} richieste, di cui {pages} di pagine, in {cycles} cicli.", "da": "Kontrolleret: {requests} forespørgsler, heraf {pages} sideforespørgsler, i {cycles} cyklusser.", "hu": "Ellenőrizve: {requests} kérés, ebből {pages} oldalkérés, {cycles} ciklusban."},
+	"not_checked":   {"en": "nothing to check", "it": "nulla da verificare", "da": "intet at kontrollere", "hu": "nincs mit ellenőrizni"},
+	"cycle_id":      {"en": "id", "it": "id", "da": "id", "hu": "azonosító"},
+
+	"oc_ok":                   {"en": "ok", "it": "ok", "da": "ok", "hu": "rendben"},
+	"oc_redirect":             {"en": "redirect", "it": "reindirizzamento", "da": "omdirigering", "hu": "átirányítás"},
+	"oc_unavailable":          {"en": "unavailable", "it": "non disponibile", "da": "ikke tilgængelig", "hu": "nem elérhető"},
+	"oc_unreachable":          {"en": "unreachable", "it": "non raggiungibile", "da": "kunne ikke nås", "hu": "elérhetetlen"},
+	"oc_refused":              {"en": "address refused", "it": "indirizzo rifiutato", "da": "adresse afvist", "hu": "cím elutasítva"},
+	"oc_timeout":              {"en": "timed out", "it": "tempo scaduto", "da": "tidsgrænse overskredet", "hu": "időtúllépés"},
+	"oc_interrupted":          {"en": "interrupted", "it": "interrotta", "da": "afbrudt", "hu": "megszakítva"},
+	"oc_error":                {"en": "network error", "it": "errore di rete", "da": "netværksfejl", "hu": "hálózati hiba"},
+	"oc_challenge":            {"en": "bot protection: host left", "it": "protezione anti-bot: host abbandonato", "da": "botbeskyttelse: host forladt", "hu": "botvédelem: host elhagyva"},
+	"oc_auth":                 {"en": "login required: host left", "it": "accesso richiesto: host abbandonato", "da": "login krævet: host forladt", "hu": "bejelentkezés szükséges: host elhagyva"},
+	"oc_forbidden":            {"en": "forbidden: host left", "it": "vietato: host abbandonato", "da": "forbudt: host forladt", "hu": "tiltott: host elhagyva"},
+	"oc_retry":                {"en": "retry later", "it": "da riprovare", "da": "prøv igen senere", "hu": "később újra"},
+	"oc_retry-after-too-long": {"en": "Retry-After beyond 1 hour: host left", "it": "Retry-After oltre 1 ora: host abbandonato", "da": "Retry-After over 1 time: host forladt", "hu": "Retry-After 1 óránál hosszabb: host elhagyva"},
+	"oc_retries-exhausted":    {"en": "retries used up", "it": "tentativi esauriti", "da": "genforsøg opbrugt", "hu": "próbálkozások elfogytak"},
+	"oc_server-error":         {"en": "server error", "it": "errore del server", "da": "serverfejl", "hu": "szerverhiba"},
+	"oc_not-found":            {"en": "not found", "it": "non trovata", "da": "ikke fundet", "hu": "nem található"},
+	"oc_client-error":         {"en": "refused by the server", "it": "rifiutata dal server", "da": "afvist af serveren", "hu": "a szerver elutasította"},
+	"oc_not-html":             {"en": "not HTML: not indexed", "it": "non HTML: non indicizzata", "da": "ikke HTML: ikke indekseret", "hu": "nem HTML: nincs indexelve"},
+	"oc_unparsable":           {"en": "unreadable HTML", "it": "HTML illeggibile", "da": "ulæselig HTML", "hu": "olvashatatlan HTML"},
+	"oc_noindex":              {"en": "noindex: nothing kept", "it": "noindex: nulla conservato", "da": "noindex: intet gemt", "hu": "noindex: semmit nem tároltunk"},
+
+	"rr_no_rule":     {"en": "no rule matched", "it": "nessuna regola applicabile", "da": "ingen regel passede", "hu": "egyik szabály sem illeszkedett"},
+	"rr_robots_txt":  {"en": "robots.txt itself is always allowed", "it": "robots.txt stesso è sempre consentito", "da": "selve robots.txt er altid tilladt", "hu": "maga a robots.txt mindig engedélyezett"},
+	"rr_unavailable": {"en": "robots.txt unavailable: everything allowed", "it": "robots.txt non disponibile: tutto consentito", "da": "robots.txt ikke tilgængelig: alt tilladt", "hu": "a robots.txt nem elérhető: minden engedélyezett"},
+	"rr_unreachable": {"en": "robots.txt unreachable: nothing allowed", "it": "robots.txt non raggiungibile: nulla consentito", "da": "robots.txt kunne ikke nås: intet tilladt", "hu": "a robots.txt elérhetetlen: semmi sem engedélyezett"},
+
+	"mo_excluded":  {"en": "excluded", "it": "escluso", "da": "udelukket", "hu": "kizárva"},
+	"mo_queued":    {"en": "queued for staff", "it": "in attesa del personale", "da": "venter på personalet", "hu": "munkatársra vár"},
+	"mo_ignored":   {"en": "nothing to do", "it": "nulla da fare", "da": "intet at gøre", "hu": "nincs teendő"},
+	"mo_failed":    {"en": "failed, waiting for staff", "it": "non riuscito, in attesa del personale", "da": "mislykkedes, venter på personalet", "hu": "sikertelen, munkatársra vár"},
+	"mo_pending":   {"en": "waiting for review", "it": "in attesa di revisione", "da": "venter på gennemgang", "hu": "ellenőrzésre vár"},
+	"mo_approved":  {"en": "approved by staff", "it": "approvato dal personale", "da": "godkendt af personalet", "hu": "munkatárs jóváhagyta"},
+	"mo_dismissed": {"en": "closed by staff without action", "it": "chiuso dal personale senza azione", "da": "lukket af personalet uden handling", "hu": "munkatárs intézkedés nélkül lezárta"},
+
+	"cr_nothing_left":       {"en": "nothing left to fetch", "it": "nient'altro da scaricare", "da": "intet mere at hente", "hu": "nincs több letöltendő"},
+	"cr_budget_spent":       {"en": "budget spent", "it": "budget esaurito", "da": "budget brugt", "hu": "a keret elfogyott"},
+	"cr_excluded":           {"en": "excluded while crawling", "it": "escluso durante la scansione", "da": "udelukket under crawlingen", "hu": "feltérképezés közben kizárva"},
+	"cr_interrupted":        {"en": "interrupted", "it": "interrotto", "da": "afbrudt", "hu": "megszakítva"},
+	"cr_lease_lost":         {"en": "host lease lost to another crawler", "it": "host preso in carico da un altro crawler", "da": "hosten overtaget af en anden crawler", "hu": "a hostot egy másik webrobot vette át"},
+	"cr_every_host_left":    {"en": "every host left", "it": "tutti gli host abbandonati", "da": "alle hosts forladt", "hu": "minden host elhagyva"},
+	"cr_nothing_left_hosts": {"en": "nothing left to fetch; hosts left", "it": "nient'altro da scaricare; host abbandonati", "da": "intet mere at hente; hosts forladt", "hu": "nincs több letöltendő; elhagyott hostok"},
+	"cr_no_page_hosts":      {"en": "no page; hosts left", "it": "nessuna pagina; host abbandonati", "da": "ingen side; hosts forladt", "hu": "nincs oldal; elhagyott hostok"},
+	"hl_login":              {"en": "login required, HTTP {status}", "it": "accesso richiesto, HTTP {status}", "da": "login krævet, HTTP {status}", "hu": "bejelentkezés szükséges, HTTP {status}"},
+	"hl_forbidden":          {"en": "forbidden, HTTP {status}", "it": "vietato, HTTP {status}", "da": "forbudt, HTTP {status}", "hu": "tiltott, HTTP {status}"},
+	"hl_challenge":          {"en": "bot protection challenge, HTTP {status}", "it": "verifica anti-bot, HTTP {status}", "da": "botbeskyttelse, HTTP {status}", "hu": "botvédelmi ellenőrzés, HTTP {status}"},
+	"hl_robots":             {"en": "robots.txt unreachable, so nothing is allowed", "it": "robots.txt non raggiungibile, quindi nulla è consentito", "da": "robots.txt kunne ikke nås, så intet er tilladt", "hu": "a robots.txt elérhetetlen, így semmi sem engedélyezett"},
 }

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot/db"
+	"golang.org/x/net/idna"
 )
 
 // Formats a report can be written in.
@@ -75,15 +76,21 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 	}
 	t := words(lang)
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
-		"t":      t,
-		"when":   fmtWhen,
-		"ms":     fmtMS,
-		"status": fmtStatus,
-		"f":      func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
-		"add":    func(a, b float64) float64 { return a + b },
-		"sub":    func(a, b float64) float64 { return a - b },
-		"short":  shorten,
-		"purged": func(n *db.IndexPurge) string { return fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors) },
+		"t":       t,
+		"when":    fmtWhen,
+		"whenms":  fmtWhenMS,
+		"site":    showSite,
+		"outcome": func(o string) string { return outcomeWord(t, o) },
+		"rule":    func(r string) string { return ruleWord(t, r) },
+		"mailw":   func(s string) string { return mailWord(t, s) },
+		"reason":  func(s string) string { return cycleReason(t, s) },
+		"ms":      fmtMS,
+		"status":  fmtStatus,
+		"f":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
+		"add":     func(a, b float64) float64 { return a + b },
+		"sub":     func(a, b float64) float64 { return a - b },
+		"short":   shorten,
+		"purged":  func(n *db.IndexPurge) string { return fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors) },
 	}).Parse(htmlSource)
 	if err != nil {
 		return fmt.Errorf("report: template: %w", err)
@@ -92,9 +99,11 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 		Lang          string
 		R             *Report
 		OK            bool
+		Checked       bool
+		Basis         string
 		Cycles        []cycleView
 		ExclusionMail *Mail
-	}{Lang: lang, R: r, OK: r.OK()}
+	}{Lang: lang, R: r, OK: r.OK(), Checked: r.Checked(), Basis: verdictBasis(t, r)}
 	for i := range r.Cycles {
 		c := &r.Cycles[i]
 		data.Cycles = append(data.Cycles, cycleView{C: c, TL: newTimeline(c, t)})
@@ -118,8 +127,33 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 	return nil
 }
 
-// fmtWhen renders a time in the report: UTC, to the millisecond.
-func fmtWhen(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000") }
+// fmtWhen renders a time in the report as lohibot shows times to people:
+// UTC, to the second, with the zone (2026-12-01 10:21:50 UTC).
+func fmtWhen(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
+
+// fmtWhenMS is fmtWhen to the millisecond, for the request log, where the
+// gaps between requests are evidence.
+func fmtWhenMS(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") }
+
+// showSite writes a site as people write it: an IDN in Unicode with its
+// A-label beside it, "bücher.de (xn--bcher-kva.de)"; any other name as it
+// is. JSON keeps the A-label.
+func showSite(name string) string {
+	if !strings.Contains(name, "xn--") {
+		return name
+	}
+	u, err := idna.Lookup.ToUnicode(name)
+	if err != nil || u == name {
+		return name
+	}
+	return u + " (" + name + ")"
+}
+
+// verdictBasis says on what the verdict rests: the counts checked.
+func verdictBasis(t func(string) string, r *Report) string {
+	return strings.NewReplacer("{requests}", strconv.Itoa(r.Status.Requests), "{pages}", strconv.Itoa(r.Status.PageRequests),
+		"{cycles}", strconv.Itoa(r.Status.Cycles)).Replace(t("verdict_basis"))
+}
 
 func fmtStatus(s *int) string {
 	if s == nil {

@@ -125,7 +125,10 @@ func eventPurge(e db.PolicyEvent) *db.IndexPurge {
 
 // Cycle is one visit of the site with its requests, in the order sent.
 type Cycle struct {
-	ID           int64      `json:"id"`
+	ID int64 `json:"id"`
+	// Number counts the site's cycles from 1, oldest first; 0 for the
+	// requests logged outside any cycle.
+	Number       int        `json:"number"`
 	Node         string     `json:"node"`
 	StartedAt    *time.Time `json:"started_at"`
 	FinishedAt   *time.Time `json:"finished_at"`
@@ -322,7 +325,7 @@ func buildCycles(ctx context.Context, g *gorm.DB, rep *Report) error {
 	for _, c := range cycles {
 		byID[c.ID] = len(rep.Cycles)
 		started := c.StartedAt.UTC()
-		rep.Cycles = append(rep.Cycles, Cycle{ID: c.ID, Node: c.Node, StartedAt: &started, FinishedAt: utcPtr(c.FinishedAt),
+		rep.Cycles = append(rep.Cycles, Cycle{ID: c.ID, Number: len(rep.Cycles) + 1, Node: c.Node, StartedAt: &started, FinishedAt: utcPtr(c.FinishedAt),
 			Status: c.Status, Budget: c.Budget, Spent: c.Spent, DelayMS: c.DelayMS, Reason: c.Reason, Requests: []Request{}})
 	}
 	var loose []Request
@@ -488,6 +491,17 @@ func buildAudit(ctx context.Context, store *db.Store, rep *Report) error {
 		rep.Audit = append(rep.Audit, RuleResult{Rule: r.Rule, OK: r.OK(), Checked: r.Checked, Violations: vs})
 	}
 	return nil
+}
+
+// Checked reports whether there was anything to give a verdict on: a
+// request sent to the site.
+func (r *Report) Checked() bool { return r.Status.Requests > 0 }
+
+// NoRecord reports whether the records know nothing of the site: not
+// listed, never excluded or crawled, no email names it, nothing indexed.
+func (r *Report) NoRecord() bool {
+	return !r.Status.Listed && !r.Status.Excluded && r.Status.Requests == 0 && len(r.Events) == 0 &&
+		len(r.Mail) == 0 && len(r.Pages) == 0 && len(r.Anchors) == 0 && len(r.Cycles) == 0
 }
 
 // OK reports whether every audit rule held for the site.

@@ -22,13 +22,16 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 	c := func(s string) string { return clean(s, false) }
 	section := func(key string) { p("\n== %s ==\n", t(key)) }
 
-	p("LohiSoftBot/1.0 · %s: %s\n", t("title"), c(r.Site))
-	p("%s %s UTC\n", t("generated"), fmtWhen(r.GeneratedAt))
+	p("LohiSoftBot/1.0 · %s: %s\n", t("title"), c(showSite(r.Site)))
+	p("%s %s\n", t("generated"), fmtWhen(r.GeneratedAt))
 	p("%s\n", t("from_records"))
-	if r.OK() {
-		p("\n>> %s\n", t("verdict_ok"))
-	} else {
-		p("\n!! %s\n", t("verdict_fail"))
+	switch {
+	case !r.Checked():
+		p("\n-- %s\n", t("verdict_none"))
+	case r.OK():
+		p("\n>> %s %s\n", t("verdict_ok"), verdictBasis(t, r))
+	default:
+		p("\n!! %s %s\n", t("verdict_fail"), verdictBasis(t, r))
 	}
 
 	section("status")
@@ -60,7 +63,7 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 	}
 	row("excluded", yn(r.Status.Excluded))
 	if x := r.Status.Exclusion; x != nil {
-		row("excluded_since", fmtWhen(x.Since)+" UTC")
+		row("excluded_since", fmtWhen(x.Since))
 		row("asked_by", c(x.By))
 		if x.Reason != "" {
 			row("reason", c(x.Reason))
@@ -73,7 +76,7 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 		}
 		for _, m := range r.Mail {
 			if m.ID == x.MailID && x.MailID != 0 {
-				row("exclusion_mail", fmt.Sprintf("%s UTC · %s · %q", fmtWhen(m.ReceivedAt), c(m.From), c(m.Subject)))
+				row("exclusion_mail", fmt.Sprintf("%s · %s · %q", fmtWhen(m.ReceivedAt), c(m.From), c(m.Subject)))
 			}
 		}
 		row("since_exclusion", fmt.Sprint(r.Status.RequestsSinceExclusion))
@@ -84,6 +87,9 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 	p("%s\n", t("audit_note"))
 	for _, a := range r.Audit {
 		verdict := "[" + t("kept") + "]"
+		if a.OK && a.Checked == 0 {
+			verdict = "[" + t("not_checked") + "]"
+		}
 		if !a.OK {
 			verdict = fmt.Sprintf("[%s: %d]", t("broken"), len(a.Violations))
 		}
@@ -127,7 +133,10 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 				meta = append(meta, t("node")+": "+c(cy.Node))
 			}
 			meta = append(meta, t("delay")+": "+fmtMS(cy.DelayMS), fmt.Sprintf("%s: %d / %d", t("pages_budget"), cy.PageRequests, cy.Budget))
-			p("\n-- %s %d · %s\n", t("cycle"), cy.ID, strings.Join(meta, " · "))
+			if cy.Reason != "" {
+				meta = append(meta, c(cycleReason(t, cy.Reason)))
+			}
+			p("\n-- %s %d (%s %d) · %s\n", t("cycle"), cy.Number, t("cycle_id"), cy.ID, strings.Join(meta, " · "))
 		}
 		tw := tabwriter.NewWriter(bw, 0, 0, 2, ' ', 0)
 		fmt.Fprintf(tw, "  #\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t("col_sent"), t("col_kind"), t("col_status"), t("col_outcome"),
@@ -135,9 +144,9 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 		for _, rq := range cy.Requests {
 			outcome, dur := t("no_answer"), ""
 			if rq.CompletedAt != nil {
-				outcome, dur = c(rq.Outcome), fmtMS(rq.DurationMS)
+				outcome, dur = c(outcomeWord(t, rq.Outcome)), fmtMS(rq.DurationMS)
 			}
-			rule := c(rq.RobotsRule)
+			rule := c(ruleWord(t, rq.RobotsRule))
 			if rq.RobotsLine > 0 {
 				rule += fmt.Sprintf(" (l. %d)", rq.RobotsLine)
 			}
@@ -158,7 +167,7 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 			if len(notes) > 0 {
 				url += "  [" + strings.Join(notes, "; ") + "]"
 			}
-			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", rq.ID, fmtWhen(rq.SentAt), t("kind_"+rq.Purpose),
+			fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", rq.ID, fmtWhenMS(rq.SentAt), t("kind_"+rq.Purpose),
 				fmtStatus(rq.Status), outcome, rq.Bytes, dur, rule, url)
 		}
 		tw.Flush()
@@ -223,10 +232,10 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 		p("  %s\n", t("no_mail"))
 	}
 	for _, m := range r.Mail {
-		p("\n  %s UTC · %s · %q\n", fmtWhen(m.ReceivedAt), c(m.From), c(m.Subject))
-		handled := c(m.Outcome)
+		p("\n  %s · %s · %q\n", fmtWhen(m.ReceivedAt), c(m.From), c(m.Subject))
+		handled := c(mailWord(t, m.Outcome))
 		if m.ReviewStatus != "" {
-			handled += " · " + c(m.ReviewStatus)
+			handled += " · " + c(mailWord(t, m.ReviewStatus))
 		}
 		p("    %s: %s · %s: %s\n", t("read_as"), t("intent_"+m.Intent), t("col_handled"), handled)
 		p("    %s: %s · sha256 %s\n", t("col_msgid"), c(m.MessageID), c(m.Sha256))

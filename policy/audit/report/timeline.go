@@ -169,7 +169,7 @@ func newTimeline(c *Cycle, t func(string) string) *timeline {
 			title += fmt.Sprintf(" → %d", *r.Status)
 		}
 		if r.Outcome != "" {
-			title += " " + r.Outcome
+			title += " " + outcomeWord(t, r.Outcome)
 		}
 		if r.CompletedAt != nil {
 			title += fmt.Sprintf(" (%s)", fmtMS(r.CompletedAt.Sub(r.SentAt).Milliseconds()))
