@@ -178,6 +178,31 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 	// 2: the request log by time alone, for matching a webmaster's access
 	// log (which has no host) against it (crawler/identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
+	// 3: Web Bot Auth evidence: what each request was signed with, the keys
+	// published and when they may sign, and each crawler run's signing key
+	// (db/signing.go).
+	`
+ALTER TABLE requests ADD COLUMN sig_keyid TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN sig_created {{TIME}};
+ALTER TABLE requests ADD COLUMN sig_expires {{TIME}};
+
+CREATE TABLE signing_keys (
+	keyid TEXT PRIMARY KEY,
+	jwk TEXT NOT NULL,
+	not_before {{TIME}} NOT NULL,
+	not_after {{TIME}},
+	recorded_at {{TIME}} NOT NULL
+);
+
+CREATE TABLE signing_runs (
+	id {{ID}},
+	node TEXT NOT NULL,
+	keyid TEXT NOT NULL,
+	started_at {{TIME}} NOT NULL,
+	ended_at {{TIME}}
+);
+CREATE INDEX signing_runs_node ON signing_runs (node, started_at);
+`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.

@@ -183,4 +183,3 @@ func Thumbprint(pub ed25519.PublicKey) string {
 	sum := sha256.Sum256([]byte(canon))
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
-

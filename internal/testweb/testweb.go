@@ -129,6 +129,8 @@ type Hit struct {
 	Start      time.Time
 	End        time.Time // when the handler returned (after the body was written or the client went away)
 	Status     int
+	Authority  string      // the Host as sent, port included
+	Header     http.Header // the request's header fields (a copy), Signature ones included
 }
 
 // Web is a running local web. Its methods are safe for concurrent use.
