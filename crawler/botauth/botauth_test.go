@@ -265,3 +265,16 @@ func TestParseCapture(t *testing.T) {
 func jsonQuote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
+
+// BenchmarkSign is the cost of signing one request.
+func BenchmarkSign(b *testing.B) {
+	key, _ := botauth.GenerateKey()
+	s, _ := botauth.NewSigner(key, nil)
+	req := httptest.NewRequest("GET", "https://www.example.org/some/page?x=1", nil)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := s.Sign(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
