@@ -85,8 +85,15 @@ func NewDirectoryHandler(o *DirectoryOptions) *DirectoryHandler {
 		}
 		id := Thumbprint(k.Public)
 		if i, ok := seen[id]; ok {
-			if h.keys[i].Private == nil {
-				h.keys[i].Private = k.Private
+			first := &h.keys[i]
+			if first.Private == nil {
+				first.Private = k.Private
+			}
+			if first.NotBefore.IsZero() {
+				first.NotBefore = k.NotBefore
+			}
+			if first.NotAfter.IsZero() {
+				first.NotAfter = k.NotAfter
 			}
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/internal/botpage"
 )
 
@@ -51,6 +52,7 @@ func (s *Server) routes(page *botpage.Handler) http.Handler {
 	mux.Handle("GET "+botpage.PagePath, s.metrics.instrument("bot", pages))
 	mux.Handle("GET "+botpage.PagePath+"/{$}", s.metrics.instrument("bot", pages))
 	mux.Handle("GET "+botpage.IPsPath, s.metrics.instrument("ips", pages))
+	mux.Handle("GET "+botauth.DirectoryPath, s.metrics.instrument("directory", http.HandlerFunc(s.serveDirectory)))
 	mux.Handle("GET /healthz", s.metrics.instrument("healthz", http.HandlerFunc(s.serveHealth)))
 	mux.Handle("GET /metrics", s.metrics.instrument("metrics", s.metrics.Handler()))
 	return mux
@@ -115,4 +117,15 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	enc.Encode(h)
+}
+
+// serveDirectory serves the Web Bot Auth key directory of the configuration
+// in force; 404 when it lists no key.
+func (s *Server) serveDirectory(w http.ResponseWriter, r *http.Request) {
+	sg := s.signing.Load()
+	if sg == nil || len(sg.Keys) == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	sg.Directory.ServeHTTP(w, r)
 }
