@@ -19,6 +19,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/serve"
 	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // TestSignedCrawl: with crawler.signing_key_file, serve publishes a signed
@@ -99,6 +100,13 @@ func TestSignedCrawl(t *testing.T) {
 		keys, err := srv.Store().SigningKeys(context.Background())
 		if err != nil || len(keys) != 2 {
 			t.Fatalf("SigningKeys = %+v, %v", keys, err)
+		}
+		sum, err := audit.Run(context.Background(), srv.Store(), &audit.Options{Rules: []string{audit.RuleSignatures}}, func(v audit.Violation) error {
+			t.Errorf("audit: %+v", v)
+			return nil
+		})
+		if err != nil || sum.Rules[0].Checked < int64(len(hits)) {
+			t.Errorf("audit signatures = %+v, %v", sum, err)
 		}
 		for _, k := range keys {
 			if k.KeyID == oldKID && (k.NotAfter == nil || !k.NotAfter.Equal(retire)) {

@@ -50,6 +50,14 @@ const (
 	// index entry or link text is kept for a page whose last fetch was
 	// marked noindex.
 	RuleStorage = "storage"
+	// RuleSignatures: every request a signing crawler sent (a node's
+	// signing run covers its time) carries Web Bot Auth evidence; each
+	// signed request names a key that was published when it was signed
+	// (signing_keys: created not before its not_before, expires not after
+	// its not_after), its validity is positive and at most
+	// 24 hours (botauth.MaxValidity), and it was sent within it. Requests that never
+	// completed are skipped: their evidence is written on completion.
+	RuleSignatures = "signatures"
 )
 
 // Limits the rules check against.
@@ -67,7 +75,7 @@ const (
 
 // Rules returns every rule name in the order audits run and print them.
 func Rules() []string {
-	return []string{RuleRobots, RuleBudget, RulePoliteness, RuleExclusions, RuleStorage}
+	return []string{RuleRobots, RuleBudget, RulePoliteness, RuleExclusions, RuleStorage, RuleSignatures}
 }
 
 // IsRule reports whether name is one of Rules.
@@ -79,22 +87,26 @@ var ErrUnknownRule = errors.New("audit: unknown rule")
 
 // Checks name the ways a rule can be broken; a Violation carries one.
 const (
-	CheckNoSnapshot    = "no-snapshot"    // robots: no robots.txt of the origin fetched before the request
-	CheckStaleSnapshot = "stale-snapshot" // robots: the snapshot in force is older than MaxSnapshotAge
-	CheckHashMismatch  = "hash-mismatch"  // robots: the snapshot body does not have its recorded sha256
-	CheckDisallowAll   = "disallow-all"   // robots: the snapshot in force says disallow all
-	CheckDisallowed    = "disallowed"     // robots: the snapshot's rules disallow the URL
-	CheckUnlinked      = "unlinked"       // robots: the request is not tied to a usable snapshot of its origin
-	CheckOverBudget    = "over-budget"    // budget: too many page requests in a cycle
-	CheckNoCycle       = "no-cycle"       // budget: a page request outside any crawl cycle
-	CheckOverlap       = "overlap"        // politeness: two requests to one host in flight at once
-	CheckTooSoon       = "too-soon"       // politeness: the gap was shorter than the delay in force
-	CheckRetryAfter    = "retry-after"    // politeness: Retry-After was not honoured
-	CheckAfterAuth     = "after-auth"     // politeness: a request after 401/403/407 or a challenge
-	CheckExcluded      = "excluded"       // exclusions: a request to an excluded site
-	CheckExtraColumn   = "extra-column"   // storage: an index table has a column the page does not promise
-	CheckNoindexPage   = "noindex-page"   // storage: an index entry for a page marked noindex
-	CheckNoindexAnchor = "noindex-anchor" // storage: link text kept for a page marked noindex
+	CheckNoSnapshot    = "no-snapshot"     // robots: no robots.txt of the origin fetched before the request
+	CheckStaleSnapshot = "stale-snapshot"  // robots: the snapshot in force is older than MaxSnapshotAge
+	CheckHashMismatch  = "hash-mismatch"   // robots: the snapshot body does not have its recorded sha256
+	CheckDisallowAll   = "disallow-all"    // robots: the snapshot in force says disallow all
+	CheckDisallowed    = "disallowed"      // robots: the snapshot's rules disallow the URL
+	CheckUnlinked      = "unlinked"        // robots: the request is not tied to a usable snapshot of its origin
+	CheckOverBudget    = "over-budget"     // budget: too many page requests in a cycle
+	CheckNoCycle       = "no-cycle"        // budget: a page request outside any crawl cycle
+	CheckOverlap       = "overlap"         // politeness: two requests to one host in flight at once
+	CheckTooSoon       = "too-soon"        // politeness: the gap was shorter than the delay in force
+	CheckRetryAfter    = "retry-after"     // politeness: Retry-After was not honoured
+	CheckAfterAuth     = "after-auth"      // politeness: a request after 401/403/407 or a challenge
+	CheckExcluded      = "excluded"        // exclusions: a request to an excluded site
+	CheckExtraColumn   = "extra-column"    // storage: an index table has a column the page does not promise
+	CheckNoindexPage   = "noindex-page"    // storage: an index entry for a page marked noindex
+	CheckNoindexAnchor = "noindex-anchor"  // storage: link text kept for a page marked noindex
+	CheckUnsigned      = "unsigned"        // signatures: a signing crawler sent a request without a signature
+	CheckUnpublished   = "unpublished-key" // signatures: signed with a key never published
+	CheckKeyWindow     = "key-window"      // signatures: signed outside the key's published window
+	CheckSigWindow     = "sig-window"      // signatures: a validity too long, inverted, or the request sent outside it
 )
 
 // RequestRef is a request of the log, as a violation cites it.
@@ -174,12 +186,12 @@ type Options struct {
 
 // ruleSet is the set of rules an audit runs.
 type ruleSet struct {
-	robots, budget, politeness, exclusions, storage bool
+	robots, budget, politeness, exclusions, storage, signatures bool
 }
 
 func parseRules(names []string) (ruleSet, error) {
 	if len(names) == 0 {
-		return ruleSet{true, true, true, true, true}, nil
+		return ruleSet{true, true, true, true, true, true}, nil
 	}
 	var rs ruleSet
 	for _, n := range names {
@@ -194,6 +206,8 @@ func parseRules(names []string) (ruleSet, error) {
 			rs.exclusions = true
 		case RuleStorage:
 			rs.storage = true
+		case RuleSignatures:
+			rs.signatures = true
 		default:
 			return rs, fmt.Errorf("%w %q (want one of %s)", ErrUnknownRule, n, strings.Join(Rules(), ", "))
 		}
@@ -213,6 +227,8 @@ func (rs ruleSet) has(rule string) bool {
 		return rs.exclusions
 	case RuleStorage:
 		return rs.storage
+	case RuleSignatures:
+		return rs.signatures
 	}
 	return false
 }

@@ -167,6 +167,11 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if a.rules.signatures {
+		if err := a.checkSignatures(ctx); err != nil {
+			return err
+		}
+	}
 	a.log.Debug("audit done", "requests", a.rows, "elapsed", time.Since(start))
 	return nil
 }
