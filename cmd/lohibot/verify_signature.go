@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -115,29 +114,11 @@ func runVerifySignature(ctx context.Context, a *app, opts *verifySignatureOption
 		}
 	}
 	vo := &botauth.VerifyOptions{Now: now, Authority: opts.Authority}
-	var keys []botauth.JWK
-	if strings.HasPrefix(opts.Directory, "https://") || strings.HasPrefix(opts.Directory, "http://") {
-		dctx, cancel := context.WithTimeout(ctx, opts.Timeout)
-		defer cancel()
-		d, err := botauth.FetchDirectory(dctx, &http.Client{Timeout: opts.Timeout}, opts.Directory, time.Now())
-		if err != nil {
-			return &exitError{code: exitBadInput, err: err}
-		}
-		keys = d.Keys
-		if vo.Agent, err = botauth.Origin(originOf(opts.Directory)); err != nil {
-			return &exitError{code: exitBadInput, err: err}
-		}
-	} else {
-		b, err := os.ReadFile(opts.Directory)
-		if err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("--directory: %w", err)}
-		}
-		d, err := botauth.ParseDirectory(b)
-		if err != nil {
-			return &exitError{code: exitBadInput, err: fmt.Errorf("--directory %s: %w", opts.Directory, err)}
-		}
-		keys = d.Keys
+	keys, agent, err := loadDirectory(ctx, opts.Directory, opts.Timeout)
+	if err != nil {
+		return err
 	}
+	vo.Agent = agent
 	allValid := true
 	for _, c := range captures {
 		m := c.Message
