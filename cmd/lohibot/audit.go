@@ -23,7 +23,7 @@ type auditOptions struct {
 func newAuditCmd(a *app) *cobra.Command {
 	var since string
 	cmd := &cobra.Command{
-		Use:   "audit [robots|budget|politeness|exclusions|storage] [SITE...] [--since T]",
+		Use:   "audit [robots|budget|politeness|exclusions|storage|signatures] [SITE...] [--since T]",
 		Short: "Check from the records that every promise was kept (exit 1 on a violation)",
 		Long: `Re-derive every promise of the bot page from the stored records, never from
 the crawler's own verdicts, and list each violation with its site, rule, the
@@ -43,6 +43,9 @@ requests involved and the evidence:
               a re-inclusion
   storage     the index has only the promised columns, and keeps nothing of
               pages marked noindex
+  signatures  while a crawler signed (Web Bot Auth), every request it sent
+              carried a signature by a key published at the time (serve's
+              directory), sent within the signature's validity
 
 With no rule, all of them; with no site, every site in the log. --since
 limits the audit to requests sent from T on (an RFC 3339 time, a date, or a

@@ -219,3 +219,35 @@ func TestVerifySignatureDirectoryURL(t *testing.T) {
 		t.Errorf("HAR: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestAuditSignaturesAfterSignedCrawl: the signatures rule holds over a
+// crawl made with --signing-key-file, and is named on the command line.
+func TestAuditSignaturesAfterSignedCrawl(t *testing.T) {
+	dir := t.TempDir()
+	dsn := filepath.Join(dir, "l.db")
+	store, err := db.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Close()
+	env := []string{"LOHIBOT_DB=" + dsn}
+	web, err := testweb.Start(&testweb.Options{Plain: 1, PagesPerSite: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	key := filepath.Join(dir, "bot.pem")
+	runCLI(t, nil, "keys", "generate", "--out", key)
+	site := web.Site("plain-000.test")
+	if r := runCLI(t, env, "crawl", site.StartURL, "--allow-private", "--resolver", web.DNSAddr, "--delay", "50ms", "--signing-key-file", key); r.code != 0 {
+		t.Fatalf("crawl: exit %d, %s", r.code, r.stderr)
+	}
+	r := runCLI(t, env, "audit", "signatures")
+	if r.code != 0 || !strings.Contains(r.stdout, "signatures") {
+		t.Errorf("audit signatures: exit %d, %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, env, "report", site.Name)
+	if r.code != 0 || !strings.Contains(r.stdout, "signed ") {
+		t.Errorf("report: exit %d, no signature shown:\n%s", r.code, r.stdout)
+	}
+}
