@@ -130,6 +130,9 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if _, err := cfg.Signing(); err != nil { // the key files must be readable
+		return nil, err
+	}
 	return cfg, nil
 }
 

@@ -118,8 +118,8 @@ type CrawlerConfig struct {
 // which it may sign. NotAfter is when it leaves the directory.
 type PublishedKey struct {
 	File      string    `toml:"file"`
-	NotBefore time.Time `toml:"not_before"`
-	NotAfter  time.Time `toml:"not_after"`
+	NotBefore time.Time `toml:"not_before,omitzero" json:"not_before,omitzero"`
+	NotAfter  time.Time `toml:"not_after,omitzero" json:"not_after,omitzero"`
 }
 
 // Machine is one crawler machine of the fleet.
