@@ -54,9 +54,9 @@ const (
 	// signing run covers its time) carries Web Bot Auth evidence; each
 	// signed request names a key that was published when it was signed
 	// (signing_keys: created not before its not_before, expires not after
-	// its not_after), its validity is positive and at most
-	// 24 hours (botauth.MaxValidity), and it was sent within it. Requests that never
-	// completed are skipped: their evidence is written on completion.
+	// its not_after), its validity is positive and at most 24 hours
+	// (botauth.MaxValidity), and it was sent within it. Requests that
+	// never completed are skipped: their evidence is written on completion.
 	RuleSignatures = "signatures"
 )
 
@@ -87,26 +87,22 @@ var ErrUnknownRule = errors.New("audit: unknown rule")
 
 // Checks name the ways a rule can be broken; a Violation carries one.
 const (
-	CheckNoSnapshot    = "no-snapshot"     // robots: no robots.txt of the origin fetched before the request
-	CheckStaleSnapshot = "stale-snapshot"  // robots: the snapshot in force is older than MaxSnapshotAge
-	CheckHashMismatch  = "hash-mismatch"   // robots: the snapshot body does not have its recorded sha256
-	CheckDisallowAll   = "disallow-all"    // robots: the snapshot in force says disallow all
-	CheckDisallowed    = "disallowed"      // robots: the snapshot's rules disallow the URL
-	CheckUnlinked      = "unlinked"        // robots: the request is not tied to a usable snapshot of its origin
-	CheckOverBudget    = "over-budget"     // budget: too many page requests in a cycle
-	CheckNoCycle       = "no-cycle"        // budget: a page request outside any crawl cycle
-	CheckOverlap       = "overlap"         // politeness: two requests to one host in flight at once
-	CheckTooSoon       = "too-soon"        // politeness: the gap was shorter than the delay in force
-	CheckRetryAfter    = "retry-after"     // politeness: Retry-After was not honoured
-	CheckAfterAuth     = "after-auth"      // politeness: a request after 401/403/407 or a challenge
-	CheckExcluded      = "excluded"        // exclusions: a request to an excluded site
-	CheckExtraColumn   = "extra-column"    // storage: an index table has a column the page does not promise
-	CheckNoindexPage   = "noindex-page"    // storage: an index entry for a page marked noindex
-	CheckNoindexAnchor = "noindex-anchor"  // storage: link text kept for a page marked noindex
-	CheckUnsigned      = "unsigned"        // signatures: a signing crawler sent a request without a signature
-	CheckUnpublished   = "unpublished-key" // signatures: signed with a key never published
-	CheckKeyWindow     = "key-window"      // signatures: signed outside the key's published window
-	CheckSigWindow     = "sig-window"      // signatures: a validity too long, inverted, or the request sent outside it
+	CheckNoSnapshot    = "no-snapshot"    // robots: no robots.txt of the origin fetched before the request
+	CheckStaleSnapshot = "stale-snapshot" // robots: the snapshot in force is older than MaxSnapshotAge
+	CheckHashMismatch  = "hash-mismatch"  // robots: the snapshot body does not have its recorded sha256
+	CheckDisallowAll   = "disallow-all"   // robots: the snapshot in force says disallow all
+	CheckDisallowed    = "disallowed"     // robots: the snapshot's rules disallow the URL
+	CheckUnlinked      = "unlinked"       // robots: the request is not tied to a usable snapshot of its origin
+	CheckOverBudget    = "over-budget"    // budget: too many page requests in a cycle
+	CheckNoCycle       = "no-cycle"       // budget: a page request outside any crawl cycle
+	CheckOverlap       = "overlap"        // politeness: two requests to one host in flight at once
+	CheckTooSoon       = "too-soon"       // politeness: the gap was shorter than the delay in force
+	CheckRetryAfter    = "retry-after"    // politeness: Retry-After was not honoured
+	CheckAfterAuth     = "after-auth"     // politeness: a request after 401/403/407 or a challenge
+	CheckExcluded      = "excluded"       // exclusions: a request to an excluded site
+	CheckExtraColumn   = "extra-column"   // storage: an index table has a column the page does not promise
+	CheckNoindexPage   = "noindex-page"   // storage: an index entry for a page marked noindex
+	CheckNoindexAnchor = "noindex-anchor" // storage: link text kept for a page marked noindex
 )
 
 // RequestRef is a request of the log, as a violation cites it.

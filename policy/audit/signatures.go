@@ -8,6 +8,14 @@ import (
 	"github.com/lohisoft/lohibot/db"
 )
 
+// The checks of RuleSignatures.
+const (
+	CheckUnsigned    = "unsigned"        // a signing crawler sent a request without a signature
+	CheckUnpublished = "unpublished-key" // signed with a key never published
+	CheckKeyWindow   = "key-window"      // signed outside the key's published window
+	CheckSigWindow   = "sig-window"      // a validity too long or inverted, or the request sent outside it
+)
+
 // maxValidity is the longest validity a request signature may claim
 // (maxValidity; audit does not import the crawler).
 const maxValidity = 24 * time.Hour
