@@ -17,6 +17,7 @@ import (
 	"github.com/gocolly/colly/v2"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/internal/testweb"
@@ -73,7 +74,7 @@ func BenchmarkCrawl(b *testing.B) {
 			b.ReportMetric(float64(len(hits)), "requests")
 		}
 	}
-	b.Run("lohibot", func(b *testing.B) {
+	lohibot := func(b *testing.B, signer *botauth.Signer) {
 		measure(b, func() {
 			b.StopTimer()
 			store, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
@@ -84,7 +85,7 @@ func BenchmarkCrawl(b *testing.B) {
 			pol := policy.New(store, nil)
 			c, err := crawler.New(context.Background(), store, pol, &crawler.Options{
 				Node: "bench", Delay: delay, AllowPrivate: true, Resolver: res, MaxSitesParallel: sites,
-				Timeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+				Timeout: 10 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Signer: signer,
 			})
 			if err != nil {
 				b.Fatal(err)
@@ -111,7 +112,23 @@ func BenchmarkCrawl(b *testing.B) {
 				}
 			}
 		})
-	})
+	}
+	// lohibot-signed signs every request with Web Bot Auth (Options.Signer):
+	// its time against lohibot's is the cost of signing.
+	key, err := botauth.GenerateKey()
+	if err != nil {
+		b.Fatal(err)
+	}
+	signer, err := botauth.NewSigner(key, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, v := range []struct {
+		name   string
+		signer *botauth.Signer
+	}{{"lohibot", nil}, {"lohibot-signed", signer}} {
+		b.Run(v.name, func(b *testing.B) { lohibot(b, v.signer) })
+	}
 	b.Run("colly", func(b *testing.B) {
 		measure(b, func() {
 			collyCrawl(b, w, res, delay)

@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
 
@@ -213,6 +214,7 @@ type response struct {
 	Timeout   bool
 	Refused   bool // the dialer refused the address
 	Duration  time.Duration
+	Stamp     botauth.Stamp // what the request was signed with (zero: unsigned)
 }
 
 // challengeBody bounds what is read of an error page to recognise a
@@ -241,6 +243,12 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *res
 		req.Header.Set("Accept", "text/plain, */*;q=0.1")
 	} else {
 		req.Header.Set("Accept", "text/html, application/xhtml+xml;q=0.9, */*;q=0.1")
+	}
+	if c.opts.Signer != nil {
+		if r.Stamp, err = c.opts.Signer.Sign(req); err != nil {
+			r.Err = fmt.Errorf("crawler: %w", err)
+			return r
+		}
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {

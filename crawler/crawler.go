@@ -43,6 +43,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -130,6 +131,10 @@ type Options struct {
 	// OnSite, when set, is called once per site as it finishes. It must not
 	// block for long.
 	OnSite func(SiteResult)
+	// Signer signs every request, robots.txt included, with Web Bot Auth;
+	// the request log keeps each request's keyid, created and expires. Nil
+	// means requests are not signed.
+	Signer *botauth.Signer
 }
 
 // Crawler crawls sites politely and logs every request. It is safe for
@@ -231,6 +236,9 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	gate, err := pol.NewGate(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
+	}
+	if err := startSigningRun(ctx, store, o.Node, o.Signer); err != nil {
+		return nil, err
 	}
 	var rnd [4]byte
 	rand.Read(rnd[:])

@@ -102,7 +102,7 @@ type exchangeResult struct {
 // completion starts the row's completion from the response.
 func (r *exchangeResult) completion() *completion {
 	k := &completion{ID: r.row.ID, Host: r.row.Host, CompletedAt: r.completedAt, Status: r.resp.Status,
-		Bytes: r.resp.Bytes, Duration: r.resp.Duration}
+		Bytes: r.resp.Bytes, Duration: r.resp.Duration, Stamp: r.resp.Stamp}
 	if r.resp.Header != nil {
 		k.RetryAfter = r.resp.Header.Get("Retry-After")
 	}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -537,6 +538,7 @@ type completion struct {
 	Outcome        string
 	Error          string
 	NextAt         time.Time // when the next request to the host may start
+	Stamp          botauth.Stamp
 
 	Page     *db.Page // stored (upserted) when set
 	Unindex  string   // URL removed from the index when set
@@ -559,9 +561,14 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		status = &k.Status
 	}
 	return c.withTx(ctx, func(tx *wtx) error {
+		var sigCreated, sigExpires *time.Time
+		if k.Stamp.KeyID != "" {
+			sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
+		}
 		if _, err := tx.exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
-			retry_not_before = ?, outcome = ?, error = ? WHERE id = ? AND completed_at IS NULL`,
-			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error, k.ID); err != nil {
+			retry_not_before = ?, outcome = ?, error = ?, sig_keyid = ?, sig_created = ?, sig_expires = ? WHERE id = ? AND completed_at IS NULL`,
+			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error,
+			k.Stamp.KeyID, sigCreated, sigExpires, k.ID); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
 		if !k.NextAt.IsZero() {

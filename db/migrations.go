@@ -193,7 +193,32 @@ ALTER TABLE policy_events ADD COLUMN purged_pages {{BIGINT}} NOT NULL DEFAULT 0;
 ALTER TABLE policy_events ADD COLUMN purged_anchors {{BIGINT}} NOT NULL DEFAULT 0;
 CREATE INDEX anchors_to_site ON anchors (to_site);
 `,
-	// 5: tamper-evident records (db/seal.go): a chain of seal blocks, and
+	// 5: Web Bot Auth evidence: what each request was signed with, the keys
+	// published and when they may sign, and each crawler run's signing key
+	// (db/signing.go).
+	`
+ALTER TABLE requests ADD COLUMN sig_keyid TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN sig_created {{TIME}};
+ALTER TABLE requests ADD COLUMN sig_expires {{TIME}};
+
+CREATE TABLE signing_keys (
+	keyid TEXT PRIMARY KEY,
+	jwk TEXT NOT NULL,
+	not_before {{TIME}} NOT NULL,
+	not_after {{TIME}},
+	recorded_at {{TIME}} NOT NULL
+);
+
+CREATE TABLE signing_runs (
+	id {{ID}},
+	node TEXT NOT NULL,
+	keyid TEXT NOT NULL,
+	started_at {{TIME}} NOT NULL,
+	ended_at {{TIME}}
+);
+CREATE INDEX signing_runs_node ON signing_runs (node, started_at);
+`,
+	// 6: tamper-evident records (db/seal.go): a chain of seal blocks, and
 	// the hash of every sealed row with the block that sealed it. Open
 	// seals the rows already there, in id order, right after this step.
 	`
@@ -218,7 +243,7 @@ CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 }
 
 // sealMigration is the schema version that added the seal tables.
-const sealMigration = 5
+const sealMigration = 6
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)

@@ -183,6 +183,9 @@ type Request struct {
 	RetryNotBefore   *time.Time // when the next request to the host may start, per Retry-After
 	Outcome          string     // ok, redirect, retry, auth, challenge, noindex, error, refused, ...
 	Error            string
+	SigKeyID         string     `gorm:"column:sig_keyid"` // the Web Bot Auth keyid it was signed with; "" unsigned
+	SigCreated       *time.Time // the signature's created
+	SigExpires       *time.Time // the signature's expires
 }
 
 // TableName implements gorm's tabler.

@@ -49,11 +49,11 @@ var sealTables = []sealTable{
 		"domains", "lang", "auth", "auth_domain", "outcome", "review_status", "review_reason", "reviewed_by",
 		"reviewed_at", "source", "size", "sha256", "raw"}, "review_status <> 'pending'", "received_at"},
 	{"policy_events", []string{"id", "version", "happened_at", "kind", "site", "actor", "reason", "evidence",
-		"source", "detail"}, "1 = 1", "happened_at"},
+		"source", "detail", "purged_pages", "purged_anchors"}, "1 = 1", "happened_at"},
 	{"requests", []string{"id", "cycle_id", "budget_slot", "site", "host", "origin", "url", "method", "purpose",
 		"node", "attempt", "redirect_of", "robots_snapshot_id", "robots_rule", "robots_line", "policy_check",
 		"delay_ms", "sent_at", "completed_at", "status", "bytes", "duration_ms", "retry_after", "retry_not_before",
-		"outcome", "error"}, "completed_at IS NOT NULL", "sent_at"},
+		"outcome", "error", "sig_keyid", "sig_created", "sig_expires"}, "completed_at IS NOT NULL", "sent_at"},
 	{"robots_snapshots", []string{"id", "origin", "fetched_at", "status", "final_url", "body", "sha256",
 		"outcome", "error", "request_id"}, "1 = 1", "fetched_at"},
 }

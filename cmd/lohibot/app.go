@@ -179,6 +179,8 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 		newServeCmd(a),
 		newAuditCmd(a),
 		newReportCmd(a),
+		newKeysCmd(a),
+		newVerifySignatureCmd(a),
 		// More commands are registered here, one line each.
 	)
 	return root

@@ -27,7 +27,7 @@ type auditOptions struct {
 func newAuditCmd(a *app) *cobra.Command {
 	var since, head string
 	cmd := &cobra.Command{
-		Use:   "audit [robots|budget|politeness|exclusions|storage|integrity] [SITE...] [--since T] [--head HASH]",
+		Use:   "audit [robots|budget|politeness|exclusions|storage|signatures|integrity] [SITE...] [--since T] [--head HASH]",
 		Short: "Check from the records that every promise was kept (exit 1 on a violation)",
 		Long: `Re-derive every promise of the bot page from the stored records, never from
 the crawler's own verdicts, and list each violation with its site, rule, the
@@ -47,6 +47,9 @@ requests involved and the evidence:
               a re-inclusion
   storage     the index has only the promised columns, and keeps nothing of
               pages marked noindex
+  signatures  while a crawler signed (Web Bot Auth), every request it sent
+              carried a signature by a key published at the time (serve's
+              directory), sent within the signature's validity
   integrity   the sealed records (policy events, requests, robots.txt
               snapshots, mail messages) are exactly as sealed: no row
               changed, deleted, inserted or reordered since (whole database,

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
@@ -36,6 +37,8 @@ type crawlOptions struct {
 	timeout      time.Duration
 	leaseTTL     time.Duration
 	verbose      bool
+	signingKey   string // --signing-key-file
+	sigAgent     string // --signature-agent
 }
 
 func newCrawlCmd(a *app) *cobra.Command {
@@ -80,6 +83,8 @@ up again (with what is left of its budget) by the next crawl.`,
 	f.DurationVar(&o.timeout, "timeout", crawler.DefaultTimeout, "bound on one whole request")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", crawler.DefaultLeaseTTL, "how long a dead crawler's leases block a host or site")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every decision to standard error")
+	f.StringVar(&o.signingKey, "signing-key-file", "", "sign every request with this Ed25519 key (Web Bot Auth; 'lohibot keys generate')")
+	f.StringVar(&o.sigAgent, "signature-agent", botauth.DefaultAgent, "the origin whose key directory signed requests name (Signature-Agent)")
 	f.MarkHidden("timeout")
 	f.MarkHidden("lease-ttl")
 	return cmd
@@ -177,6 +182,17 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	}
 	copts.Delay, copts.RecrawlAfter, copts.MaxSitesParallel = o.delay, o.recrawlAfter, o.parallel
 	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
+	if o.signingKey != "" {
+		key, err := botauth.ReadPrivateKey(o.signingKey)
+		if err != nil {
+			return &exitError{code: exitBadInput, err: fmt.Errorf("--signing-key-file: %w", err)}
+		}
+		if copts.Signer, err = botauth.NewSigner(key, &botauth.SignerOptions{Agent: o.sigAgent}); err != nil {
+			return usageErrorf("--signature-agent: %v", err)
+		}
+	} else if _, err := botauth.Origin(o.sigAgent); err != nil {
+		return usageErrorf("--signature-agent: %v", err)
+	}
 	level := slog.LevelWarn
 	if o.verbose {
 		level = slog.LevelDebug

@@ -29,6 +29,9 @@ type serveOptions struct {
 	dbSet    bool // --db was given
 	httpSet  bool // --http was given
 	resolver string
+
+	signingKey string // --signing-key-file
+	sigAgent   string // --signature-agent
 }
 
 func newServeCmd(a *app) *cobra.Command {
@@ -42,6 +45,9 @@ politeness) and an HTTP server, all from one configuration:
 
   /bot            the bot's public page (en, it, da, hu; ?lang= or Accept-Language)
   /bot/ips.json   the crawler's addresses, the same JSON as 'lohibot ips'
+  /.well-known/http-message-signatures-directory
+                  the Web Bot Auth key directory (when crawler.signing_key_file
+                  or crawler.published_keys is set), signed
   /healthz        200 when the database answers and the watcher is connected, else 503
   /metrics        Prometheus metrics
 
@@ -81,6 +87,8 @@ valid, 2 when not.`,
 	cmd.Flags().StringVar(&opts.Config, "config", "", "configuration file (TOML; default $"+serveConfigEnv+", else the built-in defaults)")
 	cmd.Flags().StringVar(&opts.HTTP, "http", serve.DefaultHTTP, "address the HTTP server listens on (env LOHIBOT_HTTP)")
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "validate the configuration, print it and exit")
+	cmd.Flags().StringVar(&opts.signingKey, "signing-key-file", "", "sign the crawler's requests with this key (crawler.signing_key_file)")
+	cmd.Flags().StringVar(&opts.sigAgent, "signature-agent", "", "the Signature-Agent origin (crawler.signature_agent)")
 	return cmd
 }
 
@@ -110,6 +118,12 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 	if opts.resolver != "" {
 		cfg.Resolver = opts.resolver
 	}
+	if opts.signingKey != "" {
+		cfg.Crawler.SigningKeyFile = opts.signingKey
+	}
+	if opts.sigAgent != "" {
+		cfg.Crawler.SignatureAgent = opts.sigAgent
+	}
 	if err := cfg.ReadSecrets(); err != nil {
 		return nil, err
 	}
@@ -117,6 +131,9 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 		cfg.Mail.Password = a.getenv(imapPasswordEnv)
 	}
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := cfg.Signing(); err != nil { // the key files must be readable
 		return nil, err
 	}
 	return cfg, nil

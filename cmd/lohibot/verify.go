@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"os"
 	"strings"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/crawler/identity"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
@@ -111,6 +113,7 @@ type verifyLogOptions struct {
 	Tolerance     time.Duration
 	AssumeClaimed bool
 	Timeout       time.Duration
+	Directory     string // --directory: check logged Web Bot Auth signatures
 }
 
 func newVerifyLogCmd(a *app) *cobra.Command {
@@ -133,6 +136,13 @@ Caddy and Traefik, such as remote_addr, time, request or method+uri, status,
 user_agent). Without --log-format the format is detected from the first lines.
 Malformed lines are counted and skipped.
 
+With --directory (a URL such as https://lohisoft.com, or a saved directory or
+key file), lines whose JSON log keeps the request's Signature-Input and
+Signature (and Signature-Agent, and the host) are checked by their Web Bot
+Auth signature, judged at the line's time: a valid one proves the line
+genuine without DNS (column SIGNED, "signed" in JSON); an invalid one is
+counted in "bad_signatures" and the address is judged by DNS as usual.
+
 The common format has no user agent, so none of its lines claims to be
 LohiSoftBot: only --assume-claimed checks them, treating every line as a claim
 (for an excerpt holding just the lines the webmaster attributes to us).
@@ -148,8 +158,9 @@ Exit status: 0 when every claimed line is genuine and matched, 1 otherwise
 (impostors, unverifiable addresses, unmatched lines), 2 on bad input (no such
 file, an unknown --log-format, an unreadable or wholly malformed log).
 --json prints one object:
-{"claimed","genuine","impostor","unverifiable","matched","ips":[{"ip","genuine","requests","matched"}],
- "malformed","unmatched":[{"line","ip","time","method","host","target"}]}.`,
+{"claimed","genuine","impostor","unverifiable","matched","signed"*,"bad_signatures"*,"ips":[{"ip","genuine","requests","matched","signed"*}],
+ "malformed","unmatched":[{"line","ip","time","method","host","target"}]};
+the fields marked * appear only with --directory, when not zero.`,
 		Example: `  lohibot verify-log access.log
   lohibot verify-log /var/log/nginx/access.log.2.gz --log-format combined --json
   lohibot verify-log excerpt.log --log-format common --assume-claimed --tolerance 5m
@@ -182,6 +193,7 @@ file, an unknown --log-format, an unreadable or wholly malformed log).
 	cmd.Flags().DurationVar(&opts.Tolerance, "tolerance", identity.DefaultTolerance, "largest clock difference between a log line and our request")
 	cmd.Flags().BoolVar(&opts.AssumeClaimed, "assume-claimed", false, "treat every line as claiming to be LohiSoftBot (needed for the common format)")
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", identity.DefaultTimeout, "time allowed for each DNS lookup")
+	cmd.Flags().StringVar(&opts.Directory, "directory", "", "check logged Web Bot Auth signatures against this key directory (URL or file)")
 	return cmd
 }
 
@@ -224,11 +236,18 @@ func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
 	if err != nil {
 		return err
 	}
+	lo := &identity.LogOptions{Format: opts.Format, Tolerance: opts.Tolerance, AssumeClaimed: opts.AssumeClaimed}
+	if opts.Directory != "" {
+		if lo.Keys, lo.Agent, err = loadDirectory(ctx, opts.Directory, 10*time.Second); err != nil {
+			return err
+		}
+		if lo.Keys == nil {
+			lo.Keys = []botauth.JWK{}
+		}
+	}
 	reqs := &lazyRequests{a: a}
 	defer reqs.close()
-	rep, err := identity.VerifyLog(ctx, in, v, reqs, &identity.LogOptions{
-		Format: opts.Format, Tolerance: opts.Tolerance, AssumeClaimed: opts.AssumeClaimed,
-	})
+	rep, err := identity.VerifyLog(ctx, in, v, reqs, lo)
 	if errors.Is(err, identity.ErrBadLog) {
 		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", name, err)}
 	}
@@ -266,16 +285,32 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 	fmt.Fprintf(w, "  genuine:      %d (%d found in our request log, %d not found)\n", rep.Genuine, rep.Matched, rep.Genuine-rep.Matched)
 	fmt.Fprintf(w, "  impostor:     %d\n", rep.Impostor)
 	fmt.Fprintf(w, "  unverifiable: %d (DNS failed: try again later)\n", rep.Unverifiable)
+	if rep.Signed > 0 || rep.BadSignatures > 0 {
+		fmt.Fprintf(w, "  signed:       %d (proven by their Web Bot Auth signature, without DNS; %d with a signature that did not verify)\n",
+			rep.Signed, rep.BadSignatures)
+	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ADDRESS\tVERDICT\tLINES\tMATCHED\tWHY")
+	sigCol := rep.Signed > 0 || rep.BadSignatures > 0 // the SIGNED column, when signatures were found
+	if sigCol {
+		fmt.Fprintln(tw, "ADDRESS\tVERDICT\tLINES\tMATCHED\tSIGNED\tWHY")
+	} else {
+		fmt.Fprintln(tw, "ADDRESS\tVERDICT\tLINES\tMATCHED\tWHY")
+	}
 	for _, ip := range rep.IPs {
 		matched := "-"
 		if ip.Genuine {
 			matched = fmt.Sprint(ip.Matched)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", ip.IP, ip.Verification.Status, ip.Requests, matched,
-			strings.TrimPrefix(ip.Verification.Reason, "unverifiable: "))
+		verdict, why := string(ip.Verification.Status), strings.TrimPrefix(ip.Verification.Reason, "unverifiable: ")
+		if verdict == "" {
+			verdict, why = "genuine", "every line signed with a published key (no DNS lookup)"
+		}
+		if sigCol {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", ip.IP, verdict, ip.Requests, matched, ip.Signed, why)
+		} else {
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", ip.IP, verdict, ip.Requests, matched, why)
+		}
 	}
 	tw.Flush()
 	if n := rep.Genuine - rep.Matched; n > 0 {
@@ -306,4 +341,32 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 		why = append(why, fmt.Sprintf("%d genuine but missing from our request log", n))
 	}
 	fmt.Fprintf(w, "Verdict: of %d lines claiming to be LohiSoftBot, %s.\n", rep.Claimed, strings.Join(why, ", "))
+}
+
+// loadDirectory reads a Web Bot Auth key directory: fetched (its own
+// signature checked) when src is a URL, whose origin is then the
+// Signature-Agent signatures must name; read offline from a file otherwise.
+func loadDirectory(ctx context.Context, src string, timeout time.Duration) ([]botauth.JWK, string, error) {
+	if strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "http://") {
+		ctx, cancel := context.WithTimeout(ctx, timeout)
+		defer cancel()
+		d, err := botauth.FetchDirectory(ctx, &http.Client{Timeout: timeout}, src, time.Now())
+		if err != nil {
+			return nil, "", &exitError{code: exitBadInput, err: err}
+		}
+		agent, err := botauth.Origin(originOf(src))
+		if err != nil {
+			return nil, "", &exitError{code: exitBadInput, err: err}
+		}
+		return d.Keys, agent, nil
+	}
+	b, err := os.ReadFile(src)
+	if err != nil {
+		return nil, "", &exitError{code: exitBadInput, err: fmt.Errorf("--directory: %w", err)}
+	}
+	d, err := botauth.ParseDirectory(b)
+	if err != nil {
+		return nil, "", &exitError{code: exitBadInput, err: fmt.Errorf("--directory %s: %w", src, err)}
+	}
+	return d.Keys, "", nil
 }

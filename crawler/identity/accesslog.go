@@ -105,6 +105,7 @@ type rawEntry struct {
 	t                        time.Time
 	method, target, host, ua []byte
 	status                   int
+	sigInput, sig, sigAgent  []byte // JSON logs only
 }
 
 func (r *rawEntry) entry() Entry {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"slices"
@@ -14,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
+	"github.com/lohisoft/lohibot/crawler/httpsig"
 	"github.com/lohisoft/lohibot/db"
 )
 
@@ -98,11 +101,21 @@ type LogOptions struct {
 	// Concurrency is how many addresses are verified at the same time. Zero
 	// means 8.
 	Concurrency int
+	// Keys are the Web Bot Auth key directory's keys. When set, a claimed
+	// line whose log keeps the request's Signature-Input and Signature
+	// (JSON logs, with the host) and whose signature verifies, judged at the
+	// line's time, is genuine without DNS. Nil means signatures are not
+	// looked at.
+	Keys []botauth.JWK
+	// Agent, when set with Keys, is the Signature-Agent origin a signature
+	// must name.
+	Agent string
 }
 
 // LogReport is VerifyLog's answer. Its JSON form is the contract of
 // `lohibot verify-log --json`:
-// {"claimed","genuine","impostor","unverifiable","matched","ips":[...],"malformed","unmatched":[...]}.
+// {"claimed","genuine","impostor","unverifiable","matched","signed"*,"bad_signatures"*,"ips":[...],"malformed","unmatched":[...]}
+// (* only when not zero: with LogOptions.Keys).
 type LogReport struct {
 	// Format is the format the log was read in.
 	Format Format `json:"-"`
@@ -116,6 +129,12 @@ type LogReport struct {
 	Unverifiable int `json:"unverifiable"`
 	// Matched counts the genuine lines that match a request of our log.
 	Matched int `json:"matched"`
+	// Signed counts the claimed lines proven genuine by their Web Bot Auth
+	// signature (LogOptions.Keys), without DNS; they are also in Genuine.
+	Signed int `json:"signed,omitempty"`
+	// BadSignatures counts claimed lines whose logged signature did not
+	// verify; their address was judged by DNS as for unsigned lines.
+	BadSignatures int `json:"bad_signatures,omitempty"`
 	// IPs has one entry per address that claimed to be LohiSoftBot, most
 	// lines first, then in address order (IPv4 before IPv6).
 	IPs []IPReport `json:"ips"`
@@ -141,6 +160,8 @@ type IPReport struct {
 	Requests int `json:"requests"`
 	// Matched counts those that match a request of our log.
 	Matched int `json:"matched"`
+	// Signed counts those proven by their signature.
+	Signed int `json:"signed,omitempty"`
 	// Verification is the address's FCrDNS answer.
 	Verification Result `json:"-"`
 }
@@ -193,6 +214,7 @@ func VerifyLog(ctx context.Context, r io.Reader, v *Verifier, reqs RequestLog, o
 		reqs:     reqs,
 		rep:      &LogReport{IPs: []IPReport{}, Unmatched: []Unmatched{}},
 		states:   make(map[netip.Addr]*ipState),
+		signedBy: make(map[netip.Addr]*ipState),
 		sem:      make(chan struct{}, o.Concurrency),
 		consumed: make(map[int64]struct{}),
 	}
@@ -224,7 +246,8 @@ type logCheck struct {
 	rep  *LogReport
 
 	states   map[netip.Addr]*ipState
-	sem      chan struct{} // one slot per running verification
+	signedBy map[netip.Addr]*ipState // addresses of signed lines, not looked up
+	sem      chan struct{}           // one slot per running verification
 	wg       sync.WaitGroup
 	js       jsonScanner
 	entry    rawEntry
@@ -344,6 +367,23 @@ func (c *logCheck) line(ctx context.Context, f Format, n int, b []byte, tooLong 
 		return nil
 	}
 	c.rep.Claimed++
+	if c.opts.Keys != nil && len(e.sig) > 0 {
+		if c.signed(e) {
+			st := c.signedState(e.addr)
+			st.rep.Requests++
+			st.rep.Signed++
+			c.rep.Signed++
+			c.rep.Genuine++
+			cl := claimLine{st: st, line: n, t: e.t, method: string(e.method)}
+			cl.host, cl.target = splitTarget(string(e.host), string(e.target))
+			c.batch = append(c.batch, cl)
+			if len(c.batch) >= c.opts.BatchSize {
+				return c.flush(ctx)
+			}
+			return nil
+		}
+		c.rep.BadSignatures++
+	}
 	st := c.state(ctx, e.addr)
 	st.rep.Requests++
 	cl := claimLine{st: st, line: n, t: e.t, method: string(e.method)}
@@ -533,7 +573,16 @@ func (c *logCheck) match(ctx context.Context, lines []claimLine) error {
 func (c *logCheck) report() *LogReport {
 	states := make([]*ipState, 0, len(c.states))
 	for _, st := range c.states {
-		c.resolved(st) // all are done: VerifyLog waited
+		c.resolved(st)                         // all are done: VerifyLog waited
+		if sg, ok := c.signedBy[st.addr]; ok { // one row per address
+			st.rep.Requests += sg.rep.Requests
+			st.rep.Matched += sg.rep.Matched
+			st.rep.Signed += sg.rep.Signed
+			delete(c.signedBy, st.addr)
+		}
+		states = append(states, st)
+	}
+	for _, st := range c.signedBy {
 		states = append(states, st)
 	}
 	slices.SortFunc(states, func(x, y *ipState) int {
@@ -579,4 +628,39 @@ func normHostPort(hostport, scheme string) string {
 		h = strings.TrimSuffix(h, ":443")
 	}
 	return strings.TrimSuffix(h, ".")
+}
+
+// signedState returns the per-address counts of signed lines from addr,
+// which need no lookup: a signature proves the line whatever the address.
+func (c *logCheck) signedState(addr netip.Addr) *ipState {
+	if st, ok := c.signedBy[addr]; ok {
+		return st
+	}
+	st := &ipState{addr: addr, rep: IPReport{IP: addr.String(), Genuine: true}, resolved: true}
+	c.signedBy[addr] = st
+	return st
+}
+
+// signed reports whether e's logged Web Bot Auth signature verifies with
+// LogOptions.Keys for the request the line describes, judged at the line's
+// time. The line must name the host (the signature covers @authority).
+func (c *logCheck) signed(e *rawEntry) bool {
+	if len(e.host) == 0 || len(e.sigInput) == 0 {
+		return false
+	}
+	target := string(e.target)
+	if !strings.HasPrefix(target, "/") {
+		target = "/"
+	}
+	u, err := url.Parse("https://" + string(e.host) + target)
+	if err != nil {
+		return false
+	}
+	h := http.Header{"Signature-Input": {string(e.sigInput)}, "Signature": {string(e.sig)}}
+	if len(e.sigAgent) > 0 {
+		h.Set("Signature-Agent", string(e.sigAgent))
+	}
+	m := &httpsig.Message{Method: string(e.method), URL: u, Authority: string(e.host), Header: h}
+	_, err = botauth.Verify(m, c.opts.Keys, &botauth.VerifyOptions{Now: e.t, Agent: c.opts.Agent})
+	return err == nil
 }

@@ -24,21 +24,27 @@ const (
 	roleHost
 	roleStatus
 	roleUA
+	roleSigInput // Web Bot Auth: the request's Signature-Input, Signature and Signature-Agent
+	roleSig
+	roleSigAgent
 	numRoles
 )
 
 // jsonKeys is the table of JSON field names, normalised by normKey, for each
 // role in order of preference. It is built once and never changed.
 var jsonKeys = newJSONKeyTable([numRoles][]string{
-	roleAddr:    {"remoteaddr", "remoteip", "clientip", "ip", "clientaddr", "clienthost", "client", "cip", "sourceip", "srcip", "remotehost"},
-	roleTime:    {"time", "timelocal", "timeiso8601", "timestamp", "ts", "datetime", "date", "starttime", "startutc", "msec"},
-	roleRequest: {"request", "requestline"},
-	roleMethod:  {"method", "requestmethod", "httpmethod", "verb", "csmethod"},
-	roleTarget:  {"requesturi", "uri", "url", "requesturl", "path", "requestpath", "target", "csuristem"},
-	roleQuery:   {"querystring", "query", "args", "csuriquery"},
-	roleHost:    {"host", "httphost", "vhost", "requesthost", "cshost"},
-	roleStatus:  {"status", "statuscode", "responsestatus", "downstreamstatus", "scstatus"},
-	roleUA:      {"useragent", "httpuseragent", "ua", "agent", "requestuseragent", "csuseragent"},
+	roleAddr:     {"remoteaddr", "remoteip", "clientip", "ip", "clientaddr", "clienthost", "client", "cip", "sourceip", "srcip", "remotehost"},
+	roleTime:     {"time", "timelocal", "timeiso8601", "timestamp", "ts", "datetime", "date", "starttime", "startutc", "msec"},
+	roleRequest:  {"request", "requestline"},
+	roleMethod:   {"method", "requestmethod", "httpmethod", "verb", "csmethod"},
+	roleTarget:   {"requesturi", "uri", "url", "requesturl", "path", "requestpath", "target", "csuristem"},
+	roleQuery:    {"querystring", "query", "args", "csuriquery"},
+	roleHost:     {"host", "httphost", "vhost", "requesthost", "cshost"},
+	roleStatus:   {"status", "statuscode", "responsestatus", "downstreamstatus", "scstatus"},
+	roleUA:       {"useragent", "httpuseragent", "ua", "agent", "requestuseragent", "csuseragent"},
+	roleSigInput: {"signatureinput", "httpsignatureinput", "requestsignatureinput"},
+	roleSig:      {"signature", "httpsignature", "requestsignature"},
+	roleSigAgent: {"signatureagent", "httpsignatureagent", "requestsignatureagent"},
 })
 
 // maxJSONKeys bounds the size of jsonKeys (checked when it is built).
@@ -424,6 +430,7 @@ func (s *jsonScanner) parse(line []byte, e *rawEntry) error {
 		}
 	}
 	e.ua = s.text(roleUA)
+	e.sigInput, e.sig, e.sigAgent = s.text(roleSigInput), s.text(roleSig), s.text(roleSigAgent)
 	return nil
 }
 

@@ -97,6 +97,15 @@ type Facts struct {
 	// the list of crawlers last changed. Zero means the time of the
 	// request.
 	IPsCreated time.Time
+	// SignatureAgent is the Signature-Agent origin the crawler's Web Bot
+	// Auth signatures name (https://lohisoft.com). Empty means requests
+	// are not signed, and the page does not say they are.
+	SignatureAgent string
+	// DirectoryURL is the public address of the key directory
+	// (SignatureAgent + /.well-known/http-message-signatures-directory).
+	DirectoryURL string
+	// KeyIDs are the keyids (JWK thumbprints) the directory lists.
+	KeyIDs []string
 }
 
 // ErrBadFacts is wrapped by Check's errors.

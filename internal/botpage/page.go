@@ -103,6 +103,7 @@ type view struct {
 	Suffix        template.HTML // .bot.lohisoft.com, as code
 	Bare          template.HTML // .lohisoft.com, as code
 	StatusPath    string        // the status page, linked from the page
+	SigAgent      template.HTML // the Signature-Agent field as sent, as code
 }
 
 // langLink is one entry of the language links.
@@ -164,6 +165,7 @@ func (p *Page) view(cat *catalog, f *Facts) *view {
 	}
 	v.Suffix = template.HTML("<code>" + template.HTMLEscapeString(suffix) + "</code>")
 	v.Bare = template.HTML("<code>" + template.HTMLEscapeString(bare) + "</code>")
+	v.SigAgent = template.HTML("<code>Signature-Agent: sig1=&#34;" + template.HTMLEscapeString(f.SignatureAgent) + "&#34;</code>")
 	return v
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/crawler/identity"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/botpage"
@@ -100,6 +101,29 @@ type CrawlerConfig struct {
 	// Fleet is every crawler machine's address and host name, as the bot
 	// page and ips.json publish them. Default identity.DefaultCrawlers().
 	Fleet []Machine `toml:"fleet"`
+	// SigningKeyFile is the Ed25519 private key (PKCS#8 PEM, 'lohibot keys
+	// generate') every request is signed with (Web Bot Auth). Empty means
+	// requests are not signed.
+	SigningKeyFile string `toml:"signing_key_file"`
+	// SignatureAgent is the origin the signatures name in Signature-Agent,
+	// where the key directory is served. Default botauth.DefaultAgent.
+	SignatureAgent string `toml:"signature_agent"`
+	// SignatureValidity is how long a request signature is valid. Default
+	// botauth.DefaultValidity.
+	SignatureValidity Duration `toml:"signature_validity"`
+	// PublishedKeys are further keys the directory lists (rotation: the
+	// next key before it signs, the previous one until its last signature
+	// expired), with the window in which each may sign.
+	PublishedKeys []PublishedKey `toml:"published_keys"`
+}
+
+// PublishedKey is a key the directory lists besides the signing key: a
+// file with its public or private key (PEM, or a JWK), and the window in
+// which it may sign. NotAfter is when it leaves the directory.
+type PublishedKey struct {
+	File      string    `toml:"file"`
+	NotBefore time.Time `toml:"not_before,omitzero" json:"not_before,omitzero"`
+	NotAfter  time.Time `toml:"not_after,omitzero" json:"not_after,omitzero"`
 }
 
 // Machine is one crawler machine of the fleet.
@@ -205,6 +229,9 @@ func DefaultConfig() *Config {
 			MaxSitesParallel: crawler.DefaultMaxSitesParallel,
 			ScanInterval:     Duration(DefaultScanInterval),
 			Timeout:          Duration(crawler.DefaultTimeout),
+			SignatureAgent:   botauth.DefaultAgent,
+
+			SignatureValidity: Duration(botauth.DefaultValidity),
 		},
 		Page: PageConfig{
 			URL:      DefaultPageURL,
@@ -287,6 +314,7 @@ var settingKeys = []string{
 	"mail.imap", "mail.password_file", "mail.insecure", "mail.processed_folder", "mail.review_folder",
 	"mail.authserv_id", "crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
 	"crawler.max_sites_parallel", "crawler.scan_interval", "crawler.allow_private", "crawler.timeout", "crawler.fleet",
+	"crawler.signing_key_file", "crawler.signature_agent", "crawler.signature_validity",
 	"page.url", "page.ips_url", "page.operator", "page.contact", "page.budget", "page.updated",
 }
 
@@ -310,6 +338,7 @@ func (c *Config) Set(key, value string) error {
 		"mail.imap": &c.Mail.IMAP, "mail.password_file": &c.Mail.PasswordFile,
 		"mail.processed_folder": &c.Mail.ProcessedFolder, "mail.review_folder": &c.Mail.ReviewFolder,
 		"mail.authserv_id": &c.Mail.AuthservID, "crawler.user_agent": &c.Crawler.UserAgent, "crawler.source_ip": &c.Crawler.SourceIP,
+		"crawler.signing_key_file": &c.Crawler.SigningKeyFile, "crawler.signature_agent": &c.Crawler.SignatureAgent,
 		"page.url": &c.Page.URL, "page.ips_url": &c.Page.IPsURL, "page.operator": &c.Page.Operator,
 		"page.contact": &c.Page.Contact,
 	}
@@ -320,6 +349,7 @@ func (c *Config) Set(key, value string) error {
 	dur := map[string]*Duration{
 		"crawler.delay": &c.Crawler.Delay, "crawler.recrawl_after": &c.Crawler.RecrawlAfter,
 		"crawler.scan_interval": &c.Crawler.ScanInterval, "crawler.timeout": &c.Crawler.Timeout,
+		"crawler.signature_validity": &c.Crawler.SignatureValidity,
 	}
 	integer := map[string]*int{
 		"crawler.max_sites_parallel": &c.Crawler.MaxSitesParallel, "page.budget": &c.Page.Budget,
@@ -450,6 +480,20 @@ func (c *Config) Validate() error {
 			add("crawler.source_ip %s is not one of the addresses the page publishes (crawler.fleet)", ip)
 		}
 	}
+	if _, err := botauth.Origin(cr.SignatureAgent); err != nil {
+		add("crawler.signature_agent: %v", err)
+	}
+	if cr.SignatureValidity <= 0 || time.Duration(cr.SignatureValidity) > botauth.MaxValidity {
+		add("crawler.signature_validity must be positive and at most %s", botauth.MaxValidity)
+	}
+	for i, k := range cr.PublishedKeys {
+		if k.File == "" {
+			add("crawler.published_keys[%d]: no file", i)
+		}
+		if !k.NotBefore.IsZero() && !k.NotAfter.IsZero() && !k.NotAfter.After(k.NotBefore) {
+			add("crawler.published_keys[%d] (%s): not_after is not after not_before", i, k.File)
+		}
+	}
 	if c.Page.Budget < crawler.Budget {
 		add("page.budget %d is below the %d pages the crawler may spend on a site", c.Page.Budget, crawler.Budget)
 	}
@@ -489,6 +533,12 @@ func (c *Config) Facts(ipsCreated time.Time) (*botpage.Facts, error) {
 		IPsURL:     ipsURL,
 		Updated:    c.Page.Updated.Time,
 		IPsCreated: ipsCreated,
+	}
+	if c.Crawler.SigningKeyFile != "" {
+		if f.SignatureAgent, err = botauth.Origin(c.Crawler.SignatureAgent); err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrConfig, err)
+		}
+		f.DirectoryURL = f.SignatureAgent + botauth.DirectoryPath
 	}
 	if err := f.Check(); err != nil {
 		return nil, fmt.Errorf("%w: page: %w", ErrConfig, err)

@@ -36,6 +36,13 @@ recrawl_after = "72h"
 max_sites_parallel = 8
 scan_interval = "30s"
 timeout = "20s"
+signing_key_file = "/etc/lohibot/signing.pem"
+signature_agent = "https://lohisoft.com"
+signature_validity = "10m"
+
+[[crawler.published_keys]]
+file = "/etc/lohibot/previous.pub.pem"
+not_after = 2026-12-01T12:00:00Z
 
 [[crawler.fleet]]
 ip = "79.139.58.98"
@@ -69,7 +76,9 @@ func TestParseFull(t *testing.T) {
 	want.Crawler = serve.CrawlerConfig{Enabled: true, UserAgent: crawler.UserAgentEmail, SourceIP: "79.139.58.121",
 		Delay: serve.Duration(7 * time.Second), RecrawlAfter: serve.Duration(72 * time.Hour), MaxSitesParallel: 8,
 		ScanInterval: serve.Duration(30 * time.Second), Timeout: serve.Duration(20 * time.Second),
-		Fleet: []serve.Machine{{IP: "79.139.58.98", Host: "crawler1.bot.lohisoft.com"}, {IP: "79.139.58.121", Host: "crawler2.bot.lohisoft.com."}}}
+		Fleet:          []serve.Machine{{IP: "79.139.58.98", Host: "crawler1.bot.lohisoft.com"}, {IP: "79.139.58.121", Host: "crawler2.bot.lohisoft.com."}},
+		SigningKeyFile: "/etc/lohibot/signing.pem", SignatureAgent: "https://lohisoft.com", SignatureValidity: serve.Duration(10 * time.Minute),
+		PublishedKeys: []serve.PublishedKey{{File: "/etc/lohibot/previous.pub.pem", NotAfter: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}}}
 	want.Page = serve.PageConfig{URL: "https://lohisoft.com/bot", IPsURL: "https://lohisoft.com/bot/ips.json", Operator: "LohiSoft s.r.o.",
 		Contact: "optout@lohisoft.com", Budget: 25, Updated: serve.Date{Time: time.Date(2026, 9, 30, 0, 0, 0, 0, time.UTC)}}
 	if diff := cmp.Diff(want, got); diff != "" {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/internal/botpage"
 )
 
@@ -54,6 +55,7 @@ func (s *Server) routes(page *botpage.Handler, status *botpage.StatusHandler) ht
 	mux.Handle("GET "+botpage.IPsPath, s.metrics.instrument("ips", pages))
 	mux.Handle("GET "+botpage.StatusPath, s.metrics.instrument("status", pages))
 	mux.Handle("GET "+botpage.StatusJSONPath, s.metrics.instrument("status", pages))
+	mux.Handle("GET "+botauth.DirectoryPath, s.metrics.instrument("directory", http.HandlerFunc(s.serveDirectory)))
 	mux.Handle("GET /healthz", s.metrics.instrument("healthz", http.HandlerFunc(s.serveHealth)))
 	mux.Handle("GET /metrics", s.metrics.instrument("metrics", s.metrics.Handler()))
 	return mux
@@ -133,4 +135,15 @@ func (s *Server) siteStatus(ctx context.Context, site string) (*botpage.SiteStat
 		out.LastCycle = &botpage.CycleStatus{StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, PageRequests: c.PageRequests, Budget: c.Budget}
 	}
 	return out, nil
+}
+
+// serveDirectory serves the Web Bot Auth key directory of the configuration
+// in force; 404 when it lists no key.
+func (s *Server) serveDirectory(w http.ResponseWriter, r *http.Request) {
+	sg := s.signing.Load()
+	if sg == nil || len(sg.Keys) == 0 {
+		http.NotFound(w, r)
+		return
+	}
+	sg.Directory.ServeHTTP(w, r)
 }

@@ -280,6 +280,7 @@ func crawlerOptions(cfg *Config, s *Server) (*crawler.Options, error) {
 		Resolver:         res,
 		Timeout:          time.Duration(cfg.Crawler.Timeout),
 		Logger:           s.log,
+		Signer:           s.signing.Load().Signer,
 	}, nil
 }
 

@@ -13,6 +13,7 @@ package serve
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/botpage"
 	"github.com/lohisoft/lohibot/mailbot"
@@ -57,8 +59,9 @@ type Server struct {
 	metrics *Metrics
 	handler http.Handler
 
-	cfg   atomic.Pointer[Config]
-	facts atomic.Pointer[botpage.Facts]
+	cfg     atomic.Pointer[Config]
+	facts   atomic.Pointer[botpage.Facts]
+	signing atomic.Pointer[Signing] // the keys of cfg
 
 	// mailChanged and crawlChanged tell the watcher and the scheduler that
 	// a reload changed their settings; rescan asks for a scan now.
@@ -102,9 +105,18 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	signing, err := cfg.Signing()
+	if err != nil {
+		return nil, err
+	}
+	facts.KeyIDs = signing.KeyIDs(o.Now())
 	// serve never creates a database: lohibot init does.
 	store, err := db.OpenExisting(ctx, cfg.DB)
 	if err != nil {
+		return nil, err
+	}
+	if err := publishKeys(ctx, store, signing, o.Now()); err != nil {
+		store.Close()
 		return nil, err
 	}
 	store.StartSealer(0, o.Logger) // sealed every few seconds and at Close
@@ -121,6 +133,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 	}
 	s.cfg.Store(cfg)
 	s.facts.Store(facts)
+	s.signing.Store(signing)
 	s.metrics.reloaded(nil, o.Now())
 	page, err := botpage.NewHandler(s.facts.Load, &botpage.Options{Now: o.Now, Logger: o.Logger})
 	if err != nil {
@@ -273,6 +286,17 @@ func (s *Server) reload() error {
 	if err != nil {
 		return err
 	}
+	signing, err := cfg.Signing()
+	if err != nil {
+		return err
+	}
+	facts.KeyIDs = signing.KeyIDs(s.now())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := publishKeys(ctx, s.store, signing, s.now()); err != nil {
+		return err
+	}
+	s.signing.Store(signing)
 	s.cfg.Store(cfg)
 	s.facts.Store(facts)
 	if !reflect.DeepEqual(cfg.Mail, old.Mail) {
@@ -291,4 +315,29 @@ func signal(c chan struct{}) {
 	case c <- struct{}{}:
 	default:
 	}
+}
+
+// publishKeys records the directory's keys in the database with the window
+// in which each may sign (from now when the configuration gives none), so
+// the audit can tell whether a request was signed with a key published at
+// the time.
+func publishKeys(ctx context.Context, store *db.Store, sg *Signing, now time.Time) error {
+	for _, k := range sg.Keys {
+		jwk, err := json.Marshal(botauth.PublicJWK(k.Public))
+		if err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+		rec := db.SigningKey{KeyID: botauth.Thumbprint(k.Public), JWK: string(jwk), NotBefore: k.NotBefore}
+		if rec.NotBefore.IsZero() {
+			rec.NotBefore = now.UTC().Truncate(time.Microsecond)
+		}
+		if !k.NotAfter.IsZero() {
+			na := k.NotAfter.UTC()
+			rec.NotAfter = &na
+		}
+		if err := store.PublishSigningKey(ctx, rec); err != nil {
+			return fmt.Errorf("serve: %w", err)
+		}
+	}
+	return nil
 }

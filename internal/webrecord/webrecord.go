@@ -40,6 +40,7 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 		Host: host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
 		RemoteAddr: r.RemoteAddr, IPv6: v6, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
 		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
+		Authority: r.Host, Header: r.Header.Clone(),
 	}
 	rec.mu.Lock()
 	if rec.inflight == nil {
@@ -149,6 +150,8 @@ type Hit struct {
 	Start      time.Time
 	End        time.Time // when the handler returned (after the body was written or the client went away)
 	Status     int
+	Authority  string      // the Host as sent, port included
+	Header     http.Header // the request's header fields (a copy), Signature ones included
 }
 
 // MaxOverlap returns, per host, the largest number of hits whose

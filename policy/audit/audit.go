@@ -52,6 +52,14 @@ const (
 	// index entry or link text is kept for a page whose last fetch was
 	// marked noindex.
 	RuleStorage = "storage"
+	// RuleSignatures: every request a signing crawler sent (a node's
+	// signing run covers its time) carries Web Bot Auth evidence; each
+	// signed request names a key that was published when it was signed
+	// (signing_keys: created not before its not_before, expires not after
+	// its not_after), its validity is positive and at most 24 hours
+	// (botauth.MaxValidity), and it was sent within it. Requests that
+	// never completed are skipped: their evidence is written on completion.
+	RuleSignatures = "signatures"
 	// RuleIntegrity: the sealed records (policy events, requests, robots.txt
 	// snapshots, mail messages) are as they were sealed: every block of the
 	// seal chain keeps its hash and link, every sealed row its hash, and no
@@ -75,7 +83,7 @@ const (
 
 // Rules returns every rule name in the order audits run and print them.
 func Rules() []string {
-	return []string{RuleRobots, RuleBudget, RulePoliteness, RuleExclusions, RuleStorage, RuleIntegrity}
+	return []string{RuleRobots, RuleBudget, RulePoliteness, RuleExclusions, RuleStorage, RuleSignatures, RuleIntegrity}
 }
 
 // IsRule reports whether name is one of Rules.
@@ -211,12 +219,12 @@ type Options struct {
 
 // ruleSet is the set of rules an audit runs.
 type ruleSet struct {
-	robots, budget, politeness, exclusions, storage, integrity bool
+	robots, budget, politeness, exclusions, storage, signatures, integrity bool
 }
 
 func parseRules(names []string) (ruleSet, error) {
 	if len(names) == 0 {
-		return ruleSet{true, true, true, true, true, true}, nil
+		return ruleSet{true, true, true, true, true, true, true}, nil
 	}
 	var rs ruleSet
 	for _, n := range names {
@@ -231,6 +239,8 @@ func parseRules(names []string) (ruleSet, error) {
 			rs.exclusions = true
 		case RuleStorage:
 			rs.storage = true
+		case RuleSignatures:
+			rs.signatures = true
 		case RuleIntegrity:
 			rs.integrity = true
 		default:
@@ -252,6 +262,8 @@ func (rs ruleSet) has(rule string) bool {
 		return rs.exclusions
 	case RuleStorage:
 		return rs.storage
+	case RuleSignatures:
+		return rs.signatures
 	case RuleIntegrity:
 		return rs.integrity
 	}

@@ -169,6 +169,11 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
+	if a.rules.signatures {
+		if err := a.checkSignatures(ctx); err != nil {
+			return err
+		}
+	}
 	if a.rules.integrity {
 		if err := a.checkIntegrity(ctx); err != nil {
 			return err

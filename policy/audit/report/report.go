@@ -163,6 +163,15 @@ type Request struct {
 	RetryNotBefore   *time.Time `json:"retry_not_before,omitempty"`
 	Outcome          string     `json:"outcome"`
 	Error            string     `json:"error,omitempty"`
+	// Signature is the Web Bot Auth evidence of a signed request.
+	Signature *Signature `json:"signature,omitempty"`
+}
+
+// Signature is what a request was signed with.
+type Signature struct {
+	KeyID   string    `json:"keyid"`
+	Created time.Time `json:"created"`
+	Expires time.Time `json:"expires"`
 }
 
 // Snapshot is a robots.txt the bot fetched, with its body as evidence.
@@ -339,6 +348,9 @@ func buildCycles(ctx context.Context, g *gorm.DB, rep *Report) error {
 			DurationMS: r.DurationMS, RobotsSnapshotID: r.RobotsSnapshotID, RobotsRule: r.RobotsRule, RobotsLine: r.RobotsLine,
 			PolicyCheck: r.PolicyCheck, DelayMS: r.DelayMS, RetryAfter: r.RetryAfter, RetryNotBefore: utcPtr(r.RetryNotBefore),
 			Outcome: r.Outcome, Error: r.Error}
+		if r.SigKeyID != "" && r.SigCreated != nil && r.SigExpires != nil {
+			req.Signature = &Signature{KeyID: r.SigKeyID, Created: r.SigCreated.UTC(), Expires: r.SigExpires.UTC()}
+		}
 		rep.Status.Requests++
 		if r.Purpose == db.PurposePage {
 			rep.Status.PageRequests++

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -384,5 +385,42 @@ func TestWriteSample(t *testing.T) {
 	}
 	if err := os.WriteFile(path, buf.Bytes(), 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestReportSignature: a signed request shows its keyid, created and
+// expires in the text, HTML and JSON reports.
+func TestReportSignature(t *testing.T) {
+	dsn := filepath.Join(t.TempDir(), "r.db")
+	store, err := db.Open(context.Background(), dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	sent := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
+	done, exp, st := sent.Add(time.Second), sent.Add(5*time.Minute), 200
+	if err := store.DB.Create(&db.Request{Site: "example.net", Host: "example.net", Origin: "https://example.net", URL: "https://example.net/robots.txt",
+		Method: "GET", Purpose: db.PurposeRobots, SentAt: sent, CompletedAt: &done, Status: &st, Outcome: "ok",
+		SigKeyID: "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U", SigCreated: &sent, SigExpires: &exp}).Error; err != nil {
+		t.Fatal(err)
+	}
+	rep, err := report.Build(context.Background(), store, "example.net", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for format, want := range map[string][]string{
+		"text": {"signed poqkLGiy… 12:00:00–12:05:00"},
+		"html": {"poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U"},
+		"json": {`"signature":{"keyid":"poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U","created":"2026-12-01T12:00:00Z","expires":"2026-12-01T12:05:00Z"}`},
+	} {
+		var b bytes.Buffer
+		if err := report.Write(&b, rep, format, ""); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s report lacks %q", format, w)
+			}
+		}
 	}
 }

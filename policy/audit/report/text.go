@@ -164,6 +164,10 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 			if rq.Error != "" {
 				notes = append(notes, c(rq.Error))
 			}
+			if s := rq.Signature; s != nil {
+				notes = append(notes, fmt.Sprintf("%s %s %s–%s", t("signed"), c(shortKeyID(s.KeyID)),
+					s.Created.Format("15:04:05"), s.Expires.Format("15:04:05")))
+			}
 			if len(notes) > 0 {
 				url += "  [" + strings.Join(notes, "; ") + "]"
 			}
@@ -257,4 +261,13 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 	tw.Flush()
 	p("\n%s\n", t("footer"))
 	return bw.Flush()
+}
+
+// shortKeyID is the first 8 characters of a keyid, enough to tell the
+// published keys apart in a table.
+func shortKeyID(k string) string {
+	if len(k) > 8 {
+		return k[:8] + "…"
+	}
+	return k
 }

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"crypto/ed25519"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lohisoft/lohibot/crawler/botauth"
+	"github.com/lohisoft/lohibot/internal/serve"
+)
+
+func newKeysCmd(a *app) *cobra.Command {
+	cmd := groupCmd("keys", "Make and show the Ed25519 key LohiSoftBot signs its requests with (Web Bot Auth)")
+	cmd.Long = `The crawler signs every request with an Ed25519 key (Web Bot Auth: HTTP
+Message Signatures, RFC 9421). 'keys generate' makes one; 'keys show' prints
+its public half as a JSON Web Key (RFC 8037) and its keyid, the JWK
+thumbprint (RFC 7638) that every signature names.
+
+The private key file is what crawler.signing_key_file ('lohibot serve') and
+--signing-key-file ('lohibot crawl') name; 'serve' publishes the public key
+in its key directory. See docs/keys.md for rotation.`
+	cmd.AddCommand(newKeysGenerateCmd(a), newKeysShowCmd(a))
+	return cmd
+}
+
+// keyInfo is what the keys commands print with --json.
+type keyInfo struct {
+	File  string      `json:"file"`
+	KeyID string      `json:"keyid"`
+	JWK   botauth.JWK `json:"jwk"`
+}
+
+func (a *app) printKey(file string, pub ed25519.PublicKey) error {
+	info := keyInfo{File: file, KeyID: botauth.Thumbprint(pub), JWK: botauth.PublicJWK(pub)}
+	if a.json {
+		return a.printJSON(info)
+	}
+	jwk, err := jsonLine(info.JWK)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(a.out, "file:  %s\nkeyid: %s\njwk:   %s\n", info.File, info.KeyID, jwk)
+	return err
+}
+
+func newKeysGenerateCmd(a *app) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "generate --out FILE",
+		Short: "Make a new Ed25519 signing key (PKCS#8 PEM, mode 0600)",
+		Long: `Write a new Ed25519 private key to FILE as PKCS#8 PEM, readable by its owner
+only (mode 0600), and print its keyid and public JWK. An existing FILE is
+never overwritten (exit 1).`,
+		Example: `  lohibot keys generate --out /etc/lohibot/signing-2026-12.pem
+  lohibot keys generate --out key.pem --json`,
+		Args: noArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if out == "" {
+				return usageErrorf("--out FILE is required\nSee '%s --help'.", cmd.CommandPath())
+			}
+			key, err := botauth.GenerateKey()
+			if err != nil {
+				return err
+			}
+			if err := botauth.WritePrivateKey(out, key); err != nil {
+				if errors.Is(err, fs.ErrExist) {
+					return &exitError{code: exitRefused, err: fmt.Errorf("%s exists; not overwriting it", out)}
+				}
+				return &exitError{code: exitBadInput, err: err}
+			}
+			return a.printKey(out, key.Public().(ed25519.PublicKey))
+		},
+	}
+	cmd.Flags().StringVar(&out, "out", "", "the new key file (must not exist)")
+	return cmd
+}
+
+func newKeysShowCmd(a *app) *cobra.Command {
+	var config string
+	cmd := &cobra.Command{
+		Use:   "show [FILE]",
+		Short: "Print a key's JWK and keyid (its JWK thumbprint)",
+		Long: `Print the public JWK (RFC 8037) and keyid (RFC 7638 thumbprint) of FILE: a
+private key (PKCS#8 PEM), a public key (SPKI PEM) or a JWK. Without FILE, the
+signing key of the configuration (--config or $` + serveConfigEnv + `:
+crawler.signing_key_file). Nothing secret is printed.`,
+		Example: `  lohibot keys show /etc/lohibot/signing.pem
+  lohibot keys show --config /etc/lohibot/lohibot.toml --json`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 1 {
+				return usageErrorf("at most one FILE\nSee '%s --help'.", cmd.CommandPath())
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			file := ""
+			if len(args) == 1 {
+				file = args[0]
+			} else {
+				if config == "" {
+					config = a.getenv(serveConfigEnv)
+				}
+				if config == "" {
+					return usageErrorf("name a key FILE, or a configuration with crawler.signing_key_file (--config)")
+				}
+				cfg, err := serve.LoadFile(config)
+				if err != nil {
+					return serveError(err)
+				}
+				if file = cfg.Crawler.SigningKeyFile; file == "" {
+					return usageErrorf("%s sets no crawler.signing_key_file", config)
+				}
+			}
+			pub, err := botauth.ReadPublicKey(file)
+			if err != nil {
+				return &exitError{code: exitBadInput, err: err}
+			}
+			return a.printKey(file, pub)
+		},
+	}
+	cmd.Flags().StringVar(&config, "config", "", "take the key file from this configuration (default $"+serveConfigEnv+")")
+	return cmd
+}
+
+// jsonLine is v as compact JSON.
+func jsonLine(v any) (string, error) {
+	b, err := json.Marshal(v)
+	return string(b), err
+}

@@ -1,0 +1,28 @@
+package crawler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/lohisoft/lohibot/crawler/botauth"
+	"github.com/lohisoft/lohibot/db"
+)
+
+// startSigningRun records in the database that node's crawler starts now,
+// signing with s's key, or not signing (s nil): the audit then holds every
+// request node sends against it.
+func startSigningRun(ctx context.Context, store *db.Store, node string, s *botauth.Signer) error {
+	keyID, jwk := "", ""
+	if s != nil {
+		b, err := json.Marshal(botauth.PublicJWK(s.Public()))
+		if err != nil {
+			return fmt.Errorf("crawler: %w", err)
+		}
+		keyID, jwk = s.KeyID(), string(b)
+	}
+	if err := store.StartSigningRun(ctx, node, keyID, jwk, db.Now()); err != nil {
+		return fmt.Errorf("crawler: %w", err)
+	}
+	return nil
+}

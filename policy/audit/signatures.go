@@ -1,0 +1,111 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+)
+
+// The checks of RuleSignatures.
+const (
+	CheckUnsigned    = "unsigned"        // a signing crawler sent a request without a signature
+	CheckUnpublished = "unpublished-key" // signed with a key never published
+	CheckKeyWindow   = "key-window"      // signed outside the key's published window
+	CheckSigWindow   = "sig-window"      // a validity too long or inverted, or the request sent outside it
+)
+
+// maxValidity is the longest validity a request signature may claim
+// (maxValidity; audit does not import the crawler).
+const maxValidity = 24 * time.Hour
+
+// sigSkew is how long before a signature's created a request may be
+// logged as sent (the log's clock and the signer's are the same machine's,
+// but sent_at is taken before signing).
+const sigSkew = 5 * time.Second
+
+// checkSignatures audits RuleSignatures over the request log, one pass,
+// with the published keys and the signing runs held in memory (they are
+// few).
+func (a *auditor) checkSignatures(ctx context.Context) error {
+	keys, err := a.store.SigningKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	byID := make(map[string]db.SigningKey, len(keys))
+	for _, k := range keys {
+		byID[k.KeyID] = k
+	}
+	runs, err := a.store.SigningRuns(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	byNode := map[string][]db.SigningRun{}
+	for _, r := range runs {
+		byNode[r.Node] = append(byNode[r.Node], r)
+	}
+	return a.store.RequestSignatures(ctx, a.opts.Sites, a.opts.Since, func(r db.Request) error {
+		if r.CompletedAt == nil {
+			return nil
+		}
+		a.count(RuleSignatures, 1, 0)
+		v := Violation{Site: r.Site, Rule: RuleSignatures, Requests: []RequestRef{refOf(r)}}
+		if r.SigKeyID == "" {
+			if run, ok := signingRunAt(byNode[r.Node], r.SentAt); ok {
+				v.Check = CheckUnsigned
+				v.Evidence = fmt.Sprintf("node %s was signing with key %s since %s, but this request carries no signature",
+					r.Node, run.KeyID, fmtTime(run.StartedAt))
+				return a.report(v)
+			}
+			return nil
+		}
+		if r.SigCreated == nil || r.SigExpires == nil {
+			v.Check = CheckSigWindow
+			v.Evidence = fmt.Sprintf("signed with key %s but created or expires was not kept", r.SigKeyID)
+			return a.report(v)
+		}
+		created, expires := r.SigCreated.UTC(), r.SigExpires.UTC()
+		k, ok := byID[r.SigKeyID]
+		switch {
+		case !ok:
+			v.Check = CheckUnpublished
+			v.Evidence = fmt.Sprintf("signed with key %s, which was never published (signing_keys)", r.SigKeyID)
+		case created.Before(k.NotBefore.Truncate(time.Second)):
+			v.Check = CheckKeyWindow
+			v.Evidence = fmt.Sprintf("signed at %s with key %s, published only from %s", fmtTime(created), r.SigKeyID, fmtTime(k.NotBefore))
+		case k.NotAfter != nil && expires.After(k.NotAfter.UTC()):
+			v.Check = CheckKeyWindow
+			v.Evidence = fmt.Sprintf("signature with key %s valid until %s, but the key is published only until %s",
+				r.SigKeyID, fmtTime(expires), fmtTime(*k.NotAfter))
+		case !expires.After(created) || expires.Sub(created) > maxValidity:
+			v.Check = CheckSigWindow
+			v.Evidence = fmt.Sprintf("signature valid from %s to %s (at most %s allowed)", fmtTime(created), fmtTime(expires), maxValidity)
+		case r.SentAt.Before(created.Add(-sigSkew)) || r.SentAt.After(expires):
+			v.Check = CheckSigWindow
+			v.Evidence = fmt.Sprintf("sent at %s, outside its signature's validity %s to %s", fmtTime(r.SentAt), fmtTime(created), fmtTime(expires))
+		default:
+			return nil
+		}
+		return a.report(v)
+	})
+}
+
+// signingRunAt returns the run of runs (one node's, by start) in force at t.
+func signingRunAt(runs []db.SigningRun, t time.Time) (db.SigningRun, bool) {
+	for i := len(runs) - 1; i >= 0; i-- {
+		r := runs[i]
+		if r.StartedAt.After(t) {
+			continue
+		}
+		if r.EndedAt == nil || t.Before(*r.EndedAt) {
+			return r, true
+		}
+		return db.SigningRun{}, false
+	}
+	return db.SigningRun{}, false
+}
+
+func refOf(r db.Request) RequestRef {
+	return RequestRef{ID: r.ID, URL: r.URL, Purpose: r.Purpose, SentAt: r.SentAt, CompletedAt: r.CompletedAt, Status: r.Status, Outcome: r.Outcome}
+}
