@@ -132,12 +132,13 @@ func TestSealUntouched(t *testing.T) {
 // column c of a row.
 func mutation(c string) (string, any) {
 	switch c {
-	case "received_at", "sent_date", "reviewed_at", "happened_at", "sent_at", "completed_at", "retry_not_before", "fetched_at":
+	case "received_at", "sent_date", "reviewed_at", "happened_at", "sent_at", "completed_at", "retry_not_before", "fetched_at",
+		"sig_created", "sig_expires":
 		return "?", time.Date(2001, 2, 3, 4, 5, 6, 0, time.UTC)
 	case "raw", "body":
 		return "?", []byte("tampered bytes")
 	case "id", "version", "size", "cycle_id", "budget_slot", "attempt", "redirect_of", "robots_snapshot_id",
-		"robots_line", "delay_ms", "status", "bytes", "duration_ms", "request_id":
+		"robots_line", "delay_ms", "status", "bytes", "duration_ms", "request_id", "purged_pages", "purged_anchors":
 		return "?", int64(4242)
 	}
 	return "?", "tampered"
