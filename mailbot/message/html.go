@@ -1,4 +1,4 @@
-package mailbot
+package message
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package mailbot
+package classify
 
 import (
 	"sort"
@@ -120,7 +120,7 @@ func hostCandidate(s string) string {
 // List (ICANN section), so "robots.txt" and "index.php" are not hosts.
 func knownTLD(tld string) bool {
 	a := strings.ToLower(tld)
-	if !isASCII([]byte(a)) {
+	if !isASCII(a) {
 		var err error
 		if a, err = idna.Lookup.ToASCII(a); err != nil || a == "" {
 			return false
@@ -317,4 +317,13 @@ func lastLabel(b []byte) (string, bool) {
 	}
 	dotted := j > 1 && b[j-1] == '.' && endsWithLabel(string(b[max(0, j-5):j-1]))
 	return string(b[j:end]), dotted
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }

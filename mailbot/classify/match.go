@@ -1,6 +1,8 @@
-package mailbot
+package classify
 
 import (
+	"github.com/lohisoft/lohibot/mailbot/message"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -135,9 +137,9 @@ func parseAlt(a string) wordAlt {
 		return wordAlt{word: tokHost}
 	}
 	if strings.HasSuffix(a, "*") {
-		return wordAlt{word: fold(strings.TrimSuffix(a, "*")), prefix: true}
+		return wordAlt{word: message.Fold(strings.TrimSuffix(a, "*")), prefix: true}
 	}
-	return wordAlt{word: fold(a)}
+	return wordAlt{word: message.Fold(a)}
 }
 
 // firstMatches returns the rules whose first step matches the folded word.

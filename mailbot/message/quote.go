@@ -1,10 +1,17 @@
-package mailbot
+package message
 
 import (
 	"strings"
 )
 
-// newText returns the part of a message body its sender wrote: without
+// Quote is what NewText left out of a message's text.
+type Quote struct {
+	Text      string // the quoted reply text, as it was
+	Lines     int    // non-empty lines of Text
+	Signature string // the signature
+}
+
+// NewText returns the part of a message body its sender wrote: without
 // quoted reply text (lines starting with ">", and everything below an
 // attribution such as "On … wrote:" or a separator such as "-----Original
 // Message-----" or an Outlook "From: … Sent: …" block), and without the
@@ -14,8 +21,9 @@ import (
 // it is a forward) does count: a colleague forwarding a request asks us
 // to act on it. Text after a quoted block (a bottom-posted or interleaved
 // reply) counts too.
-func newText(text string, forward bool) string {
+func NewText(text string, forward bool) (string, Quote) {
 	lines := strings.Split(text, "\n")
+	var quoted, sig []string
 	const (
 		modeNew = iota // the sender's own text
 		modeSig        // a signature: skipped until a forward starts
@@ -27,14 +35,20 @@ func newText(text string, forward bool) string {
 		l := strings.TrimRight(lines[i], "\r")
 		t := strings.TrimSpace(l)
 		if mode == modeCut {
+			quoted = append(quoted, lines[i:]...)
 			break
 		}
 		if isQuoteLine(l) {
 			if mode == modeNew {
 				// An unrecognised attribution line right above the quote
 				// ("Le 3 mars, X a écrit :" in a client we do not know).
-				out = dropAttribution(out)
+				var att string
+				out, att = dropAttribution(out)
+				if att != "" {
+					quoted = append(quoted, att)
+				}
 			}
+			quoted = append(quoted, l)
 			continue
 		}
 		if isForwardMarker(t) {
@@ -56,6 +70,7 @@ func newText(text string, forward bool) string {
 			}
 		}
 		if mode == modeSig {
+			sig = append(sig, l)
 			continue
 		}
 		if l == "-- " || t == "--" || l == "-- \u00a0" {
@@ -64,6 +79,7 @@ func newText(text string, forward bool) string {
 		}
 		if isSeparator(t) || headerBlockAt(lines, i) || isUnderscoreSeparator(lines, i) {
 			mode = modeCut
+			quoted = append(quoted, l)
 			continue
 		}
 		if n := attributionAt(lines, i); n > 0 {
@@ -71,6 +87,7 @@ func newText(text string, forward bool) string {
 			for next < len(lines) && strings.TrimSpace(lines[next]) == "" {
 				next++
 			}
+			quoted = append(quoted, lines[i:next]...)
 			if next < len(lines) && isQuoteLine(lines[next]) {
 				// Its quote is skipped line by line; a reply below it
 				// (bottom posting) still counts.
@@ -78,11 +95,18 @@ func newText(text string, forward bool) string {
 				continue
 			}
 			mode = modeCut
+			i = next - 1
 			continue
 		}
 		out = append(out, l)
 	}
-	return strings.TrimSpace(strings.Join(out, "\n"))
+	q := Quote{Text: strings.TrimSpace(strings.Join(quoted, "\n")), Signature: strings.TrimSpace(strings.Join(sig, "\n"))}
+	for _, l := range quoted {
+		if strings.TrimSpace(l) != "" {
+			q.Lines++
+		}
+	}
+	return strings.TrimSpace(strings.Join(out, "\n")), q
 }
 
 func isQuoteLine(l string) bool {
@@ -91,20 +115,21 @@ func isQuoteLine(l string) bool {
 }
 
 // dropAttribution removes the last non-empty line of out when it looks like
-// an attribution: it ends with a colon and holds a date or an address.
-func dropAttribution(out []string) []string {
+// an attribution (it ends with a colon and holds a date or an address) and
+// returns it.
+func dropAttribution(out []string) ([]string, string) {
 	k := len(out) - 1
 	for k >= 0 && strings.TrimSpace(out[k]) == "" {
 		k--
 	}
 	if k < 0 {
-		return out
+		return out, ""
 	}
 	t := strings.TrimSpace(out[k])
 	if strings.HasSuffix(t, ":") && (strings.ContainsAny(t, "0123456789@") || len(t) > 40) {
-		return out[:k]
+		return out[:k], out[k]
 	}
-	return out
+	return out, ""
 }
 
 // normLine folds a line for marker matching: lowercase ASCII, without
@@ -113,7 +138,7 @@ func normLine(t string) string {
 	if len(t) > 120 {
 		return ""
 	}
-	f := fold(t)
+	f := Fold(t)
 	f = strings.Trim(f, "-_=*~<>[]() :\t")
 	return strings.Join(strings.Fields(f), " ")
 }
@@ -218,7 +243,7 @@ func fieldName(l string) string {
 	if i <= 0 || i > 25 {
 		return ""
 	}
-	return fold(strings.TrimSpace(t[:i]))
+	return Fold(strings.TrimSpace(t[:i]))
 }
 
 // headerBlockAt recognises a quoted or forwarded message's header block
@@ -291,7 +316,7 @@ func attributionAt(lines []string, i int) int {
 		if !strings.ContainsAny(joined, "0123456789@") {
 			return 0
 		}
-		f := fold(joined)
+		f := Fold(joined)
 		for _, v := range attributionVerbs {
 			if strings.Contains(f, v) {
 				return n

@@ -1,43 +1,73 @@
-package mailbot
+package classify
 
 import (
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/emersion/go-message"
+	"github.com/lohisoft/lohibot/mailbot/message"
 )
 
 // maxClassifyBytes bounds the text the keyword rules read, so a long
 // message cannot slow anything down; requests come first anyway.
 const maxClassifyBytes = 64 << 10
 
-// classify fills Intent, Domains, Lang and Reasons from the header and the
-// body.
-func classify(m *Message, h message.Header, b *body) {
+// Intent is what a message asks for (see testdata/mail/README.md).
+type Intent string
+
+// The intents.
+const (
+	IntentExclude   Intent = "exclude"   // stop crawling one or more sites
+	IntentReinclude Intent = "reinclude" // crawl again, undo an exclusion
+	IntentOther     Intent = "other"     // a human should read it
+	IntentAuto      Intent = "auto"      // machine-generated: auto-reply, bounce, receipt, bulk
+)
+
+// Result is the classification of one message.
+type Result struct {
+	Intent  Intent
+	Domains []string // sorted, de-duplicated sites the message names
+	Lang    string   // ISO 639-1 code of the new text, "" when unknown
+	// Reasons names the phrases and signals that decided, one short
+	// string each, such as `exclude (en): "stop crawling"` or
+	// `auto: header Auto-Submitted: auto-replied`. Nil when there is
+	// nothing to say.
+	Reasons []string
+}
+
+// Classify decides what a decoded message asks for. It does no I/O, keeps
+// no state and is safe for concurrent use.
+func Classify(m *message.Message) *Result {
+	res := &Result{Intent: IntentOther}
+	classify(res, m)
+	return res
+}
+
+// classify fills res from the decoded message.
+func classify(res *Result, m *message.Message) {
+	h := m.Header
 	subject := m.Subject
-	fwdSubject := isForwardSubject(subject)
-	text := newText(b.text, fwdSubject)
+	text := m.New
 
 	// A hosting provider or a colleague may forward the request as an
 	// attached message: when the message's own text names no site, the
 	// attached ones are read (and for the intent, when its own text asks
 	// for nothing).
 	var fwdText string
-	for _, f := range b.forwards {
-		fwdText += f.subject + "\n\n" + newText(f.text, isForwardSubject(f.subject)) + "\n\n"
+	for _, f := range m.Forwards {
+		fwdText += f.Subject + "\n\n" + f.New + "\n\n"
 	}
 
 	domainText := subject + "\n\n" + text
-	m.Domains = sitesIn(domainText)
-	if len(m.Domains) == 0 && fwdText != "" {
-		m.Domains = sitesIn(fwdText)
+	res.Domains = sitesIn(domainText)
+	if len(res.Domains) == 0 && fwdText != "" {
+		res.Domains = sitesIn(fwdText)
 	}
 
 	// The words: the subject counts unless it is a reply's ("Re: ..."),
 	// which only repeats what we wrote.
 	intentSubject := subject
-	if isReplySubject(subject) {
+	if message.IsReplySubject(subject) {
 		intentSubject = ""
 	}
 	toks := tokenize(clip(intentSubject), nil)
@@ -56,11 +86,11 @@ func classify(m *Message, h message.Header, b *body) {
 	if lang == "" {
 		lang = headerLang(h.Get("Content-Language"))
 	}
-	m.Lang = lang
+	res.Lang = lang
 
-	if reason := autoReason(h, b, subject); reason != "" {
-		m.Intent = IntentAuto
-		m.Reasons = append(m.Reasons, "auto: "+reason)
+	if reason := autoReason(m, subject); reason != "" {
+		res.Intent = IntentAuto
+		res.Reasons = append(res.Reasons, "auto: "+reason)
 		return
 	}
 
@@ -72,23 +102,23 @@ func classify(m *Message, h message.Header, b *body) {
 			hits[i] = "attached message: " + hits[i]
 		}
 	}
-	m.Reasons = append(m.Reasons, hits...)
-	if m.Lang == "" {
+	res.Reasons = append(res.Reasons, hits...)
+	if res.Lang == "" {
 		// Too few words to tell ("pls stop crawling example.com"): the
 		// language of the request phrase itself.
-		m.Lang = ruleLangOf(ruleLang, toks, subject+"\n"+text)
+		res.Lang = ruleLangOf(ruleLang, toks, subject+"\n"+text)
 	}
 	switch {
 	case re >= 2 && re >= ex:
-		m.Intent = IntentReinclude
+		res.Intent = IntentReinclude
 	case ex >= 2:
-		m.Intent = IntentExclude
+		res.Intent = IntentExclude
 	default:
-		m.Intent = IntentOther
+		res.Intent = IntentOther
 		if strings.TrimSpace(text) == "" && strings.TrimSpace(subject) == "" {
-			m.Reasons = append(m.Reasons, "empty message")
+			res.Reasons = append(res.Reasons, "empty message")
 		} else if len(hits) == 0 {
-			m.Reasons = append(m.Reasons, "no request recognised")
+			res.Reasons = append(res.Reasons, "no request recognised")
 		}
 	}
 }
@@ -118,43 +148,9 @@ func clip(s string) string {
 	return s
 }
 
-// Reply and forward prefixes of common clients, folded and without the
-// colon.
-var (
-	replyPrefixes = map[string]bool{
-		"re": true, "aw": true, "sv": true, "vs": true, "r": true, "ref": true, "rif": true, "odp": true,
-		"antw": true, "antwort": true, "res": true, "rv": false, "va": true, "vá": true, "v": true, "atb": true,
-		"ynt": true, "odg": true,
-	}
-	forwardPrefixes = map[string]bool{
-		"fwd": true, "fw": true, "wg": true, "tr": true, "i": true, "rv": true, "enc": true, "doorst": true,
-		"vs": false, "vb": true, "vl": true, "pd": true, "tov": true, "továbbítás": true, "fwd.": true, "wtr": true,
-		"trs": true, "inoltro": true, "fs": true,
-	}
-)
-
-// firstPrefix returns the folded prefix before the first colon of a
-// subject ("AW" of "AW: Sperre"), or "".
-func firstPrefix(subject string) string {
-	s := strings.TrimSpace(subject)
-	s = strings.TrimPrefix(s, "[")
-	i := strings.IndexByte(s, ':')
-	if i <= 0 || i > 12 {
-		return ""
-	}
-	p := strings.ToLower(strings.TrimSpace(s[:i]))
-	if j := strings.IndexAny(p, "[("); j > 0 { // "Re[2]"
-		p = p[:j]
-	}
-	return p
-}
-
-func isReplySubject(subject string) bool { return replyPrefixes[firstPrefix(subject)] }
-
-func isForwardSubject(subject string) bool { return forwardPrefixes[firstPrefix(subject)] }
-
 // autoReason says why a message is machine-generated, or "".
-func autoReason(h message.Header, b *body, subject string) string {
+func autoReason(m *message.Message, subject string) string {
+	h := m.Header
 	if v := strings.ToLower(strings.TrimSpace(h.Get("Auto-Submitted"))); v != "" && v != "no" {
 		return "header Auto-Submitted: " + v
 	}
@@ -178,16 +174,16 @@ func autoReason(h message.Header, b *body, subject string) string {
 	if h.Has("List-Unsubscribe") && (h.Has("List-Id") || h.Has("List-Unsubscribe-Post") || h.Has("Feedback-Id")) {
 		return "mailing list (List-Unsubscribe)"
 	}
-	if b.report != "" {
-		return "multipart/report; report-type=" + b.report
+	if m.Report != "" {
+		return "multipart/report; report-type=" + m.Report
 	}
-	if b.reportSub {
+	if m.ReportPart {
 		return "delivery or read report part"
 	}
 	if h.Has("X-Failed-Recipients") {
 		return "header X-Failed-Recipients"
 	}
-	from := strings.ToLower(fromAddress(h.Get("From")))
+	from := strings.ToLower(message.Address(h.Get("From")))
 	local := from
 	if i := strings.IndexByte(from, '@'); i >= 0 {
 		local = from[:i]
@@ -202,7 +198,7 @@ func autoReason(h message.Header, b *body, subject string) string {
 	if p := autoSubject(subject); p != "" {
 		return fmt.Sprintf("subject %q", p)
 	}
-	if h.Has("Disposition-Notification-To") && strings.HasPrefix(fold(subject), "read:") {
+	if h.Has("Disposition-Notification-To") && strings.HasPrefix(message.Fold(subject), "read:") {
 		return "read receipt"
 	}
 	return ""
@@ -239,7 +235,7 @@ var (
 // autoSubject returns the auto-reply or bounce phrase the subject starts
 // with (or, for the longer phrases, contains), or "".
 func autoSubject(subject string) string {
-	s := fold(strings.TrimSpace(subject))
+	s := message.Fold(strings.TrimSpace(subject))
 	for _, p := range autoSubjects {
 		if strings.HasPrefix(s, p) || len(p) >= 12 && strings.Contains(s, p) {
 			return p

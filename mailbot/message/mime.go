@@ -1,4 +1,4 @@
-package mailbot
+package message
 
 import (
 	"bytes"
@@ -18,13 +18,13 @@ import (
 
 // body is what the MIME tree of a message holds for the classifier.
 type body struct {
-	text      string      // the readable text of the message, in order
-	forwards  []forwarded // attached messages (message/rfc822)
-	report    string      // report-type of a top-level multipart/report
-	reportSub bool        // a delivery-status or disposition-notification part was seen
-	attached  int         // attachments skipped
-	errs      []string    // what could not be decoded
-	fatal     string      // why the message cannot be read at all
+	text      string       // the readable text of the message, in order
+	forwards  []forwarded  // attached messages (message/rfc822)
+	report    string       // report-type of a top-level multipart/report
+	reportSub bool         // a delivery-status or disposition-notification part was seen
+	attached  []Attachment // attachments skipped
+	errs      []string     // what could not be decoded
+	fatal     string       // why the message cannot be read at all
 }
 
 // forwarded is an attached message/rfc822: a forward as attachment.
@@ -139,7 +139,7 @@ func (w *walker) entity(sb *strings.Builder, h message.Header, r io.Reader, dept
 		w.b.reportSub = true
 	case mt == "text/plain" || mt == "text/html" || mt == "text/enriched" || mt == "text/markdown" || mt == "text/x-markdown":
 		if isAttachment(h, params) {
-			w.b.attached++
+			w.attach(h, mt, params)
 			return
 		}
 		text := w.decodePart(h, params, r)
@@ -155,8 +155,18 @@ func (w *walker) entity(sb *strings.Builder, h message.Header, r io.Reader, dept
 		}
 		appendBlock(sb, text)
 	default:
-		w.b.attached++
+		w.attach(h, mt, params)
 	}
+}
+
+// attach lists a part that is not read as text.
+func (w *walker) attach(h message.Header, mt string, params map[string]string) {
+	_, dparams, _ := h.ContentDisposition()
+	name := dparams["filename"]
+	if name == "" {
+		name = params["name"]
+	}
+	w.b.attached = append(w.b.attached, Attachment{Name: printable(name), Type: mt})
 }
 
 // multipart reads the parts of a multipart entity.
@@ -217,7 +227,8 @@ func (w *walker) multipart(sb *strings.Builder, mt string, params map[string]str
 			if first {
 				w.entity(sb, ph, p, depth+1)
 			} else {
-				w.b.attached++
+				pmt, pparams := contentType(ph)
+				w.attach(ph, pmt, pparams)
 			}
 		default: // mixed, signed, parallel, digest and unknown kinds
 			w.entity(sb, ph, p, depth+1)
@@ -260,7 +271,9 @@ func (w *walker) attachedMessage(r io.Reader, depth int) {
 	if sub.b.fatal != "" {
 		w.b.errs = append(w.b.errs, "attached message: "+sub.b.fatal)
 	}
-	w.b.forwards = append(w.b.forwards, forwarded{subject: headerText(h.Get("Subject")), text: sb.String()})
+	subject := headerText(h.Get("Subject"))
+	w.b.attached = append(w.b.attached, Attachment{Name: printable(subject), Type: "message/rfc822"})
+	w.b.forwards = append(w.b.forwards, forwarded{subject: subject, text: sb.String()})
 	w.b.forwards = append(w.b.forwards, sub.b.forwards...)
 }
 

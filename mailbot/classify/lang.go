@@ -1,6 +1,8 @@
-package mailbot
+package classify
 
 import (
+	"github.com/lohisoft/lohibot/mailbot/message"
+
 	"strings"
 )
 
@@ -74,12 +76,12 @@ var stopwordIndex = func() map[string][]string {
 var commonWords = func() map[string]bool {
 	m := map[string]bool{}
 	for w := range stopwordIndex {
-		m[fold(w)] = true
+		m[message.Fold(w)] = true
 	}
 	return m
 }()
 
-func isCommonWord(w string) bool { return commonWords[fold(w)] }
+func isCommonWord(w string) bool { return commonWords[message.Fold(w)] }
 
 func containsString(list []string, s string) bool {
 	for _, x := range list {

@@ -1,4 +1,4 @@
-package mailbot
+package classify
 
 // Keyword rules, per language. A rule is a phrase of steps; each step lists
 // alternative words separated by "|", where a trailing "*" matches any word
