@@ -2,8 +2,10 @@ package classify
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/lohisoft/lohibot/mailbot/message"
 )
@@ -58,11 +60,7 @@ func classify(res *Result, m *message.Message) {
 		fwdText += f.Subject + "\n\n" + f.New + "\n\n"
 	}
 
-	domainText := subject + "\n\n" + text
-	res.Domains = sitesIn(domainText)
-	if len(res.Domains) == 0 && fwdText != "" {
-		res.Domains = sitesIn(fwdText)
-	}
+	res.Domains = sitesIn(subject + "\n\n" + text)
 
 	// The words: the subject counts unless it is a reply's ("Re: ..."),
 	// which only repeats what we wrote.
@@ -94,33 +92,263 @@ func classify(res *Result, m *message.Message) {
 		return
 	}
 
-	ex, re, hits, ruleLang := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
-	if ex == 0 && re == 0 && fwdText != "" {
+	sc := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
+	attached := false
+	if sc.ex == 0 && sc.re == 0 && fwdText != "" {
 		ftoks := tokenize(clip(blankEmails(deobfuscate(fwdText))), nil)
-		ex, re, hits, ruleLang = scoreIntent(ftoks, plausibleLangs(ftoks, fwdText))
-		for i := range hits {
-			hits[i] = "attached message: " + hits[i]
+		if fsc := scoreIntent(ftoks, plausibleLangs(ftoks, fwdText)); fsc.ex > 0 || fsc.re > 0 {
+			sc, toks, attached = fsc, ftoks, true
 		}
 	}
-	res.Reasons = append(res.Reasons, hits...)
+	for _, h := range sc.hits {
+		r := h.reason()
+		if attached {
+			r = "attached message: " + r
+		}
+		res.Reasons = append(res.Reasons, r)
+	}
+	if m.QuotedLines > 0 {
+		res.Reasons = append(res.Reasons, fmt.Sprintf("quoted: ignored %d lines", m.QuotedLines))
+	}
 	if res.Lang == "" {
 		// Too few words to tell ("pls stop crawling example.com"): the
 		// language of the request phrase itself.
-		res.Lang = ruleLangOf(ruleLang, toks, subject+"\n"+text)
+		res.Lang = ruleLangOf(sc.lang, toks, subject+"\n"+text)
 	}
-	switch {
-	case re >= 2 && re >= ex:
-		res.Intent = IntentReinclude
-	case ex >= 2:
-		res.Intent = IntentExclude
-	default:
-		res.Intent = IntentOther
-		if strings.TrimSpace(text) == "" && strings.TrimSpace(subject) == "" {
-			res.Reasons = append(res.Reasons, "empty message")
-		} else if len(hits) == 0 {
-			res.Reasons = append(res.Reasons, "no request recognised")
+	decide(res, m, &sc, toks, text)
+	if res.Intent == IntentOther && sc.ex < 2 && sc.re < 2 {
+		// Automatic mail without the headers that say so: a ticket
+		// system's receipt, a vacation notice. Only when the new text
+		// asks for nothing itself; the phrase may be anywhere at the top
+		// (a ticket system's "reply above this line" looks like a quote).
+		if p := autoText(m.Text); p != "" {
+			res.Intent = IntentAuto
+			res.Reasons = append(res.Reasons, fmt.Sprintf("auto: text %q", p))
+			return
 		}
 	}
+	request := res.Intent == IntentExclude || res.Intent == IntentReinclude
+	switch {
+	case len(res.Domains) > 0:
+		if request {
+			res.Reasons = append(res.Reasons, "domain: text")
+		}
+	case fwdText != "" && len(sitesIn(fwdText)) > 0:
+		res.Domains = sitesIn(fwdText)
+		if request {
+			res.Reasons = append(res.Reasons, "domain: attached message")
+		}
+	case request && m.Signature != "":
+		// "Please stop crawling our site", and the site only in the
+		// signature below.
+		if res.Domains = sitesIn(m.Signature); len(res.Domains) > 0 {
+			res.Reasons = append(res.Reasons, "domain: signature")
+		}
+	}
+}
+
+func sortStrings(s []string) { sort.Strings(s) }
+
+// decide sets the intent from the scored words and the signals: a request
+// that is a question, about part of a site, about something other than a
+// site, negated, or in both directions is unclear and goes to staff as
+// other; a short reply agreeing to our quoted proposal takes the
+// proposal's direction.
+func decide(res *Result, m *message.Message, sc *scored, toks []token, text string) {
+	sentence := sentences(toks)
+	sameSentence := func(phase int) *hit {
+		for i := range sc.signals {
+			sg := &sc.signals[i]
+			if sg.phase != phase {
+				continue
+			}
+			for _, h := range sc.hits {
+				if sentence[sg.first] == sentence[h.first] {
+					return sg
+				}
+			}
+		}
+		return nil
+	}
+	first := func(phase int) *hit {
+		for i := range sc.signals {
+			if sc.signals[i].phase == phase {
+				return &sc.signals[i]
+			}
+		}
+		return nil
+	}
+	unclear := func(why string, sg *hit) {
+		res.Intent = IntentOther
+		if sg != nil {
+			why += ": " + sg.reason()
+		}
+		res.Reasons = append(res.Reasons, "unclear: "+why)
+	}
+
+	request := sc.ex >= 2 || sc.re >= 2
+	switch {
+	case !request:
+		if neg := first(phaseNegated); neg != nil {
+			unclear("negation", neg)
+			return
+		}
+		if agreed(res, m, sc, toks) {
+			return
+		}
+		res.Intent = IntentOther
+		if strings.TrimSpace(text) == "" && strings.TrimSpace(m.Subject) == "" {
+			res.Reasons = append(res.Reasons, "empty message")
+		} else if len(sc.hits) == 0 {
+			res.Reasons = append(res.Reasons, "no request recognised")
+		}
+		return
+	}
+	if neg := first(phaseNegated); neg != nil {
+		unclear("negation", neg)
+		return
+	}
+	if sg := sameSentence(phaseDoubt); sg != nil {
+		unclear("question", sg)
+		return
+	}
+	if sg := partial(sc, toks); sg != nil {
+		unclear("part of a site", sg)
+		return
+	}
+	if p := pathIn(text); p != "" {
+		unclear("part of a site: path '"+p+"'", nil)
+		return
+	}
+	if sg := first(phaseObject); sg != nil && len(res.Domains) == 0 {
+		unclear("not a site", sg)
+		return
+	}
+	if sc.ex >= 2 && sc.re >= 2 && bothDirections(sc, toks, sentence) {
+		unclear("both directions", nil)
+		return
+	}
+	switch {
+	case sc.re >= 2 && sc.re >= sc.ex:
+		res.Intent = IntentReinclude
+	case sc.ex >= 2:
+		res.Intent = IntentExclude
+	}
+}
+
+// wholeWords mark a scope word that means everything: "all subdomains".
+var wholeWords = map[string]bool{
+	"all": true, "every": true, "any": true, "including": true, "incl": true, "alle": true, "allen": true,
+	"samt": true, "tous": true, "toutes": true, "tutti": true, "tutte": true, "todos": true, "todas": true,
+	"wszystkie": true, "vsechny": true, "vsetky": true, "osszes": true, "minden": true, "inklusive": true,
+	"its": true, "their": true, "and": true, "with": true, "plus": true, "und": true, "mit": true, "seine": true,
+	"ihre": true, "et": true, "avec": true, "ses": true, "con": true, "sus": true, "suoi": true, "og": true,
+	"och": true, "en": true, "es": true, "oraz": true, "vcetne": true,
+}
+
+// partial returns the first scope signal that limits the request to part
+// of a site, nil when none does ("and all its subdomains" does not).
+func partial(sc *scored, toks []token) *hit {
+	for i := range sc.signals {
+		sg := &sc.signals[i]
+		if sg.phase != phaseScope {
+			continue
+		}
+		whole := false
+		for k := sg.first - 1; k >= 0 && k >= sg.first-3; k-- {
+			if wholeWords[toks[k].folded] {
+				whole = true
+			}
+		}
+		if !whole {
+			return sg
+		}
+	}
+	return nil
+}
+
+// sentences returns, for each token, the number of its sentence.
+func sentences(toks []token) []int {
+	out := make([]int, len(toks))
+	n := 0
+	for i, t := range toks {
+		if t.folded == tokBarrier {
+			n++
+		}
+		out[i] = n
+	}
+	return out
+}
+
+// bothDirections reports whether the exclusion and the re-inclusion are
+// about different sites ("stop crawling old.com and crawl new.com
+// again"), not one re-inclusion that recalls its exclusion.
+func bothDirections(sc *scored, toks []token, sentence []int) bool {
+	sitesOf := func(phases ...int) map[string]bool {
+		out := map[string]bool{}
+		for _, h := range sc.hits {
+			if !slices.Contains(phases, h.phase) {
+				continue
+			}
+			// The object of the request: the first host after its first
+			// word in the sentence, else the last one before it.
+			obj := ""
+			for k := h.first + 1; k < len(toks) && sentence[k] == sentence[h.first]; k++ {
+				if toks[k].folded == tokHost {
+					obj = toks[k].host
+					break
+				}
+			}
+			for k := h.first - 1; obj == "" && k >= 0 && sentence[k] == sentence[h.first]; k-- {
+				if toks[k].folded == tokHost {
+					obj = toks[k].host
+				}
+			}
+			out[siteOfHost(obj)] = true
+		}
+		delete(out, "")
+		return out
+	}
+	ex, re := sitesOf(phaseExclude), sitesOf(phaseUndo, phaseAgain)
+	if len(ex) == 0 || len(re) == 0 {
+		return false
+	}
+	for s := range ex {
+		if re[s] {
+			return false
+		}
+	}
+	return true
+}
+
+// siteOfHost returns the site a host token names, "" when none.
+func siteOfHost(h string) string {
+	if s := sitesIn(h); len(s) > 0 {
+		return s[0]
+	}
+	return ""
+}
+
+// pathIn returns the first path written on its own ("the /members/
+// section", "/area-riservata/"), or "".
+func pathIn(text string) string {
+	for _, f := range strings.Fields(text) {
+		f = strings.Trim(f, ".,;:!?()\"'«»“”")
+		if len(f) < 3 || f[0] != '/' || f[1] == '/' || !unicode.IsLower(rune(f[1])) ||
+			strings.Count(f, "/") < 2 {
+			continue
+		}
+		letters := 0
+		for _, r := range f[1:] {
+			if unicode.IsLetter(r) {
+				letters++
+			}
+		}
+		if letters >= 2 {
+			return f
+		}
+	}
+	return ""
 }
 
 // toksAfterSubject returns the body's tokens (after the subject and its
@@ -191,6 +419,9 @@ func autoReason(m *message.Message, subject string) string {
 	if local == "mailer-daemon" || local == "mailerdaemon" {
 		return "sender MAILER-DAEMON"
 	}
+	if local == "postmaster" && len(m.Forwards) > 0 {
+		return "sender postmaster, with a returned message attached"
+	}
 	rp := strings.TrimSpace(h.Get("Return-Path"))
 	if rp == "<>" {
 		return "null Return-Path (bounce or receipt)"
@@ -204,6 +435,36 @@ func autoReason(m *message.Message, subject string) string {
 	return ""
 }
 
+// autoTexts are phrases (folded) of automatic mail found in its text.
+var autoTexts = []string{
+	"this is an automated", "this is an automatic", "automatically generated", "automated response",
+	"automated reply", "automated message", "auto-generated", "please type your reply above this line",
+	"on annual leave", "on vacation until", "on holiday until", "out of the office until",
+	"limited access to email", "limited access to e-mail", "limited access to my email",
+	"diese nachricht wurde automatisch", "automatisch erstellt", "automatisch generiert", "automatische antwort",
+	"ceci est un message automatique", "ceci est une reponse automatique", "message genere automatiquement",
+	"messaggio generato automaticamente", "questo e un messaggio automatico", "risposta automatica",
+	"mensaje automatico", "respuesta automatica", "mensagem automatica", "resposta automatica",
+	"automatisch gegenereerd", "dit is een automatisch", "automatiskt meddelande", "automatisk besked",
+	"automaticka odpoved", "automaticky generovan", "automatyczna odpowiedz", "wiadomosc wygenerowana automatycznie",
+	"automatikus valasz", "automatikusan generalt",
+}
+
+// autoText returns the phrase of automatic mail that text holds (in its
+// first lines), or "".
+func autoText(text string) string {
+	if len(text) > 1000 {
+		text = text[:1000]
+	}
+	f := strings.Join(strings.Fields(message.Fold(text)), " ")
+	for _, p := range autoTexts {
+		if strings.Contains(f, p) {
+			return p
+		}
+	}
+	return ""
+}
+
 // autoSubjects are subject phrases of auto-replies and bounces (folded);
 // receiptPrefixes start the subject of read receipts.
 var (
@@ -211,7 +472,8 @@ var (
 		"out of office", "out of the office", "automatic reply", "auto reply", "autoreply", "auto-reply",
 		"auto response", "autoresponse", "vacation reply", "away from the office",
 		"undeliverable", "undelivered mail", "delivery status notification", "mail delivery failed",
-		"returned mail", "delivery failure", "failure notice", "delivery has failed", "mail delivery system",
+		"returned mail", "delivery failure", "message not delivered", "nondeliverable", "non-deliverable",
+		"could not be delivered", "away:", "failure notice", "delivery has failed", "mail delivery system",
 		"abwesenheitsnotiz", "automatische antwort", "abwesend", "unzustellbar", "nicht zustellbar",
 		"reponse automatique", "reponse d'absence", "absence du bureau", "non remis",
 		"risposta automatica", "fuori ufficio", "fuori sede", "non recapitabile", "mancato recapito",
@@ -264,11 +526,55 @@ func ruleLangOf(lang string, toks []token, text string) string {
 	return lang
 }
 
+// hit is one keyword rule matched in the text.
+type hit struct {
+	phase       int
+	weight      int
+	lang        string
+	words       []string // the matched words, HOST for a host name
+	first, last int      // token positions of the first and last word
+}
+
+// kind names what a hit of this phase says.
+func (h *hit) kind() string {
+	switch h.phase {
+	case phaseExclude:
+		return "exclude"
+	case phaseUndo, phaseAgain:
+		return "reinclude"
+	case phaseDoubt:
+		return "question"
+	case phaseScope:
+		return "part of a site"
+	case phaseObject:
+		return "not a site"
+	case phaseAgree:
+		return "agree"
+	case phasePolite:
+		return "request"
+	}
+	return "thanks"
+}
+
+// reason is the hit as staff read it: `exclude: 'stop crawling' (en)`.
+func (h *hit) reason() string {
+	return fmt.Sprintf("%s: '%s' (%s)", h.kind(), strings.Join(h.words, " "), h.lang)
+}
+
+// scored is what the keyword rules found in a text.
+type scored struct {
+	ex, re  int   // exclusion and re-inclusion weights
+	hits    []hit // exclusion and re-inclusion hits, in order of rule phase
+	signals []hit // doubt, scope, object, agreement and politeness hits
+	lang    string
+}
+
 // scoreIntent runs the keyword rules over the tokens and returns the
-// exclusion and re-inclusion weights with a reason per matched rule, and
-// the language of the first rule that counted. Rules tied to a language
-// are tried only when langs holds it; a nil langs allows every language.
-func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []string, lang string) {
+// exclusion and re-inclusion weights with their hits, the signals, and the
+// language of the first rule that counted. Rules tied to a language are
+// tried only when langs holds it; a nil langs allows every language.
+func scoreIntent(toks []token, langs map[string]bool) scored {
+	var sc scored
 	rs := compiledRules
 	type cand struct{ rule, pos int }
 	var cands []cand
@@ -283,7 +589,7 @@ func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []str
 		}
 	}
 	if len(cands) == 0 {
-		return 0, 0, nil, ""
+		return sc
 	}
 	sort.SliceStable(cands, func(a, b int) bool {
 		ra, rb := &rs.rules[cands[a].rule], &rs.rules[cands[b].rule]
@@ -299,10 +605,11 @@ func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []str
 	used := make([]bool, len(toks))
 	counted := map[int]bool{}
 	for _, c := range cands {
-		if counted[c.rule] || used[c.pos] {
+		r := &rs.rules[c.rule]
+		signal := r.phase >= phaseDoubt
+		if (counted[c.rule] && !signal) || used[c.pos] {
 			continue
 		}
-		r := &rs.rules[c.rule]
 		pos, ok := r.matchFrom(toks, used, c.pos)
 		if !ok {
 			continue
@@ -322,17 +629,76 @@ func scoreIntent(toks []token, langs map[string]bool) (ex, re int, reasons []str
 				words[k] = "HOST"
 			}
 		}
-		kind := "exclude"
-		if r.phase != phaseExclude {
-			kind = "reinclude"
-			re += r.weight
-		} else {
-			ex += r.weight
+		h := hit{phase: r.phase, weight: r.weight, lang: r.lang, words: words, first: pos[0], last: pos[len(pos)-1]}
+		if signal {
+			sc.signals = append(sc.signals, h)
+			continue
 		}
-		reasons = append(reasons, fmt.Sprintf("%s (%s): %q", kind, r.lang, strings.Join(words, " ")))
-		if lang == "" {
-			lang = r.lang
+		if negated(toks, used, h.first) {
+			// "please do not remove …", "nem kérjük, hogy töröljék":
+			// a negated removal asks for the opposite, or for nothing.
+			h.phase = phaseNegated
+			sc.signals = append(sc.signals, h)
+			continue
+		}
+		if r.phase == phaseExclude {
+			sc.ex += r.weight
+		} else {
+			sc.re += r.weight
+		}
+		sc.hits = append(sc.hits, h)
+		if sc.lang == "" {
+			sc.lang = r.lang
 		}
 	}
-	return ex, re, reasons, lang
+	return sc
+}
+
+// negators are the words that negate a request placed just before it
+// (folded). Words that also mean something else ("no" in English answers)
+// are left out.
+var negators = map[string]bool{
+	"not": true, "dont": true, "don": true, "never": true, "nicht": true, "keine": true, "nie": true,
+	"niet": true, "ikke": true, "inte": true, "ej": true, "nem": true, "non": true, "nao": true,
+	"ne": true, "pas": true, "nunca": true, "mai": true, "nu": true, "ei": true,
+	"不": true, "不要": true, "別": true, "别": true, "勿": true,
+}
+
+// negatorStops are verbs of removal and stopping: negated, they ask for
+// the crawling to go on ("do not remove", "don't stop"). Verbs of crawling
+// are not among them: "do not crawl" is an exclusion.
+var negatorStops = []string{
+	"remov", "exclud", "delet", "stop", "block", "ban", "drop", "delist", "take", "entfern", "losch",
+	"sperr", "ausschl", "aufhor", "beend", "retir", "supprim", "exclu", "bloqu", "arret", "cess",
+	"rimuov", "esclud", "cancell", "blocc", "smett", "interromp", "togli", "elimin", "quit", "borr",
+	"bloque", "dej", "parar", "par", "remov", "verwijder", "blokk", "fjern", "blok", "sluta", "ta",
+	"vyrad", "odstran", "smaz", "prestan", "zablok", "usun", "wyklucz", "przesta", "torol", "kizar",
+	"eltavolit", "tilt", "kerj", "ker", "ask", "want", "wish", "request", "demand", "chied", "vogli",
+	"will", "wil", "wollen", "mochten", "veux", "voul", "quer", "quier", "onsk", "vill",
+}
+
+// negated reports whether the word at pos is negated: a negator among the
+// three words before it, in the same sentence and not part of a rule, when
+// the word is a verb of removal, stopping or asking.
+func negated(toks []token, used []bool, pos int) bool {
+	w := toks[pos].folded
+	stop := false
+	for _, v := range negatorStops {
+		if strings.HasPrefix(w, v) {
+			stop = true
+			break
+		}
+	}
+	if !stop {
+		return false
+	}
+	for k := pos - 1; k >= 0 && k >= pos-3; k-- {
+		if toks[k].folded == tokBarrier {
+			return false
+		}
+		if !used[k] && negators[toks[k].folded] {
+			return true
+		}
+	}
+	return false
 }

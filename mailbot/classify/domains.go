@@ -102,6 +102,13 @@ func hostCandidate(s string) string {
 		}
 	}
 	tld := labels[len(labels)-1]
+	if i := strings.IndexByte(tld, '-'); i > 0 && caseSuffix(tld[i+1:]) && knownTLD(tld[:i]) {
+		// A grammatical case ending written after the name with a hyphen
+		// (Hungarian "example.hu-t", "-ról", Croatian "example.hr-a",
+		// Czech "example.cz-u"): the name is what comes before it.
+		s = s[:len(s)-len(tld)+i]
+		tld = tld[:i]
+	}
 	for _, r := range tld {
 		if !unicode.IsLetter(r) && !unicode.Is(unicode.Mn, r) && !(r == '-' || r >= '0' && r <= '9') {
 			return ""
@@ -114,6 +121,18 @@ func hostCandidate(s string) string {
 		return ""
 	}
 	return s
+}
+
+// caseSuffix reports whether s may be a case ending: one to five letters.
+func caseSuffix(s string) bool {
+	n := 0
+	for _, r := range s {
+		if !unicode.IsLetter(r) {
+			return false
+		}
+		n++
+	}
+	return n >= 1 && n <= 5
 }
 
 // knownTLD says whether tld is a top-level domain of the Public Suffix

@@ -2,6 +2,7 @@ package classify
 
 import (
 	"github.com/lohisoft/lohibot/mailbot/message"
+	"slices"
 
 	"fmt"
 	"strconv"
@@ -49,7 +50,7 @@ type ruleSet struct {
 }
 
 // compiledRules is keywordRules compiled once. It is never modified.
-var compiledRules = mustCompileRules(keywordRules, keywordMacros)
+var compiledRules = mustCompileRules(slices.Concat(keywordRules, moreRules, signalRules), keywordMacros)
 
 // mustCompileRules compiles the rule table; a malformed rule is a
 // programming error caught by the tests, so it panics.
@@ -120,7 +121,7 @@ func compileRule(kr keywordRule, macros map[string]string) (compiledRule, error)
 	if len(cr.steps) == 0 {
 		return cr, fmt.Errorf("empty rule")
 	}
-	cr.anyLang = kr.lang == "en"
+	cr.anyLang = kr.lang == "en" || nonLatin(cr.steps[0].alts[0].word)
 	if !cr.anyLang {
 		cr.anyLang = true
 		for _, a := range cr.steps[0].alts {
@@ -194,4 +195,16 @@ func (r *compiledRule) matchFrom(toks []token, used []bool, start int) ([]int, b
 		prev = found
 	}
 	return pos, true
+}
+
+// nonLatin reports whether w is written in another script than Latin
+// (Greek, Han, kana, Hangul): such words are distinctive whatever the
+// language detection says.
+func nonLatin(w string) bool {
+	for _, r := range w {
+		if r >= 0x370 {
+			return true
+		}
+	}
+	return false
 }

@@ -13,6 +13,7 @@ import (
 type token struct {
 	lower  string // lowercase, with diacritics ("möchte"); "" for the special tokens
 	folded string // lowercase ASCII-folded ("mochte"), or tokHost / tokBarrier
+	host   string // the host name of a tokHost token
 }
 
 // Special token values of token.folded.
@@ -100,10 +101,28 @@ func appendChunk(out []token, chunk string) []token {
 		return out
 	}
 	if isHostChunk(core) {
-		out = append(out, token{folded: tokHost})
+		out = append(out, token{folded: tokHost, host: core})
 	} else {
 		start := -1
 		for k, r := range core {
+			if isIdeograph(r) {
+				// Chinese and Japanese are written without spaces: each
+				// character is a token, and rules spell words out.
+				if start >= 0 {
+					out = appendWord(out, core[start:k])
+					start = -1
+				}
+				out = appendWord(out, string(r))
+				continue
+			}
+			if r == '。' || r == '！' || r == '？' {
+				if start >= 0 {
+					out = appendWord(out, core[start:k])
+					start = -1
+				}
+				out = appendBarrier(out)
+				continue
+			}
 			if isWordRune(r) {
 				if start < 0 {
 					start = k
@@ -125,6 +144,11 @@ func appendChunk(out []token, chunk string) []token {
 	return out
 }
 
+// isIdeograph reports whether r is a Han character or kana.
+func isIdeograph(r rune) bool {
+	return r >= 0x3040 && (unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) || r == 'ー')
+}
+
 func isWordRune(r rune) bool {
 	return unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r)
 }
@@ -144,7 +168,9 @@ func isHostChunk(s string) bool {
 	if hasPrefixFold(s, "http://") || hasPrefixFold(s, "https://") || hasPrefixFold(s, "www.") {
 		return true
 	}
-	if i := strings.IndexAny(s, "/:?#"); i > 0 {
+	// A path, a port, or an ending after a colon or an apostrophe
+	// (Finnish "example.fi:stä", German "example.de's").
+	if i := strings.IndexAny(s, "/:?#'’"); i > 0 {
 		s = s[:i]
 	}
 	return hostCandidate(s) != ""

@@ -35,7 +35,30 @@ func firstPrefix(subject string) string {
 
 // IsReplySubject reports whether a subject starts with a reply prefix
 // ("Re:", "AW:", "SV:", ...).
-func IsReplySubject(subject string) bool { return replyPrefixes[firstPrefix(subject)] }
+// A reply may hide behind a ticket tag ("[Ticket #4821] Re: …") or an
+// auto-reply prefix ("Away: Re: …"): the prefixes are read in a chain.
+func IsReplySubject(subject string) bool {
+	s := subject
+	for range 4 {
+		s = strings.TrimSpace(s)
+		if strings.HasPrefix(s, "[") {
+			// A list or ticket tag: "[#12345]", "[Ticket #4821]".
+			if j := strings.IndexByte(s, ']'); j > 0 && j < 40 {
+				s = s[j+1:]
+				continue
+			}
+		}
+		p := firstPrefix(s)
+		if p == "" {
+			return false
+		}
+		if replyPrefixes[p] {
+			return true
+		}
+		s = s[strings.IndexByte(s, ':')+1:]
+	}
+	return false
+}
 
 // IsForwardSubject reports whether a subject starts with a forward prefix
 // ("Fwd:", "WG:", "TR:", ...).
