@@ -126,8 +126,11 @@ func questions(text string) []string {
 		_, size := firstRune(text[i:])
 		text = text[i+size:]
 		// The question starts after the previous sentence or paragraph.
-		if j := strings.LastIndexAny(q, ".!"); j >= 0 && j+1 < len(q) && (q[j+1] == ' ' || q[j+1] == '\n') {
-			q = q[j+1:]
+		for j := len(q) - 2; j >= 0; j-- {
+			if (q[j] == '.' || q[j] == '!') && (q[j+1] == ' ' || q[j+1] == '\n') {
+				q = q[j+1:]
+				break
+			}
 		}
 		if j := strings.LastIndex(q, "\n\n"); j >= 0 {
 			q = q[j+2:]

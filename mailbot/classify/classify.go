@@ -130,7 +130,7 @@ func classify(res *Result, m *message.Message) {
 	request := res.Intent == IntentExclude || res.Intent == IntentReinclude
 	switch {
 	case len(res.Domains) > 0:
-		if request {
+		if request && !slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.HasPrefix(r, "domain: ") }) {
 			res.Reasons = append(res.Reasons, "domain: text")
 		}
 	case fwdText != "" && len(sitesIn(fwdText)) > 0:
@@ -181,7 +181,7 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 	unclear := func(why string, sg *hit) {
 		res.Intent = IntentOther
 		if sg != nil {
-			why += ": " + sg.reason()
+			why += fmt.Sprintf(": '%s' (%s)", strings.Join(sg.words, " "), sg.lang)
 		}
 		res.Reasons = append(res.Reasons, "unclear: "+why)
 	}
