@@ -204,11 +204,20 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		}
 		return
 	}
-	if neg := first(phaseNegated); neg != nil {
-		unclear("negation", neg)
-		return
+	reinclude := sc.re >= 2 && sc.re >= sc.ex
+	for _, neg := range sc.signals {
+		// "Do not remove us" contradicts an exclusion, not a
+		// re-inclusion ("you removed us, please crawl us again").
+		if neg.phase == phaseNegated && (!reinclude || neg.orig != phaseExclude) {
+			unclear("negation", &neg)
+			return
+		}
 	}
 	if sg := sameSentence(phaseDoubt); sg != nil {
+		unclear("question", sg)
+		return
+	}
+	if sg := first(phaseUndecided); sg != nil {
 		unclear("question", sg)
 		return
 	}
@@ -228,10 +237,9 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		unclear("both directions", nil)
 		return
 	}
-	switch {
-	case sc.re >= 2 && sc.re >= sc.ex:
+	if reinclude {
 		res.Intent = IntentReinclude
-	case sc.ex >= 2:
+	} else {
 		res.Intent = IntentExclude
 	}
 }
@@ -448,6 +456,9 @@ var autoTexts = []string{
 	"automatisch gegenereerd", "dit is een automatisch", "automatiskt meddelande", "automatisk besked",
 	"automaticka odpoved", "automaticky generovan", "automatyczna odpowiedz", "wiadomosc wygenerowana automatycznie",
 	"automatikus valasz", "automatikusan generalt",
+	"nicht im buro", "eingeschrankten zugriff", "je suis absent", "absent du bureau", "fuori ufficio",
+	"fuera de la oficina", "fora do escritorio", "niet op kantoor", "ikke pa kontoret", "inte pa kontoret",
+	"nie ma mnie w biurze", "mimo kancelar", "nem vagyok az irodaban", "szabadsagon vagyok",
 }
 
 // autoText returns the phrase of automatic mail that text holds (in its
@@ -474,7 +485,7 @@ var (
 		"undeliverable", "undelivered mail", "delivery status notification", "mail delivery failed",
 		"returned mail", "delivery failure", "message not delivered", "nondeliverable", "non-deliverable",
 		"could not be delivered", "away:", "failure notice", "delivery has failed", "mail delivery system",
-		"abwesenheitsnotiz", "automatische antwort", "abwesend", "unzustellbar", "nicht zustellbar",
+		"abwesenheitsnotiz", "automatische antwort", "abwesend", "abwesenheit:", "unzustellbar", "nicht zustellbar",
 		"reponse automatique", "reponse d'absence", "absence du bureau", "non remis",
 		"risposta automatica", "fuori ufficio", "fuori sede", "non recapitabile", "mancato recapito",
 		"respuesta automatica", "fuera de la oficina", "no se puede entregar",
@@ -533,6 +544,7 @@ type hit struct {
 	lang        string
 	words       []string // the matched words, HOST for a host name
 	first, last int      // token positions of the first and last word
+	orig        int      // for phaseNegated, the phase of the negated request
 }
 
 // kind names what a hit of this phase says.
@@ -542,7 +554,7 @@ func (h *hit) kind() string {
 		return "exclude"
 	case phaseUndo, phaseAgain:
 		return "reinclude"
-	case phaseDoubt:
+	case phaseDoubt, phaseUndecided:
 		return "question"
 	case phaseScope:
 		return "part of a site"
@@ -585,6 +597,13 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 		for _, r := range rs.firstMatches(t.folded) {
 			if cr := &rs.rules[r]; langs == nil || cr.anyLang || langs[cr.lang] {
 				cands = append(cands, cand{r, i})
+			}
+		}
+		if t.alt != "" {
+			for _, r := range rs.firstMatches(t.alt) {
+				if cr := &rs.rules[r]; langs == nil || cr.anyLang || langs[cr.lang] {
+					cands = append(cands, cand{r, i})
+				}
 			}
 		}
 	}
@@ -634,10 +653,10 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			sc.signals = append(sc.signals, h)
 			continue
 		}
-		if negated(toks, used, h.first) {
+		if negated(toks, used, h.first, h.last) {
 			// "please do not remove …", "nem kérjük, hogy töröljék":
 			// a negated removal asks for the opposite, or for nothing.
-			h.phase = phaseNegated
+			h.phase, h.orig = phaseNegated, r.phase
 			sc.signals = append(sc.signals, h)
 			continue
 		}
@@ -660,7 +679,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 var negators = map[string]bool{
 	"not": true, "dont": true, "don": true, "never": true, "nicht": true, "keine": true, "nie": true,
 	"niet": true, "ikke": true, "inte": true, "ej": true, "nem": true, "non": true, "nao": true,
-	"ne": true, "pas": true, "nunca": true, "mai": true, "nu": true, "ei": true,
+	"ne": true, "pas": true, "nunca": true,
 	"不": true, "不要": true, "別": true, "别": true, "勿": true,
 }
 
@@ -678,9 +697,10 @@ var negatorStops = []string{
 }
 
 // negated reports whether the word at pos is negated: a negator among the
-// three words before it, in the same sentence and not part of a rule, when
-// the word is a verb of removal, stopping or asking.
-func negated(toks []token, used []bool, pos int) bool {
+// three words before it or among the next words of the phrase (up to
+// last+1), in the same sentence and not part of a rule, when the word is a
+// verb of removal, stopping or asking.
+func negated(toks []token, used []bool, pos, last int) bool {
 	w := toks[pos].folded
 	stop := false
 	for _, v := range negatorStops {
@@ -694,9 +714,19 @@ func negated(toks []token, used []bool, pos int) bool {
 	}
 	for k := pos - 1; k >= 0 && k >= pos-3; k-- {
 		if toks[k].folded == tokBarrier {
-			return false
+			break
 		}
 		if !used[k] && negators[toks[k].folded] {
+			return true
+		}
+	}
+	// After the verb, as Germanic languages put it ("sluta inte",
+	// "entfernen Sie uns nicht", "fjern ikke").
+	for k := pos + 1; k < len(toks) && k <= last+1 && k <= pos+3; k++ {
+		if toks[k].folded == tokBarrier {
+			break
+		}
+		if !used[k] && negators[toks[k].folded] && toks[k].folded != "ne" && toks[k].folded != "nie" {
 			return true
 		}
 	}

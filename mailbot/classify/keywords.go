@@ -32,12 +32,13 @@ const (
 	phaseAgain
 	// Signals: matched after the requests, weight 0; they do not ask for
 	// anything but say how to read what was asked (see signals.go).
-	phaseDoubt   // "whether we should block you": a question, not a request
-	phaseScope   // "the /members/ section": part of a site
-	phaseObject  // "my e-mail address": something other than a site
-	phaseAgree   // "yes please", "ok, do it": agrees to what we proposed
-	phasePolite  // "please", "bitte": what follows is a request
-	phaseNegated // a request hit negated by the word before it (set, not matched)
+	phaseDoubt     // "whether we should block you": a question, not a request
+	phaseUndecided // "we are trying to decide": unclear wherever it stands
+	phaseScope     // "the /members/ section": part of a site
+	phaseObject    // "my e-mail address": something other than a site
+	phaseAgree     // "yes please", "ok, do it": agrees to what we proposed
+	phasePolite    // "please", "bitte": what follows is a request
+	phaseNegated   // a request hit negated by the word before it (set, not matched)
 )
 
 // keywordMacros are shared word lists.

@@ -179,7 +179,7 @@ func (r *compiledRule) matchFrom(toks []token, used []bool, start int) ([]int, b
 			if w == tokBarrier {
 				break
 			}
-			if !used[j] && st.matches(w) {
+			if !used[j] && (st.matches(w) || toks[j].alt != "" && st.matches(toks[j].alt)) {
 				found = j
 				break
 			}

@@ -55,6 +55,8 @@ var moreRules = []keywordRule{
 var signalRules = []keywordRule{
 	// Deliberation: the writer has not decided.
 	{"en", phaseDoubt, 0, "whether"},
+	{"en", phaseDoubt, 0, "if ~0 we|i ~1 were|was|did|decide*|block*|opt*|remov*|exclud*"},
+	{"en", phaseDoubt, 0, "what ~0 if|happens|would"},
 	{"en", phaseDoubt, 0, "should|shall|must ~0 i|we"},
 	{"en", phaseDoubt, 0, "wondering|considering|thinking ~1 if|whether|about|of"},
 	{"en", phaseDoubt, 0, "not ~0 yet ~0 decided|sure"},
@@ -79,6 +81,15 @@ var signalRules = []keywordRule{
 	{"pl", phaseDoubt, 0, "czy ~1 powinn*|mamy|mam"},
 	{"pl", phaseDoubt, 0, "zastanawia*|rozważa*"},
 	{"hu", phaseDoubt, 0, "érdemes|kellene|gondolkod*|fontolgat*"},
+
+	// Undecided, anywhere in the message.
+	{"en", phaseUndecided, 0, "trying|yet|before|not ~1 to ~0 decide|decided|deciding"},
+	{"en", phaseUndecided, 0, "undecided|unsure"},
+	{"de", phaseUndecided, 0, "noch ~1 nicht ~0 entschieden"},
+	{"fr", phaseUndecided, 0, "pas ~0 encore ~0 décidé"},
+	{"it", phaseUndecided, 0, "ancora ~0 deciso"},
+	{"es", phaseUndecided, 0, "todavía|aún ~1 no ~1 decidido"},
+	{"pt", phaseUndecided, 0, "ainda ~1 não ~1 decidimos|decidido"},
 
 	// Part of a site.
 	{"en", phaseScope, 0, "section|sections|folder|folders|director*|subdomain*|subfolder*|subdirector*|area"},
@@ -106,6 +117,14 @@ var signalRules = []keywordRule{
 	{"hu", phaseScope, 0, "többi ~0 része|oldal*"},
 
 	// Something other than a site.
+	{"en", phaseObject, 0, "mailing ~0 list*"},
+	{"en", phaseObject, 0, "newsletter*|emails|mails|messages"},
+	{"de", phaseObject, 0, "verteiler*|e ~0 mails"},
+	{"fr", phaseObject, 0, "liste ~0 de ~0 diffusion"},
+	{"es", phaseObject, 0, "lista ~0 de ~0 correo|distribución"},
+	{"da", phaseObject, 0, "nyhetsbrev*|nyhedsbrev*|utskick*"},
+	{"hu", phaseObject, 0, "hírlevél*|hírlevel*"},
+	{"pl", phaseObject, 0, "biuletyn*|mailingow*"},
 	{"en", phaseObject, 0, "my|our ~1 email|e|address|data|details|photo*|picture*|image*|name|number|account|information|info"},
 	{"en", phaseObject, 0, "personal ~0 data|details|information|info"},
 	{"de", phaseObject, 0, "meine|meinen|unsere|persönlich* ~1 daten|foto*|bild*|adresse|e|email|namen|telefonnummer"},

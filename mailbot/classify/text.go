@@ -14,6 +14,10 @@ type token struct {
 	lower  string // lowercase, with diacritics ("möchte"); "" for the special tokens
 	folded string // lowercase ASCII-folded ("mochte"), or tokHost / tokBarrier
 	host   string // the host name of a tokHost token
+	// alt is folded with the German transliterations ae, oe, ue read as
+	// a, o, u ("hoeren" → "horen", as "hören" folds), "" when the word
+	// has none.
+	alt string
 }
 
 // Special token values of token.folded.
@@ -155,7 +159,11 @@ func isWordRune(r rune) bool {
 
 func appendWord(out []token, w string) []token {
 	lower := strings.ToLower(w)
-	return append(out, token{lower: lower, folded: message.Fold(lower)})
+	t := token{lower: lower, folded: message.Fold(lower)}
+	if len(t.folded) >= 5 && (strings.Contains(t.folded, "ae") || strings.Contains(t.folded, "oe") || strings.Contains(t.folded, "ue")) {
+		t.alt = strings.NewReplacer("ae", "a", "oe", "o", "ue", "u").Replace(t.folded)
+	}
+	return append(out, t)
 }
 
 // isHostChunk says whether a chunk is a URL or looks like a host name
