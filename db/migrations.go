@@ -178,6 +178,9 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 	// 2: the request log by time alone, for matching a webmaster's access
 	// log (which has no host) against it (crawler/identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
+	// 3: what decided a message's classification (mailbot/classify
+	// reasons, a JSON array of strings), for staff (mail show, review).
+	`ALTER TABLE mail_messages ADD COLUMN reasons TEXT NOT NULL DEFAULT '';`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.

@@ -168,6 +168,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		id = "sha256-id:" + hex.EncodeToString(h[:])
 	}
 	auth, _ := json.Marshal(m.Auth)
+	why, _ := json.Marshal(cleanAll(m.Reasons))
 	pl := &plan{row: db.MailMessage{
 		MessageID:  id,
 		ReceivedAt: p.now().UTC(),
@@ -177,6 +178,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		Domains:    clean(strings.Join(m.Domains, " ")),
 		Lang:       clean(m.Lang),
 		Auth:       string(auth),
+		Reasons:    string(why),
 		AuthDomain: clean(m.Auth.Domain),
 		Source:     clean(source),
 		Size:       int64(len(raw)),
@@ -402,6 +404,15 @@ func reasonOf(subject string) string {
 
 // clean makes a string storable as text on every engine: valid UTF-8,
 // without NUL bytes.
+// cleanAll cleans each string of list; an empty list for nil.
+func cleanAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = clean(s)
+	}
+	return out
+}
+
 func clean(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")
