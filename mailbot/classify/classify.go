@@ -74,7 +74,10 @@ func classify(res *Result, m *message.Message) {
 	toks = tokenize(clip(blankEmails(deobfuscate(text))), toks)
 
 	// Language: of the new text, else of the subject, else the header.
-	lang := detectLang(toksAfterSubject(toks), text)
+	lang := scriptLang(text)
+	if lang == "" {
+		lang = detectLang(toksAfterSubject(toks), text)
+	}
 	if lang == "" {
 		lang = detectLang(tokenize(blankEmails(subject), nil), subject)
 	}

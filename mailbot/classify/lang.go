@@ -1,9 +1,10 @@
 package classify
 
 import (
-	"github.com/lohisoft/lohibot/mailbot/message"
-
 	"strings"
+	"unicode"
+
+	"github.com/lohisoft/lohibot/mailbot/message"
 )
 
 // Languages detected, as ISO 639-1 codes.
@@ -203,4 +204,45 @@ func headerLang(v string) string {
 		}
 	}
 	return v
+}
+
+// scriptLang returns the language a script tells on its own when text is
+// mostly written in it: Greek, Korean (Hangul), Japanese (kana), Chinese
+// (Han without kana); "" otherwise.
+func scriptLang(text string) string {
+	var greek, hangul, kana, han, letters int
+	for _, r := range text {
+		switch {
+		case r < 0x80:
+			if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' {
+				letters++
+			}
+			continue
+		case unicode.Is(unicode.Greek, r):
+			greek++
+		case unicode.Is(unicode.Hangul, r):
+			hangul++
+		case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
+			kana++
+		case unicode.Is(unicode.Han, r):
+			han++
+		default:
+			continue
+		}
+		letters++
+	}
+	if letters == 0 {
+		return ""
+	}
+	switch {
+	case kana > 0 && (kana+han)*4 >= letters:
+		return "ja"
+	case hangul*4 >= letters && hangul > 0:
+		return "ko"
+	case han*4 >= letters && han > 0:
+		return "zh"
+	case greek*2 >= letters && greek > 0:
+		return "el"
+	}
+	return ""
 }

@@ -1,12 +1,12 @@
 package classify
 
 import (
-	"github.com/lohisoft/lohibot/mailbot/message"
-	"slices"
-
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/lohisoft/lohibot/mailbot/message"
 )
 
 // defaultGap is how many other words may come between two steps of a rule.

@@ -1,11 +1,11 @@
 package classify
 
 import (
-	"github.com/lohisoft/lohibot/mailbot/message"
-
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/lohisoft/lohibot/mailbot/message"
 )
 
 // A token is one word of text, prepared for keyword matching and language
