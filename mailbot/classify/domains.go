@@ -222,7 +222,9 @@ func isLocalByte(c byte) bool {
 func deobfuscate(text string) string {
 	lower := strings.ToLower(text)
 	if !strings.Contains(lower, "dot") && !strings.Contains(lower, "[.]") && !strings.Contains(lower, "(.)") &&
-		!strings.Contains(lower, "{.}") && !strings.Contains(lower, "[punkt]") && !strings.Contains(lower, "[point]") {
+		!strings.Contains(lower, "{.}") && !strings.Contains(lower, "pun") && !strings.Contains(lower, "point") &&
+		!strings.Contains(lower, "pon") && !strings.Contains(lower, "tecka") && !strings.Contains(lower, "tečka") &&
+		!strings.Contains(lower, "kropka") && !strings.Contains(lower, "prick") {
 		return text
 	}
 	b := make([]byte, 0, len(text))
@@ -301,8 +303,12 @@ func bracketDot(s string) int {
 
 // bareDot returns the length of "dot " at the start of s; 0 if none.
 func bareDot(s string) int {
-	if strings.HasPrefix(s, "dot ") {
-		return 4
+	// "dot" and its translations: nl punt, de/da/sv/no/pl punkt, fr point,
+	// it/es punto, pt ponto, hu pont, cs tečka, pl kropka, sv prick.
+	for _, w := range []string{"dot ", "punt ", "punkt ", "point ", "punto ", "ponto ", "pont ", "tecka ", "tečka ", "kropka ", "prick "} {
+		if strings.HasPrefix(s, w) {
+			return len(w)
+		}
 	}
 	return 0
 }

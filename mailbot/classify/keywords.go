@@ -131,6 +131,7 @@ var keywordRules = []keywordRule{
 	{"pt", phaseThanks, 0, "não ~1 quer*|desej*|ped*|solicit* ~1 a|o ~0 remoção|exclusão|retirada|bloqueio"},
 	{"de", phaseThanks, 0, "möcht*|woll*|will|wünsch*|bitten ~1 nicht|keinesfalls|keineswegs ~3 entfernt|ausgeschlossen|gelöscht|gesperrt|blockiert|ausgetragen ~0 werden"},
 	{"de", phaseThanks, 0, "möcht*|woll*|will|wünsch* ~1 nicht|keinesfalls|keineswegs ~0 dass ~3 aufhör*|aufhört|entfern*|ausschließ*|sperr*|einstell*"},
+	{"de", phaseThanks, 0, "möcht*|woll*|will|wünsch* ~1 nicht|keinesfalls|keineswegs ~0 dass ~5 entfernt|gelöscht|ausgeschlossen|gesperrt ~0 wird|werden"},
 	{"nl", phaseThanks, 0, "willen|wil|wensen ~1 niet ~3 verwijderd|uitgesloten|geblokkeerd ~0 worden"},
 	{"nl", phaseThanks, 0, "willen|wil|wensen ~1 niet ~0 dat ~3 stopt|stoppen|verwijdert|verwijderen|blokkeert|uitsluit"},
 	{"da", phaseThanks, 0, "ønsk*|vil ~1 ikke ~3 at ~1 blive|i ~0 fjernet|udelukket|blokeret|slettet|stopper|fjerner"},

@@ -121,7 +121,9 @@ func compileRule(kr keywordRule, macros map[string]string) (compiledRule, error)
 	if len(cr.steps) == 0 {
 		return cr, fmt.Errorf("empty rule")
 	}
-	cr.anyLang = kr.lang == "en" || nonLatin(cr.steps[0].alts[0].word)
+	// Agreement and request words are short ("ja", "si", "tak") but a
+	// short reply has too few words to tell its language.
+	cr.anyLang = kr.lang == "en" || nonLatin(cr.steps[0].alts[0].word) || kr.phase == phaseAgree || kr.phase == phasePolite
 	if !cr.anyLang {
 		cr.anyLang = true
 		for _, a := range cr.steps[0].alts {
