@@ -76,7 +76,7 @@ func classify(res *Result, m *message.Message) {
 	// Language: of the new text, else of the subject, else the header.
 	lang := scriptLang(text)
 	if lang == "" {
-		lang = detectLang(toksAfterSubject(toks), text)
+		lang = refineLang(toksAfterSubject(toks), text, detectLang(toksAfterSubject(toks), text))
 	}
 	if lang == "" {
 		lang = detectLang(tokenize(blankEmails(subject), nil), subject)

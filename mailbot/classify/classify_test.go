@@ -62,12 +62,17 @@ func TestClassify(t *testing.T) {
 	}
 }
 
+// TestClassifyScriptLanguages checks the languages told by their script
+// or by their distinctive words, beyond the thirteen.
 func TestClassifyScriptLanguages(t *testing.T) {
 	for _, tt := range []struct{ body, lang string }{
 		{"貴社のクローラーによる example.jp の巡回を停止してください。", "ja"},
 		{"请停止抓取我们的网站。", "zh"},
 		{"귀사의 크롤러가 사이트를 수집하지 않도록 해 주십시오.", "ko"},
 		{"Παρακαλώ σταματήστε την ευρετηρίαση.", "el"},
+		{"Vă rugăm să nu mai indexați site-ul nostru. Mulțumim!", "ro"},
+		{"Hei, vennligst slutt å crawle nettstedet vårt. Takk!", "no"},
+		{"Lütfen sitemizi taramayı durdurun ve listenizden çıkarın.", "tr"},
 	} {
 		if r := classifyText("x", tt.body); r.Lang != tt.lang {
 			t.Errorf("Classify(%q).Lang = %q, want %q", tt.body, r.Lang, tt.lang)

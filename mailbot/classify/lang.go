@@ -246,3 +246,50 @@ func scriptLang(text string) string {
 	}
 	return ""
 }
+
+// extraStopwords are words distinctive of languages beyond the bot page's
+// thirteen (lowercase, with diacritics). They only name the language of a
+// message (so an acknowledgement is not sent in a wrong neighbour
+// language); the keyword rules still use the thirteen.
+var extraStopwords = map[string]string{
+	"no": "dere deres vennligst vår vårt takk hei nettstedet nettsiden nettside ikkje kjære hilsen dykk",
+	"hr": "molimo hvala poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice vaš naše naših",
+	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša hvala vaš",
+	"ro": "vă rugăm să și mulțumim bună ziua dumneavoastră noastre nostru site-ul îl în din lista pentru",
+	"tr": "lütfen ve bir bu için ile sitemizi merhaba teşekkürler listenizden çıkarın durdurun değil sitesini",
+	"fi": "ja että hei kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme",
+}
+
+// extraStopwordIndex maps a word to its extra language. Never modified.
+var extraStopwordIndex = func() map[string]string {
+	idx := map[string]string{}
+	for lang, words := range extraStopwords {
+		for _, w := range strings.Fields(words) {
+			idx[w] = lang
+		}
+	}
+	return idx
+}()
+
+// refineLang returns the extra language the words are written in when its
+// distinctive words outnumber the stopwords of the detected language, and
+// lang otherwise.
+func refineLang(toks []token, text, lang string) string {
+	count := map[string]int{}
+	best, n := "", 0
+	for _, t := range toks {
+		if l := extraStopwordIndex[t.lower]; l != "" {
+			count[l]++
+			if count[l] > n {
+				best, n = l, count[l]
+			}
+		}
+	}
+	if n < 2 {
+		return lang
+	}
+	if float64(n) > langScores(toks, text)[lang] {
+		return best
+	}
+	return lang
+}
