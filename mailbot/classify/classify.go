@@ -220,11 +220,15 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		unclear("question", sg)
 		return
 	}
+	if sg := sameSentence(phaseAsk); sg != nil && questionAt(toks, sg.first) {
+		unclear("question", sg)
+		return
+	}
 	if sg := first(phaseUndecided); sg != nil {
 		unclear("question", sg)
 		return
 	}
-	if sg := partial(sc, toks); sg != nil {
+	if sg := partial(sc, toks, sentence); sg != nil {
 		unclear("part of a site", sg)
 		return
 	}
@@ -232,7 +236,7 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		unclear("part of a site: path '"+p+"'", nil)
 		return
 	}
-	if sg := first(phaseObject); sg != nil && len(res.Domains) == 0 {
+	if sg := first(phaseObject); sg != nil && len(res.Domains) == 0 && !siteDirected(sc) {
 		unclear("not a site", sg)
 		return
 	}
@@ -257,12 +261,30 @@ var wholeWords = map[string]bool{
 	"och": true, "en": true, "es": true, "oraz": true, "vcetne": true,
 }
 
+// restWords start the scope phrases that speak of the rest of a site.
+var restWords = map[string]bool{
+	"rest": true, "reste": true, "resto": true, "resten": true, "zbytek": true, "zvysok": true,
+	"ostatni": true, "reszta": true, "reszte": true, "tobbi": true,
+}
+
 // partial returns the first scope signal that limits the request to part
 // of a site, nil when none does ("and all its subdomains" does not).
-func partial(sc *scored, toks []token) *hit {
+func partial(sc *scored, toks []token, sentence []int) *hit {
 	for i := range sc.signals {
 		sg := &sc.signals[i]
 		if sg.phase != phaseScope {
+			continue
+		}
+		// A scope word counts in the sentence of the request ("stop
+		// crawling the /members/ section"); "the rest of the site"
+		// anywhere.
+		near := restWords[message.Fold(sg.words[0])]
+		for _, h := range sc.hits {
+			if sentence[h.first] == sentence[sg.first] {
+				near = true
+			}
+		}
+		if !near {
 			continue
 		}
 		whole := false
@@ -276,6 +298,45 @@ func partial(sc *scored, toks []token) *hit {
 		}
 	}
 	return nil
+}
+
+// questionAt reports whether the sentence holding toks[pos] ends with a
+// question mark.
+func questionAt(toks []token, pos int) bool {
+	for k := pos; k < len(toks); k++ {
+		if toks[k].folded == tokBarrier {
+			return toks[k].lower == "?"
+		}
+	}
+	return false
+}
+
+// siteWords are the words of the macros for crawling, bots and sites.
+var siteWords = func() ruleStep {
+	var st ruleStep
+	for _, m := range []string{"CRAWLV", "BOT", "SITE"} {
+		for _, a := range strings.Split(keywordMacros[m], "|") {
+			if a != "HOST" {
+				st.alts = append(st.alts, parseAlt(a))
+			}
+		}
+	}
+	return st
+}()
+
+// siteDirected reports whether a request hit speaks of crawling, the bot
+// or a site ("stop crawling our website and delete our data"), so that an
+// object such as "our data" does not make it a request about something
+// else.
+func siteDirected(sc *scored) bool {
+	for _, h := range sc.hits {
+		for _, w := range h.words {
+			if w == "HOST" || siteWords.matches(message.Fold(w)) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // sentences returns, for each token, the number of its sentence.
@@ -557,7 +618,7 @@ func (h *hit) kind() string {
 		return "exclude"
 	case phaseUndo, phaseAgain:
 		return "reinclude"
-	case phaseDoubt, phaseUndecided:
+	case phaseDoubt, phaseUndecided, phaseAsk:
 		return "question"
 	case phaseScope:
 		return "part of a site"
@@ -686,6 +747,27 @@ var negators = map[string]bool{
 	"不": true, "不要": true, "別": true, "别": true, "勿": true,
 }
 
+// conditionals open a condition: a negation inside one ("if you do not
+// stop") is a demand, not a refusal.
+var conditionals = map[string]bool{
+	"if": true, "unless": true, "wenn": true, "falls": true, "si": true, "se": true, "als": true,
+	"om": true, "hvis": true, "jesli": true, "jezeli": true, "pokud": true, "jestli": true, "ha": true,
+}
+
+// conditionalBefore reports whether a conditional word stands within the
+// three words before pos, in the same sentence.
+func conditionalBefore(toks []token, pos int) bool {
+	for k := pos - 1; k >= 0 && k >= pos-3; k-- {
+		if toks[k].folded == tokBarrier {
+			return false
+		}
+		if conditionals[toks[k].folded] {
+			return true
+		}
+	}
+	return false
+}
+
 // negatorStops are verbs of removal and stopping: negated, they ask for
 // the crawling to go on ("do not remove", "don't stop"). Verbs of crawling
 // are not among them: "do not crawl" is an exclusion.
@@ -720,7 +802,8 @@ func negated(toks []token, used []bool, pos, last int) bool {
 			break
 		}
 		if !used[k] && negators[toks[k].folded] {
-			return true
+			// "if you do not stop crawling, …" demands it.
+			return !conditionalBefore(toks, k)
 		}
 	}
 	// After the verb, as Germanic languages put it ("sluta inte",

@@ -44,6 +44,12 @@ func TestClassify(t *testing.T) {
 			classify.IntentOther, nil, "quoted: ignored"},
 		{"agreement to someone else's quote", "Re: example.org", "Yes please.\n\nOn Mon, 9 Mar 2026, Bob <bob@example.org> wrote:\n> Shall we ask LohiSoft to remove example.org from their crawl list?\n",
 			classify.IntentOther, nil, "quoted: ignored"},
+		{"v2 statement is not a question", "x", "Daarom moeten we u vragen om example.nl niet meer te crawlen.", classify.IntentExclude, []string{"example.nl"}, "exclude:"},
+		{"modal question", "x", "Moeten we uw crawler op example.nl blokkeren?", classify.IntentOther, nil, "unclear: question"},
+		{"conditional negation is a demand", "x", "If you do not stop crawling example.com, we will take legal action.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"area is not a scope", "x", "We are a small bakery in the Bristol area. Please stop crawling example.com.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"site request with data", "x", "Please stop crawling our website and delete our data.", classify.IntentExclude, nil, "exclude:"},
+		{"rest of the site elsewhere", "x", "Please stop crawling the blog of example.com. The rest of the site is fine.", classify.IntentOther, nil, "unclear: part of a site"},
 		{"ticket receipt", "[#123] Re: crawl list", "This is an automated response: your request has been received.", classify.IntentAuto, nil, "auto: text"},
 	}
 	for _, tt := range tests {

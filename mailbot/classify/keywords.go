@@ -34,6 +34,7 @@ const (
 	// anything but say how to read what was asked (see signals.go).
 	phaseDoubt     // "whether we should block you": a question, not a request
 	phaseUndecided // "we are trying to decide": unclear wherever it stands
+	phaseAsk       // "should we block you?": doubt in a sentence ending with "?"
 	phaseScope     // "the /members/ section": part of a site
 	phaseObject    // "my e-mail address": something other than a site
 	phaseAgree     // "yes please", "ok, do it": agrees to what we proposed

@@ -93,13 +93,26 @@ func appendBarrier(out []token) []token {
 	return out
 }
 
+// appendQuestionMark ends a sentence with a question mark: its barrier's
+// lower is "?".
+func appendQuestionMark(out []token) []token {
+	out = appendBarrier(out)
+	if len(out) > 0 {
+		out[len(out)-1].lower = "?"
+	}
+	return out
+}
+
 // appendChunk appends the tokens of one white-space-separated chunk.
 func appendChunk(out []token, chunk string) []token {
 	core := strings.TrimRight(chunk, ".,;:!?)]}>\"'»”’…*")
 	trail := chunk[len(core):]
 	core = strings.TrimLeft(core, "([{<\"'«„“‘*¿¡")
 	if core == "" {
-		if strings.ContainsAny(trail, ".!?") {
+		switch {
+		case strings.Contains(trail, "?"):
+			out = appendQuestionMark(out)
+		case strings.ContainsAny(trail, ".!"):
 			out = appendBarrier(out)
 		}
 		return out
@@ -124,7 +137,11 @@ func appendChunk(out []token, chunk string) []token {
 					out = appendWord(out, core[start:k])
 					start = -1
 				}
-				out = appendBarrier(out)
+				if r == '？' {
+					out = appendQuestionMark(out)
+				} else {
+					out = appendBarrier(out)
+				}
 				continue
 			}
 			if isWordRune(r) {
@@ -142,7 +159,10 @@ func appendChunk(out []token, chunk string) []token {
 			out = appendWord(out, core[start:])
 		}
 	}
-	if strings.ContainsAny(trail, ".!?") {
+	switch {
+	case strings.Contains(trail, "?"):
+		out = appendQuestionMark(out)
+	case strings.ContainsAny(trail, ".!"):
 		out = appendBarrier(out)
 	}
 	return out
