@@ -116,3 +116,23 @@ func FuzzRead(f *testing.F) {
 		}
 	})
 }
+
+// TestNewTextCutsQuotes checks that our quoted message below a separator
+// or an attribution, in the languages of our correspondents, is left out
+// of the new text even when its lines are not marked with ">".
+func TestNewTextCutsQuotes(t *testing.T) {
+	for _, a := range []string{
+		"-----Ursprüngliche Nachricht-----", "-----Message d'origine-----", "-----Originalmeddelande-----",
+		"-----Opprinnelig melding-----", "-----Alkuperäinen viesti-----", "-----Wiadomość oryginalna-----",
+		"Am 03.03.2026 um 10:02 schrieb LohiSoft <message@lohisoft.com>:",
+		"El mar, 3 mar 2026 a las 10:02, LohiSoft (<message@lohisoft.com>) escribió:",
+		"W dniu wt., 3.03.2026 o 10:02 LohiSoft <message@lohisoft.com> napisał(a):",
+		"LohiSoft <message@lohisoft.com> ezt írta (időpont: 2026. márc. 3., K, 10:02):",
+		"From: LohiSoft <message@lohisoft.com>\nSent: Tuesday, March 3, 2026 10:02\nTo: x@example.com\nSubject: Re: x",
+	} {
+		text := "Please crawl example.com again.\n\n" + a + "\nWe removed example.com. Please stop crawling example.com.\n"
+		if got, q := message.NewText(text, false); got != "Please crawl example.com again." || !strings.Contains(q.Text, "We removed") {
+			t.Errorf("NewText(… %q …) = %q, quoted %q", a, got, q.Text)
+		}
+	}
+}

@@ -184,6 +184,8 @@ var separatorWords = []string{
 	"oorspronkelijk bericht", "origineel bericht", "oprindelig meddelelse", "oprindelig besked",
 	"ursprungligt meddelande", "ursprungligt mejl", "eredeti uzenet", "puvodni zprava", "povodna sprava",
 	"oryginalna wiadomosc", "wiadomosc oryginalna", "reply above this line", "antworten sie oberhalb",
+	"originalmeddelande", "opprinnelig melding", "alkuperainen viesti", "izvorna poruka", "izvirno sporocilo",
+	"mesaj original", "orijinal mesaj", "arxiko minyma", "αρχικο μηνυμα",
 }
 
 func isSeparator(t string) bool {
