@@ -50,6 +50,7 @@ func TestClassify(t *testing.T) {
 		{"area is not a scope", "x", "We are a small bakery in the Bristol area. Please stop crawling example.com.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
 		{"site request with data", "x", "Please stop crawling our website and delete our data.", classify.IntentExclude, nil, "exclude:"},
 		{"rest of the site elsewhere", "x", "Please stop crawling the blog of example.com. The rest of the site is fine.", classify.IntentOther, nil, "unclear: part of a site"},
+		{"one page", "x", "Please remove this page from your index: https://example.com/old/offer.html", classify.IntentOther, nil, "unclear: part of a site"},
 		{"ticket receipt", "[#123] Re: crawl list", "This is an automated response: your request has been received.", classify.IntentAuto, nil, "auto: text"},
 	}
 	for _, tt := range tests {

@@ -95,6 +95,12 @@ var signalRules = []keywordRule{
 	// Part of a site.
 	{"en", phaseScope, 0, "section|sections|folder|folders|director*|subdomain*|subfolder*|subdirector*"},
 	{"en", phaseScope, 0, "rest ~0 of ~2 site|website|pages|domain"},
+	{"en", phaseScope, 0, "this|that|these|those|following|specific|certain|individual|single|one ~1 page|pages|url|urls|link|links|document|documents|file|files|article|articles|post|posts|pdf|pdfs"},
+	{"de", phaseScope, 0, "diese|dieser|folgende*|bestimmte*|einzelne* ~1 seite|seiten|unterseite*|url|urls|link|links|dokument*|datei*|artikel|beitrag|beiträge"},
+	{"fr", phaseScope, 0, "cette|ces|certaines|certains ~1 page|pages|url|lien|liens|document*|fichier*|article*"},
+	{"it", phaseScope, 0, "questa|queste|alcune|determinate ~1 pagina|pagine|url|link|document*|file|articol*"},
+	{"es", phaseScope, 0, "esta|estas|ciertas|algunas|determinadas ~1 página|páginas|url|enlace*|document*|archivo*|artículo*"},
+	{"nl", phaseScope, 0, "deze|bepaalde|enkele ~1 pagina|paginas|pagina's|url|link|links|document*|bestand*|artikel*"},
 	{"en", phaseScope, 0, "only|just ~1 the ~0 page|pages|path"},
 	{"de", phaseScope, 0, "ordner|verzeichnis*|unterseite*|subdomain*|unterverzeichnis*|bereich|hauptseite"},
 	{"fr", phaseScope, 0, "dossier|dossiers|rubrique*|répertoire*|sous ~0 domaine*|sous ~0 dossier*"},
@@ -120,6 +126,7 @@ var signalRules = []keywordRule{
 	// Something other than a site.
 	{"en", phaseObject, 0, "mailing ~0 list*"},
 	{"en", phaseObject, 0, "newsletter*|emails|mails|messages"},
+	{"en", phaseObject, 0, "my|our ~1 account|logo|logos|trademark*|images|photos|pictures|reviews|listing|profile|company|phone|address"},
 	{"de", phaseObject, 0, "verteiler*|e ~0 mails"},
 	{"fr", phaseObject, 0, "liste ~0 de ~0 diffusion"},
 	{"es", phaseObject, 0, "lista ~0 de ~0 correo|distribución"},
