@@ -48,7 +48,7 @@ func agreed(res *Result, m *message.Message, sc *scored, toks []token) bool {
 	if ours == "" {
 		return false
 	}
-	for _, q := range questions(ours) {
+	for _, q := range proposals(ours) {
 		qt := tokenize(blankEmails(deobfuscate(q)), nil)
 		p := scoreIntent(qt, nil)
 		var intent Intent
@@ -112,6 +112,49 @@ func ourQuote(quoted string) string {
 		b.WriteByte('\n')
 	}
 	return b.String()
+}
+
+// replyWords ask for a reply: a sentence holding one ("Reply YES and we
+// will remove example.com") proposes something, as a question does.
+var replyWords = []string{
+	"reply", "answer", "let us know", "antwort", "repondez", "repondre", "rispond", "respond", "svar",
+	"antwoord", "odpovez", "odpovedz", "odpowiedz", "valaszol",
+}
+
+// proposals returns the sentences of our quoted text that propose
+// something: its questions, then the sentences asking for a reply.
+func proposals(text string) []string {
+	out := questions(text)
+	for _, s := range sentencesOf(text) {
+		f := message.Fold(s)
+		for _, w := range replyWords {
+			if strings.Contains(f, w) {
+				out = append(out, strings.TrimSpace(s))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sentencesOf splits text at a ".", "!" or "?" followed by white space or
+// the end, so the dots of host names stay.
+func sentencesOf(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if (c == '.' || c == '!' || c == '?') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\r' || text[i+1] == '\t') {
+			if t := strings.TrimSpace(text[start:i]); t != "" {
+				out = append(out, t)
+			}
+			start = i + 1
+		}
+	}
+	if t := strings.TrimSpace(text[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
 }
 
 // questions returns the sentences of text that end with a question mark.

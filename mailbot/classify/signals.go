@@ -161,15 +161,15 @@ var signalRules = []keywordRule{
 	{"en", phaseAgree, 0, "do ~0 it|so"},
 	{"de", phaseAgree, 0, "ja|gerne|gern|einverstanden|jawohl|klar|machen"},
 	{"fr", phaseAgree, 0, "oui|volontiers|accord|allez|faites"},
-	{"it", phaseAgree, 0, "sì|si|certo|procedete|prego|volentieri|fate"},
+	{"it", phaseAgree, 0, "sì|si|certo|procedete|volentieri|fate"},
 	{"es", phaseAgree, 0, "sí|claro|adelante|procedan|hágalo|háganlo"},
 	{"pt", phaseAgree, 0, "sim|claro|podem|avancem|façam"},
 	{"nl", phaseAgree, 0, "ja|graag|prima|akkoord|doe|doen"},
-	{"da", phaseAgree, 0, "ja|gerne|gärna|tak|tack|gør|gör|okej"},
+	{"da", phaseAgree, 0, "ja|gerne|gärna|gør|gör|okej"},
 	{"cs", phaseAgree, 0, "ano|áno|jasně|souhlasím|súhlasím|udělejte|urobte"},
 	{"pl", phaseAgree, 0, "tak|zgoda|zgadzam*|oczywiście"},
 	{"hu", phaseAgree, 0, "igen|rendben|persze|jó|tegyék"},
-	{"fi", phaseAgree, 0, "kyllä|kiitos|selvä"},
+	{"fi", phaseAgree, 0, "kyllä|selvä"},
 
 	// A request marker: the exclusion words after it ask, they do not recall.
 	{"en", phasePolite, 0, "please|pls|kindly"},
