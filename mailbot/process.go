@@ -215,7 +215,13 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		reasons = append(reasons, "re-inclusion waits for a staff member")
 	case IntentAuto:
 	case IntentOther:
-		if m.Review == "" {
+		for _, r := range m.Reasons {
+			if strings.HasPrefix(r, "unclear: ") {
+				// Why the request was not applied (classify).
+				reasons = append(reasons, clean(r))
+			}
+		}
+		if m.Review == "" && len(reasons) == 0 {
 			reasons = append(reasons, "needs a human reader")
 		}
 	default:

@@ -51,6 +51,9 @@ func TestProcessUnclearGoesToStaff(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Process(%s): %v", tt.file, err)
 			}
+			if tt.outcome == mailbot.OutcomeQueued && !strings.HasPrefix(res.ReviewReason, tt.unclear) {
+				t.Errorf("Process(%s).ReviewReason = %q, want it to start with %q", tt.file, res.ReviewReason, tt.unclear)
+			}
 			if res.Outcome != tt.outcome || !slices.Equal(res.Excluded, tt.excluded) {
 				t.Errorf("Process(%s) = outcome %q, excluded %q; want %q, %q", tt.file, res.Outcome, res.Excluded, tt.outcome, tt.excluded)
 			}
