@@ -218,7 +218,10 @@ CREATE TABLE signing_runs (
 );
 CREATE INDEX signing_runs_node ON signing_runs (node, started_at);
 `,
-	// 6: tamper-evident records (db/seal.go): a chain of seal blocks, and
+	// 6: what decided a message's classification (mailbot/classify
+	// reasons, a JSON array of strings), for staff (mail show, review).
+	`ALTER TABLE mail_messages ADD COLUMN reasons TEXT NOT NULL DEFAULT '';`,
+	// 7: tamper-evident records (db/seal.go): a chain of seal blocks, and
 	// the hash of every sealed row with the block that sealed it. Open
 	// seals the rows already there, in id order, right after this step.
 	`
@@ -243,7 +246,7 @@ CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 }
 
 // sealMigration is the schema version that added the seal tables.
-const sealMigration = 6
+const sealMigration = 7
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)

@@ -86,6 +86,7 @@ type MailMessage struct {
 	Outcome      string // excluded, queued, ignored, failed
 	ReviewStatus string // "", pending, approved, dismissed
 	ReviewReason string
+	Reasons      string // JSON array: what decided the classification ("" before schema 3)
 	ReviewedBy   string
 	ReviewedAt   *time.Time
 	Source       string // imap://..., a file path

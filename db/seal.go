@@ -47,7 +47,7 @@ type sealTable struct {
 var sealTables = []sealTable{
 	{"mail_messages", []string{"id", "message_id", "received_at", "sent_date", "from_addr", "subject", "intent",
 		"domains", "lang", "auth", "auth_domain", "outcome", "review_status", "review_reason", "reviewed_by",
-		"reviewed_at", "source", "size", "sha256", "raw"}, "review_status <> 'pending'", "received_at"},
+		"reviewed_at", "source", "size", "sha256", "raw", "reasons"}, "review_status <> 'pending'", "received_at"},
 	{"policy_events", []string{"id", "version", "happened_at", "kind", "site", "actor", "reason", "evidence",
 		"source", "detail", "purged_pages", "purged_anchors"}, "1 = 1", "happened_at"},
 	{"requests", []string{"id", "cycle_id", "budget_slot", "site", "host", "origin", "url", "method", "purpose",

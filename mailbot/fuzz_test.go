@@ -16,7 +16,7 @@ import (
 //
 //	go test ./mailbot -run '^$' -fuzz FuzzParse -fuzztime 1m
 func FuzzParse(f *testing.F) {
-	for _, dir := range append(corpusDirs, holdoutDir) {
+	for _, dir := range append(corpusDirs, holdoutDir, hardDir) {
 		files, _ := filepath.Glob(filepath.Join(dir, "*.eml"))
 		for _, name := range files {
 			raw, err := os.ReadFile(name)

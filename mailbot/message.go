@@ -2,34 +2,39 @@
 // webmasters' emails (any common European language, any common mail client)
 // and applies them: exclusions at once, everything else queued for staff.
 //
-// Parse turns one raw RFC 5322 message into a classified Message: the MIME
-// tree is decoded (parse.go, mime.go, html.go), the new text is separated
-// from quoted replies and signatures (quote.go), the sites it names are
-// extracted (domains.go), its language is guessed (lang.go) and its intent
-// decided from headers, structure and per-language keywords (classify.go,
-// keywords.go). The sender's authentication comes from the receiving
-// server's Authentication-Results header (auth.go).
+// Parse turns one raw RFC 5322 message into a classified Message: package
+// mailbot/message decodes it (MIME, charsets, HTML, quotes and signature
+// set apart), package mailbot/classify decides its language, intent, sites
+// and the reasons, and the sender's authentication comes from the
+// receiving server's Authentication-Results header (auth.go). On top of
+// that, this package stores and applies messages (process.go), imports
+// mailboxes and files (import.go, mbox.go), watches an IMAP mailbox
+// (watch.go) and serves the staff review queue (review.go).
 package mailbot
 
 import (
 	"time"
 
+	"github.com/lohisoft/lohibot/mailbot/classify"
+	"github.com/lohisoft/lohibot/mailbot/message"
+
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// Intent is what a message asks for (see testdata/mail/README.md).
-type Intent string
+// Intent is what a message asks for (see testdata/mail/README.md); it is
+// classify.Intent.
+type Intent = classify.Intent
 
 // The intents.
 const (
-	IntentExclude   Intent = "exclude"   // stop crawling one or more sites
-	IntentReinclude Intent = "reinclude" // crawl again, undo an exclusion
-	IntentOther     Intent = "other"     // a human should read it
-	IntentAuto      Intent = "auto"      // machine-generated: auto-reply, bounce, receipt, bulk
+	IntentExclude   = classify.IntentExclude   // stop crawling one or more sites
+	IntentReinclude = classify.IntentReinclude // crawl again, undo an exclusion
+	IntentOther     = classify.IntentOther     // a human should read it
+	IntentAuto      = classify.IntentAuto      // machine-generated: auto-reply, bounce, receipt, bulk
 )
 
 // MaxSize is the largest message parsed; larger ones go to staff review.
-const MaxSize = 10 << 20
+const MaxSize = message.MaxSize
 
 // Auth is what the receiving server's Authentication-Results header says
 // about the sender.

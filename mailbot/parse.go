@@ -1,30 +1,13 @@
 package mailbot
 
 import (
-	"bufio"
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"io"
-	"math"
-	"mime"
-	"net/mail"
 	"strings"
-	"time"
-	"unicode/utf8"
 
-	"github.com/emersion/go-message"
-	"github.com/emersion/go-message/textproto"
-)
-
-// Limits that keep Parse fast on hostile input. They are far above what a
-// person writes to an opt-out address.
-const (
-	maxDepth     = 12        // nested multiparts and message/rfc822
-	maxParts     = 500       // MIME parts read per message
-	maxTextBytes = 512 << 10 // decoded text kept for classification
-	maxHeaderLen = 256 << 10 // header block of a message or part
+	"github.com/lohisoft/lohibot/mailbot/classify"
+	"github.com/lohisoft/lohibot/mailbot/message"
 )
 
 // Parse parses and classifies one raw RFC 5322 message. It never fails and
@@ -51,79 +34,41 @@ func ParseTrusting(raw []byte, authservID string) (m *Message) {
 			m.Intent = IntentOther
 			m.Review = printable(fmt.Sprintf("internal error: %v", r))
 			if m.MessageID == "" {
-				m.MessageID = contentID(raw)
+				m.MessageID = "sha256-" + hexSum(raw) + "@lohibot.invalid"
 			}
 		}
 	}()
-	parse(raw, m, authservID)
-	return m
-}
-
-func parse(raw []byte, m *Message, authservID string) {
-	// A message saved from an mbox may still start with its "From "
-	// separator line, which is not a header field.
-	if bytes.HasPrefix(raw, []byte("From ")) {
-		if i := bytes.IndexByte(raw, '\n'); i >= 0 {
-			raw = raw[i+1:]
+	d := message.Read(raw)
+	m.MessageID, m.From, m.Subject, m.Date = d.MessageID, d.From, d.Subject, d.Date
+	m.Auth = parseAuth(d.Header, authservID)
+	if d.Fatal != "" {
+		m.Review = d.Fatal
+		m.Reasons = append(m.Reasons, "not classified: "+d.Fatal)
+		if !d.BodyRead {
+			return m
 		}
 	}
-	if len(raw) > MaxSize {
-		m.Review = fmt.Sprintf("too large: %d bytes, over the %d-byte limit", len(raw), MaxSize)
-		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
-		// The header alone still says who sent it and which message it is.
-		if h, _, err := readHeader(bytes.NewReader(raw[:min(len(raw), maxHeaderLen)])); err == nil {
-			fillHeader(m, h, authservID)
-		}
-		if m.MessageID == "" {
-			m.MessageID = contentID(raw)
-		}
-		return
+	for _, e := range d.Errors {
+		m.Reasons = append(m.Reasons, "decoding: "+e)
 	}
-
-	h, br, err := readHeader(bytes.NewReader(raw))
-	if err != nil || h.Len() == 0 {
-		if err == nil {
-			err = fmt.Errorf("no header fields")
-		}
-		m.Review = "malformed: " + printable(err.Error())
-		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
-		fillHeader(m, h, authservID) // what was read before the error
-		if m.MessageID == "" {
-			m.MessageID = contentID(raw)
-		}
-		return
-	}
-	fillHeader(m, h, authservID)
-	if m.MessageID == "" {
-		m.MessageID = contentID(raw)
-	}
-
-	body := extractBody(h, br)
-	if body.fatal != "" {
-		m.Review = "malformed: " + printable(body.fatal)
-		m.Reasons = append(m.Reasons, "not classified: "+m.Review)
-	}
-	for _, e := range body.errs {
-		m.Reasons = append(m.Reasons, "decoding: "+printable(e))
-	}
-	classify(m, h, body)
+	c := classify.Classify(d)
+	m.Intent, m.Domains, m.Lang = c.Intent, c.Domains, c.Lang
+	m.Reasons = append(m.Reasons, c.Reasons...)
 	if m.Review != "" {
 		// A message we could not read properly is for staff, whatever
 		// its words seemed to say.
 		m.Intent = IntentOther
 	}
+	return m
 }
 
-// capLen cuts a header value that no sender writes that long.
-func capLen(v string, n int) string {
-	if len(v) > n {
-		return v[:n]
-	}
-	return v
+func hexSum(raw []byte) string {
+	sum := sha256.Sum256(raw)
+	return hex.EncodeToString(sum[:])
 }
 
-// printable makes an error message from the input safe to show and store:
-// valid UTF-8, no control characters, at most 200 bytes.
+// printable makes a panic message safe to show and store: valid UTF-8, no
+// control characters, at most 200 bytes.
 func printable(s string) string {
 	s = strings.ToValidUTF8(s, "?")
 	s = strings.Map(func(r rune) rune {
@@ -139,206 +84,9 @@ func printable(s string) string {
 	return s
 }
 
-// headerError is a header block textproto refused, worded for the staff
-// who read the review reason once: go-message's own text ("message:
-// malformed MIME header line: x") would repeat what the reason already says.
-type headerError struct{ err error }
+// ownSite is LohiSoft's own domain.
+const ownSite = "lohisoft.com"
 
-func (e *headerError) Error() string {
-	msg := e.err.Error()
-	for _, w := range []struct{ prefix, says string }{
-		{"message: malformed MIME header initial line: ", "the header starts with a continuation line: "},
-		{"message: malformed MIME header line: ", "a header line without a colon: "},
-		{"message: malformed MIME header key: ", "a header name with characters a name cannot have: "},
-	} {
-		if rest, ok := strings.CutPrefix(msg, w.prefix); ok {
-			return w.says + rest
-		}
-	}
-	return "in the header: " + strings.TrimPrefix(msg, "message: ")
-}
-
-func (e *headerError) Unwrap() error { return e.err }
-
-// readHeader reads a header block with a size limit and returns it with a
-// reader for the body that follows. What textproto refuses (a line without
-// a colon, a header that never ends) is an error.
-func readHeader(r io.Reader) (message.Header, *bufio.Reader, error) {
-	lr := &limitReader{r: r, n: maxHeaderLen}
-	br := bufio.NewReader(lr)
-	h, err := textproto.ReadHeader(br)
-	lr.n = math.MaxInt
-	if err != nil {
-		// The fields read before the error are kept.
-		return message.Header{Header: h}, br, &headerError{err}
-	}
-	return message.Header{Header: h}, br, nil
-}
-
-// limitReader is io.LimitedReader that reports running out as an error, so
-// a header that never ends is not mistaken for a complete one.
-type limitReader struct {
-	r io.Reader
-	n int
-}
-
-func (l *limitReader) Read(p []byte) (int, error) {
-	if l.n <= 0 {
-		return 0, fmt.Errorf("longer than %d bytes", maxHeaderLen)
-	}
-	if len(p) > l.n {
-		p = p[:l.n]
-	}
-	n, err := l.r.Read(p)
-	l.n -= n
-	return n, err
-}
-
-// fillHeader sets the fields that come straight from the header.
-func fillHeader(m *Message, h message.Header, authservID string) {
-	m.MessageID = messageID(capLen(h.Get("Message-Id"), 2000))
-	m.From = fromAddress(capLen(h.Get("From"), 4000))
-	m.Subject = headerText(capLen(h.Get("Subject"), 16000))
-	m.Date = parseDate(capLen(h.Get("Date"), 200))
-	m.Auth = parseAuth(h, authservID)
-}
-
-// messageID returns the Message-ID without angle brackets and surrounding
-// space; when several ids are present, the first. "" when there is none.
-func messageID(v string) string {
-	v = strings.TrimSpace(v)
-	if i := strings.IndexByte(v, '<'); i >= 0 {
-		if j := strings.IndexByte(v[i:], '>'); j > 0 {
-			v = v[i+1 : i+j]
-		} else {
-			v = v[i+1:]
-		}
-	}
-	v = strings.TrimSpace(v)
-	if f := strings.Fields(v); len(f) > 1 {
-		v = f[0]
-	}
-	if !utf8.ValidString(v) {
-		v = strings.ToValidUTF8(v, "?")
-	}
-	return v
-}
-
-// contentID is the stable id of a message without a Message-ID: a hash of
-// its content, so the same message read again (from IMAP, from an mbox,
-// with CRLF or LF line ends, with different trace headers added by the
-// servers on the way) gets the same id.
-func contentID(raw []byte) string {
-	sum := sha256.New()
-	br := bufio.NewReader(bytes.NewReader(raw))
-	if h, err := textproto.ReadHeader(br); err == nil {
-		fields := h.Fields()
-		for fields.Next() {
-			switch strings.ToLower(fields.Key()) {
-			case "received", "return-path", "delivered-to", "x-original-to",
-				"authentication-results", "arc-seal", "arc-message-signature",
-				"arc-authentication-results", "x-spam-status", "x-spam-score",
-				"x-spam-flag", "x-spam-level", "x-virus-scanned", "status",
-				"x-uid", "x-keywords", "x-status", "content-length", "lines":
-				continue
-			}
-			fmt.Fprintf(sum, "%s:%s\n", strings.ToLower(fields.Key()), strings.Join(strings.Fields(fields.Value()), " "))
-		}
-		rest := new(bytes.Buffer)
-		_, _ = rest.ReadFrom(br)
-		raw = rest.Bytes()
-	}
-	sum.Write([]byte{0})
-	body := bytes.ReplaceAll(raw, []byte("\r\n"), []byte("\n"))
-	sum.Write(bytes.TrimRight(body, "\n\r\t "))
-	return "sha256-" + hex.EncodeToString(sum.Sum(nil)) + "@lohibot.invalid"
-}
-
-// headerWords decodes RFC 2047 encoded words with our charset decoder.
-var headerWords = &mime.WordDecoder{CharsetReader: charsetReader}
-
-// headerText decodes an unstructured header value: RFC 2047 encoded words,
-// raw 8-bit UTF-8, or raw 8-bit in a legacy charset (read as
-// windows-1252). Folding and surrounding space are removed.
-func headerText(v string) string {
-	if v == "" {
-		return ""
-	}
-	if d, err := headerWords.DecodeHeader(v); err == nil {
-		v = d
-	} else {
-		v = decodeWordsLeniently(v)
-	}
-	if !utf8.ValidString(v) {
-		v = decodeText([]byte(v), "")
-	}
-	return strings.Join(strings.Fields(v), " ")
-}
-
-// decodeWordsLeniently decodes the encoded words it can, one by one, and
-// keeps the others as they are (an unknown charset, a broken word).
-func decodeWordsLeniently(v string) string {
-	var b strings.Builder
-	for _, f := range strings.Fields(v) {
-		if d, err := headerWords.Decode(f); err == nil {
-			b.WriteString(d)
-		} else {
-			if b.Len() > 0 {
-				b.WriteByte(' ')
-			}
-			b.WriteString(f)
-			b.WriteByte(' ')
-		}
-	}
-	return b.String()
-}
-
-// fromAddress returns the bare, lowercase address of a From header, or ""
-// when it holds none. It copes with what net/mail refuses (unquoted dots
-// or brackets in the display name, raw 8-bit, garbage around the address).
-func fromAddress(v string) string {
-	if strings.TrimSpace(v) == "" {
-		return ""
-	}
-	p := mail.AddressParser{WordDecoder: headerWords}
-	if list, err := p.ParseList(v); err == nil && len(list) > 0 {
-		return strings.ToLower(list[0].Address)
-	}
-	// By hand: the last <...> holding an @, else the first word with one.
-	if i := strings.LastIndexByte(v, '<'); i >= 0 {
-		if j := strings.IndexByte(v[i:], '>'); j > 0 && strings.Contains(v[i:i+j], "@") {
-			return strings.ToLower(strings.TrimSpace(v[i+1 : i+j]))
-		}
-	}
-	for _, f := range strings.FieldsFunc(v, func(r rune) bool {
-		return r == ' ' || r == '\t' || r == ',' || r == ';' || r == '<' || r == '>' || r == '"' || r == '(' || r == ')'
-	}) {
-		if strings.Contains(f, "@") {
-			return strings.ToLower(strings.ToValidUTF8(f, ""))
-		}
-	}
-	return ""
-}
-
-// parseDate parses a Date header; zero when missing or unparsable.
-func parseDate(v string) time.Time {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return time.Time{}
-	}
-	if t, err := mail.ParseDate(v); err == nil {
-		return t.UTC()
-	}
-	// Drop a trailing comment and an unknown zone name, then try again.
-	if i := strings.IndexByte(v, '('); i > 0 {
-		if t, err := mail.ParseDate(strings.TrimSpace(v[:i])); err == nil {
-			return t.UTC()
-		}
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05 -0700", "Mon, 2 Jan 2006 15:04:05 MST", "2 Jan 2006 15:04 -0700"} {
-		if t, err := time.Parse(layout, v); err == nil {
-			return t.UTC()
-		}
-	}
-	return time.Time{}
-}
+// fromAddress returns the bare, lowercase address of a From header (see
+// message.Address).
+func fromAddress(v string) string { return message.Address(v) }

@@ -179,6 +179,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		id = "sha256-id:" + hex.EncodeToString(h[:])
 	}
 	auth, _ := json.Marshal(m.Auth)
+	why, _ := json.Marshal(cleanAll(m.Reasons))
 	pl := &plan{row: db.MailMessage{
 		MessageID:  id,
 		ReceivedAt: p.now().UTC(),
@@ -188,6 +189,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		Domains:    clean(strings.Join(m.Domains, " ")),
 		Lang:       clean(m.Lang),
 		Auth:       string(auth),
+		Reasons:    string(why),
 		AuthDomain: clean(m.Auth.Domain),
 		Source:     clean(source),
 		Size:       int64(len(raw)),
@@ -229,7 +231,13 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		reasons = append(reasons, "re-inclusion waits for a staff member")
 	case IntentAuto:
 	case IntentOther:
-		if m.Review == "" {
+		for _, r := range m.Reasons {
+			if strings.HasPrefix(r, "unclear: ") {
+				// Why the request was not applied (classify).
+				reasons = append(reasons, clean(r))
+			}
+		}
+		if m.Review == "" && len(reasons) == 0 {
 			reasons = append(reasons, "needs a human reader")
 		}
 	default:
@@ -425,6 +433,15 @@ func reasonOf(subject string) string {
 
 // clean makes a string storable as text on every engine: valid UTF-8,
 // without NUL bytes.
+// cleanAll cleans each string of list; an empty list for nil.
+func cleanAll(list []string) []string {
+	out := make([]string, len(list))
+	for i, s := range list {
+		out[i] = clean(s)
+	}
+	return out
+}
+
 func clean(s string) string {
 	if !utf8.ValidString(s) {
 		s = strings.ToValidUTF8(s, "\uFFFD")

@@ -40,6 +40,7 @@ type mailParseJSON struct {
 	From      string   `json:"from"`
 	Intent    string   `json:"intent"`
 	Domains   []string `json:"domains"`
+	Reasons   []string `json:"reasons"` // what decided (mailbot.Message.Reasons)
 }
 
 func newMailParseCmd(a *app) *cobra.Command {
@@ -76,9 +77,13 @@ func runMailParse(a *app, files []string) error {
 		if domains == nil {
 			domains = []string{}
 		}
+		reasons := m.Reasons
+		if reasons == nil {
+			reasons = []string{}
+		}
 		if a.json {
 			if err := a.printJSON(mailParseJSON{File: f, MessageID: m.MessageID, From: m.From,
-				Intent: string(m.Intent), Domains: domains}); err != nil {
+				Intent: string(m.Intent), Domains: domains, Reasons: reasons}); err != nil {
 				return err
 			}
 			continue
@@ -86,6 +91,9 @@ func runMailParse(a *app, files []string) error {
 		line := fmt.Sprintf("%s\t%s\t%s\t%s", f, m.Intent, orDash(strings.Join(domains, " ")), orDash(m.From))
 		if m.Review != "" {
 			line += "\treview: " + m.Review
+		}
+		if len(reasons) > 0 {
+			line += "\t" + strings.Join(reasons, "; ")
 		}
 		fmt.Fprintln(tw, line)
 	}

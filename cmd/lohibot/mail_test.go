@@ -62,12 +62,12 @@ func TestMailParse(t *testing.T) {
 			keys = append(keys, k)
 		}
 		slices.Sort(keys)
-		if !slices.Equal(keys, []string{"domains", "file", "from", "intent", "message_id"}) {
-			t.Errorf("mail parse --json keys = %v, want domains file from intent message_id", keys)
+		if !slices.Equal(keys, []string{"domains", "file", "from", "intent", "message_id", "reasons"}) {
+			t.Errorf("mail parse --json keys = %v, want domains file from intent message_id reasons", keys)
 		}
 		var got mailParseJSON
 		json.Unmarshal([]byte(line), &got)
-		if got.File != args[i] || got.Intent != want.intent || got.Domains == nil || got.From == "" || got.MessageID == "" {
+		if got.File != args[i] || got.Intent != want.intent || got.Domains == nil || got.From == "" || got.MessageID == "" || got.Reasons == nil {
 			t.Errorf("mail parse %s = %+v, want intent %s, file, from, message id and a domains array", want.file, got, want.intent)
 		}
 		if want.domains != nil && !slices.Equal(got.Domains, want.domains) {
@@ -81,6 +81,9 @@ func TestMailParse(t *testing.T) {
 	r = runCLI(t, env, "mail", "parse", args[0])
 	if r.code != 0 || !strings.Contains(r.stdout, "exclude") || !strings.Contains(r.stdout, "bakery-example.com") {
 		t.Errorf("mail parse (text): exit %d, stdout %q", r.code, r.stdout)
+	}
+	if !strings.Contains(r.stdout, "exclude: '") {
+		t.Errorf("mail parse (text) = %q, want the reasons (exclude: '…')", r.stdout)
 	}
 	if r := runCLI(t, env, "mail", "parse"); r.code != 2 {
 		t.Errorf("mail parse without files: exit %d, want 2", r.code)

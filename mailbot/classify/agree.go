@@ -1,0 +1,199 @@
+package classify
+
+import (
+	"strings"
+
+	"github.com/lohisoft/lohibot/mailbot/message"
+)
+
+// maxAgreeWords is the longest reply read as a bare agreement ("Yes
+// please, go ahead."): a longer one says something of its own.
+const maxAgreeWords = 12
+
+// refusals are words that make a short reply a refusal, not an agreement.
+var refusals = map[string]bool{
+	"no": true, "nope": true, "nein": true, "non": true, "nej": true, "nee": true, "nie": true,
+	"nem": true, "ne": true, "nao": true, "not": true, "dont": true, "don": true, "ei": true,
+}
+
+// agreed handles a short reply that only agrees to what our quoted message
+// proposed ("Yes please, go ahead." below "Shall we remove example.com
+// from our crawl list?"): the reply takes the direction of the proposal
+// and the sites it names. It reports whether it decided.
+func agreed(res *Result, m *message.Message, sc *scored, toks []token) bool {
+	var yes *hit
+	for i := range sc.signals {
+		if p := sc.signals[i].phase; p == phaseAgree || p == phasePolite {
+			yes = &sc.signals[i]
+			break
+		}
+	}
+	if yes == nil || m.Quoted == "" {
+		return false
+	}
+	words := 0
+	for _, t := range toksAfterSubject(toks) {
+		if t.folded == tokBarrier {
+			continue
+		}
+		if refusals[t.folded] {
+			return false
+		}
+		words++
+	}
+	if words > maxAgreeWords {
+		return false
+	}
+	ours := ourQuote(m.Quoted)
+	if ours == "" {
+		return false
+	}
+	for _, q := range proposals(ours) {
+		qt := tokenize(blankEmails(deobfuscate(q)), nil)
+		p := scoreIntent(qt, nil)
+		var intent Intent
+		switch {
+		case p.re >= 2 && p.re >= p.ex:
+			intent = IntentReinclude
+		case p.ex >= 2:
+			intent = IntentExclude
+		default:
+			continue
+		}
+		res.Intent = intent
+		res.Reasons = append(res.Reasons, yes.reason()+" to our quoted proposal")
+		for _, h := range p.hits {
+			res.Reasons = append(res.Reasons, "proposal: "+h.reason())
+		}
+		for _, d := range sitesIn(q) {
+			if !contains(res.Domains, d) {
+				res.Domains = append(res.Domains, d)
+			}
+		}
+		sortStrings(res.Domains)
+		if len(res.Domains) > 0 {
+			res.Reasons = append(res.Reasons, "domain: quoted proposal")
+		}
+		return true
+	}
+	return false
+}
+
+// ourQuote returns the part of a quote that LohiSoft wrote: the quote when
+// its attribution or header block names lohisoft, its first level only
+// (deeper levels are what the sender wrote before); "" when the quote is
+// someone else's.
+func ourQuote(quoted string) string {
+	head := quoted
+	if len(head) > 600 {
+		head = head[:600]
+	}
+	lines := strings.Split(quoted, "\n")
+	// The attribution or header block is in the first lines.
+	attrib := ""
+	for i := 0; i < len(lines) && i < 6; i++ {
+		if !strings.HasPrefix(strings.TrimSpace(lines[i]), ">") {
+			attrib += lines[i] + "\n"
+		}
+	}
+	if !strings.Contains(message.Fold(attrib), "lohisoft") {
+		return ""
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		t := strings.TrimLeft(l, " \t")
+		if strings.HasPrefix(t, ">") {
+			t = strings.TrimPrefix(t[1:], " ")
+			if strings.HasPrefix(t, ">") {
+				continue // quoted in our message: the sender's own words
+			}
+		}
+		b.WriteString(t)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// replyWords ask for a reply: a sentence holding one ("Reply YES and we
+// will remove example.com") proposes something, as a question does.
+var replyWords = []string{
+	"reply", "answer", "let us know", "antwort", "repondez", "repondre", "rispond", "respond", "svar",
+	"antwoord", "odpovez", "odpovedz", "odpowiedz", "valaszol",
+}
+
+// proposals returns the sentences of our quoted text that propose
+// something: its questions, then the sentences asking for a reply.
+func proposals(text string) []string {
+	out := questions(text)
+	for _, s := range sentencesOf(text) {
+		f := message.Fold(s)
+		for _, w := range replyWords {
+			if strings.Contains(f, w) {
+				out = append(out, strings.TrimSpace(s))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// sentencesOf splits text at a ".", "!" or "?" followed by white space or
+// the end, so the dots of host names stay.
+func sentencesOf(text string) []string {
+	var out []string
+	start := 0
+	for i := 0; i < len(text); i++ {
+		c := text[i]
+		if (c == '.' || c == '!' || c == '?') && (i+1 == len(text) || text[i+1] == ' ' || text[i+1] == '\n' || text[i+1] == '\r' || text[i+1] == '\t') {
+			if t := strings.TrimSpace(text[start:i]); t != "" {
+				out = append(out, t)
+			}
+			start = i + 1
+		}
+	}
+	if t := strings.TrimSpace(text[start:]); t != "" {
+		out = append(out, t)
+	}
+	return out
+}
+
+// questions returns the sentences of text that end with a question mark.
+func questions(text string) []string {
+	var out []string
+	for {
+		i := strings.IndexAny(text, "?？")
+		if i < 0 {
+			return out
+		}
+		q := text[:i]
+		_, size := firstRune(text[i:])
+		text = text[i+size:]
+		// The question starts after the previous sentence or paragraph.
+		for j := len(q) - 2; j >= 0; j-- {
+			if (q[j] == '.' || q[j] == '!') && (q[j+1] == ' ' || q[j+1] == '\n') {
+				q = q[j+1:]
+				break
+			}
+		}
+		if j := strings.LastIndex(q, "\n\n"); j >= 0 {
+			q = q[j+2:]
+		}
+		out = append(out, strings.TrimSpace(q))
+	}
+}
+
+func firstRune(s string) (rune, int) {
+	for _, r := range s {
+		return r, len(string(r))
+	}
+	return 0, 0
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,92 @@
+package classify_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/mailbot/classify"
+	"github.com/lohisoft/lohibot/mailbot/message"
+)
+
+func classifyText(subject, body string) *classify.Result {
+	raw := "From: w@example.net\nSubject: " + subject + "\nMessage-ID: <t@x>\nContent-Type: text/plain; charset=utf-8\n\n" + body
+	return classify.Classify(message.Read([]byte(raw)))
+}
+
+func TestClassify(t *testing.T) {
+	tests := []struct {
+		name, subject, body string
+		intent              classify.Intent
+		domains             []string
+		reason              string // a reason starting with it
+	}{
+		{"plain exclusion", "crawler", "Please stop crawling example.com.", classify.IntentExclude, []string{"example.com"}, "exclude: 'stop crawling' (en)"},
+		{"hungarian accusative", "robot", "Kérem, ne indexeljék tovább a kertesz-kert.hu-t.", classify.IntentExclude, []string{"kertesz-kert.hu"}, "exclude:"},
+		{"croatian genitive", "molba", "Molimo vas da prestanete indeksirati stranice sa stolarija-horvat.hr-a.", classify.IntentExclude, []string{"stolarija-horvat.hr"}, "exclude:"},
+		{"finnish colon ending", "indeksointi", "Pyydämme, että lopetatte sivuston puutarha-virtanen.fi:n indeksoinnin.", classify.IntentExclude, []string{"puutarha-virtanen.fi"}, "exclude:"},
+		{"chinese", "请停止", "请停止抓取我们的网站 wangjia-chaye.cn 。", classify.IntentExclude, []string{"wangjia-chaye.cn"}, "exclude:"},
+		{"part of a site", "x", "Please stop crawling the /members/ area of club-example.org.", classify.IntentOther, nil, "unclear: part of a site"},
+		{"all subdomains is the whole", "x", "Please stop crawling example.com and all its subdomains.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"question", "x", "We wonder whether we should block your bot on example.com.", classify.IntentOther, nil, "unclear: question"},
+		{"polite question is a request", "x", "Could you please stop crawling example.com?", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"negation", "x", "Please do not remove example.com from your index.", classify.IntentOther, nil, "unclear: negation"},
+		{"negation after the verb", "x", "Sluta inte att indexera example.se.", classify.IntentOther, nil, "unclear: negation"},
+		{"do not crawl is an exclusion", "x", "Please do not crawl example.com.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"not a site", "x", "Please remove my email address from your database.", classify.IntentOther, nil, "unclear: not a site"},
+		{"signature site", "x", "Please stop crawling our website.\n-- \nJane\nwww.jane-example.com\n", classify.IntentExclude, []string{"jane-example.com"}, "domain: signature"},
+		{"both directions", "x", "Please stop crawling old-example.com and please crawl new-example.com again.", classify.IntentOther, nil, "unclear: both directions"},
+		{"re-inclusion recalling its exclusion", "x", "You removed example.com last year; please crawl example.com again.", classify.IntentReinclude, []string{"example.com"}, "reinclude:"},
+		{"german transliteration", "x", "Bitte hoeren Sie auf, example.de zu durchsuchen.", classify.IntentExclude, []string{"example.de"}, "exclude:"},
+		{"agreement", "Re: example.org", "Yes please.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Shall we remove example.org from our crawl list?\n",
+			classify.IntentExclude, []string{"example.org"}, "agree: 'yes' (en) to our quoted proposal"},
+		{"agreement to an offer", "Re: your site", "ok, go ahead\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Reply YES and we will stop crawling example.org.\n",
+			classify.IntentExclude, []string{"example.org"}, "agree: 'ok' (en) to our quoted proposal"},
+		{"thanks is no agreement", "Re: example.org", "Tak!\n\nDen 9. mar. 2026 skrev LohiSoft <message@lohisoft.com>:\n> Vi har fjernet example.org. Vil I tilbage? Svar på denne mail.\n",
+			classify.IntentOther, nil, "quoted: ignored"},
+		{"refusal", "Re: example.org", "No thanks.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Shall we remove example.org from our crawl list?\n",
+			classify.IntentOther, nil, "quoted: ignored"},
+		{"agreement to someone else's quote", "Re: example.org", "Yes please.\n\nOn Mon, 9 Mar 2026, Bob <bob@example.org> wrote:\n> Shall we ask LohiSoft to remove example.org from their crawl list?\n",
+			classify.IntentOther, nil, "quoted: ignored"},
+		{"v2 statement is not a question", "x", "Daarom moeten we u vragen om example.nl niet meer te crawlen.", classify.IntentExclude, []string{"example.nl"}, "exclude:"},
+		{"modal question", "x", "Moeten we uw crawler op example.nl blokkeren?", classify.IntentOther, nil, "unclear: question"},
+		{"conditional negation is a demand", "x", "If you do not stop crawling example.com, we will take legal action.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"area is not a scope", "x", "We are a small bakery in the Bristol area. Please stop crawling example.com.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
+		{"site request with data", "x", "Please stop crawling our website and delete our data.", classify.IntentExclude, nil, "exclude:"},
+		{"rest of the site elsewhere", "x", "Please stop crawling the blog of example.com. The rest of the site is fine.", classify.IntentOther, nil, "unclear: part of a site"},
+		{"one page", "x", "Please remove this page from your index: https://example.com/old/offer.html", classify.IntentOther, nil, "unclear: part of a site"},
+		{"ticket receipt", "[#123] Re: crawl list", "This is an automated response: your request has been received.", classify.IntentAuto, nil, "auto: text"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := classifyText(tt.subject, tt.body)
+			if r.Intent != tt.intent {
+				t.Errorf("Classify(%q).Intent = %q, want %q; reasons %q", tt.body, r.Intent, tt.intent, r.Reasons)
+			}
+			if tt.domains != nil && !slices.Equal(r.Domains, tt.domains) {
+				t.Errorf("Classify(%q).Domains = %q, want %q", tt.body, r.Domains, tt.domains)
+			}
+			if !slices.ContainsFunc(r.Reasons, func(s string) bool { return strings.HasPrefix(s, tt.reason) }) {
+				t.Errorf("Classify(%q).Reasons = %q, want one starting with %q", tt.body, r.Reasons, tt.reason)
+			}
+		})
+	}
+}
+
+// TestClassifyScriptLanguages checks the languages told by their script
+// or by their distinctive words, beyond the thirteen.
+func TestClassifyScriptLanguages(t *testing.T) {
+	for _, tt := range []struct{ body, lang string }{
+		{"貴社のクローラーによる example.jp の巡回を停止してください。", "ja"},
+		{"请停止抓取我们的网站。", "zh"},
+		{"귀사의 크롤러가 사이트를 수집하지 않도록 해 주십시오.", "ko"},
+		{"Παρακαλώ σταματήστε την ευρετηρίαση.", "el"},
+		{"Vă rugăm să nu mai indexați site-ul nostru. Mulțumim!", "ro"},
+		{"Hei, vennligst slutt å crawle nettstedet vårt. Takk!", "no"},
+		{"Lütfen sitemizi taramayı durdurun ve listenizden çıkarın.", "tr"},
+	} {
+		if r := classifyText("x", tt.body); r.Lang != tt.lang {
+			t.Errorf("Classify(%q).Lang = %q, want %q", tt.body, r.Lang, tt.lang)
+		}
+	}
+}
