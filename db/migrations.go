@@ -178,6 +178,30 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 	// 2: the request log by time alone, for matching a webmaster's access
 	// log (which has no host) against it (crawler/identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
+	// 3: the classifier's reasons kept with each message, and the replies
+	// sent to webmasters (acknowledgements, RFC 3834), with their bytes.
+	`
+ALTER TABLE mail_messages ADD COLUMN reasons TEXT NOT NULL DEFAULT '';
+CREATE TABLE mail_replies (
+	id {{ID}},
+	mail_id {{BIGINT}} NOT NULL,
+	kind TEXT NOT NULL,
+	recipient TEXT NOT NULL,
+	sites TEXT NOT NULL DEFAULT '',
+	lang TEXT NOT NULL DEFAULT '',
+	message_id TEXT NOT NULL UNIQUE,
+	created_at {{TIME}} NOT NULL,
+	status TEXT NOT NULL,
+	attempts INTEGER NOT NULL DEFAULT 0,
+	next_attempt_at {{TIME}},
+	sent_at {{TIME}},
+	last_error TEXT NOT NULL DEFAULT '',
+	raw {{BLOB}}
+);
+CREATE INDEX mail_replies_mail ON mail_replies (mail_id);
+CREATE INDEX mail_replies_recipient ON mail_replies (recipient, created_at);
+CREATE INDEX mail_replies_due ON mail_replies (status, next_attempt_at);
+`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.

@@ -38,6 +38,7 @@ const (
 	EventSiteAdd       = "site-add"       // a site joined the crawl list
 	EventSiteUpdate    = "site-update"    // a listed site got a new start URL
 	EventSiteRemove    = "site-remove"    // a site left the crawl list
+	EventMailDismiss   = "mail-dismiss"   // a staff member closed an email without changing the policy
 )
 
 // PolicyEvent is one entry of the append-only policy log. Rows are never
@@ -83,6 +84,7 @@ type MailMessage struct {
 	Size         int64
 	Sha256       string
 	Raw          []byte
+	Reasons      string // JSON array: what decided the classification
 }
 
 // TableName implements gorm's tabler.

@@ -116,6 +116,10 @@ type Result struct {
 	// Committed is when the database transaction that stored the message
 	// committed (for a duplicate, when it was found).
 	Committed time.Time
+	// Reasons are the classifier's reasons (nil for a duplicate).
+	Reasons []string
+	// Lang is the language of the message's text, "" when unknown.
+	Lang string
 }
 
 // NeedsReview reports whether the message waits for a staff member.
@@ -168,6 +172,14 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		id = "sha256-id:" + hex.EncodeToString(h[:])
 	}
 	auth, _ := json.Marshal(m.Auth)
+	reasons := []byte("[]")
+	if len(m.Reasons) > 0 {
+		cleaned := make([]string, len(m.Reasons))
+		for i, r := range m.Reasons {
+			cleaned[i] = clean(r)
+		}
+		reasons, _ = json.Marshal(cleaned)
+	}
 	pl := &plan{row: db.MailMessage{
 		MessageID:  id,
 		ReceivedAt: p.now().UTC(),
@@ -182,15 +194,16 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		Size:       int64(len(raw)),
 		Sha256:     hexSum,
 		Raw:        raw,
+		Reasons:    string(reasons),
 	}}
 	if !m.Date.IsZero() {
 		d := m.Date.UTC()
 		pl.row.SentDate = &d
 	}
 
-	var reasons []string
+	var why []string
 	if m.Review != "" {
-		reasons = append(reasons, clean(m.Review))
+		why = append(why, clean(m.Review))
 	}
 	switch m.Intent {
 	case IntentExclude:
@@ -204,22 +217,22 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 			pl.sites = appendUnique(pl.sites, site)
 		}
 		if len(bad) > 0 {
-			reasons = append(reasons, "not a site: "+clean(strings.Join(bad, " ")))
+			why = append(why, "not a site: "+clean(strings.Join(bad, " ")))
 		}
 		if len(pl.sites) == 0 {
-			reasons = append(reasons, "exclusion request names no site: a staff member must find it")
+			why = append(why, "exclusion request names no site: a staff member must find it")
 		}
 	case IntentReinclude:
-		reasons = append(reasons, "re-inclusion waits for a staff member")
+		why = append(why, "re-inclusion waits for a staff member")
 	case IntentAuto:
 	case IntentOther:
 		if m.Review == "" {
-			reasons = append(reasons, "needs a human reader")
+			why = append(why, "needs a human reader")
 		}
 	default:
-		reasons = append(reasons, fmt.Sprintf("unknown intent %q", clean(string(m.Intent))))
+		why = append(why, fmt.Sprintf("unknown intent %q", clean(string(m.Intent))))
 	}
-	pl.review = strings.Join(reasons, "; ")
+	pl.review = strings.Join(why, "; ")
 
 	switch {
 	case len(pl.sites) > 0:
@@ -240,7 +253,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source string) (*Result, error) {
 	pl := p.plan(m, raw, source)
 	res := &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
-		Intent: m.Intent, Domains: m.Domains}
+		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
 	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		row := pl.row // a retry of the transaction starts from the plan again
 		ins := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "message_id"}}, DoNothing: true}).Create(&row)
@@ -256,6 +269,7 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 				return fmt.Errorf("read stored message: %w", err)
 			}
 			res.Duplicate = true
+			res.Reasons = nil
 			res.ID = old.ID
 			res.Intent = Intent(old.Intent)
 			res.Domains = strings.Fields(old.Domains)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -28,7 +29,7 @@ sites it asks about. An exclusion is applied at once, with the Message-ID,
 sender, date and authentication results as evidence; everything else that
 needs a human waits in the review queue. Every message is stored once, raw
 bytes included; processing a message again changes nothing.`
-	cmd.AddCommand(newMailParseCmd(a), newMailImportCmd(a), newMailWatchCmd(a), newMailReviewCmd(a))
+	cmd.AddCommand(newMailParseCmd(a), newMailImportCmd(a), newMailWatchCmd(a), newMailShowCmd(a), newMailReviewCmd(a))
 	return cmd
 }
 
@@ -135,19 +136,17 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 	defer store.Close()
 	logger := slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	proc := mailbot.New(pol, &mailbot.Options{Logger: logger})
-	var mu sync.Mutex // guards errOut
+	var mu sync.Mutex // guards out and errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
 		OnResult: func(source string, res *mailbot.Result, err error) {
-			if err == nil && res.Outcome != mailbot.OutcomeFailed {
-				return
-			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				fmt.Fprintf(a.errOut, "lohibot: %s: %v\n", source, err)
-			} else {
-				fmt.Fprintf(a.errOut, "lohibot: %s: %s\n", source, res.ReviewReason)
+			line := importLineOf(source, res, err)
+			if a.json {
+				_ = a.printJSON(line)
+				return
 			}
+			fmt.Fprintln(a.out, line.text())
 		},
 	})
 	if sum != nil {
@@ -162,6 +161,79 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 		return refused
 	}
 	return nil
+}
+
+// importLine is what mail import did with one message (one --json line).
+type importLine struct {
+	Source    string   `json:"source"`
+	ID        int64    `json:"id,omitempty"`
+	MessageID string   `json:"message_id,omitempty"`
+	From      string   `json:"from,omitempty"`
+	Intent    string   `json:"intent,omitempty"`
+	Outcome   string   `json:"outcome"` // excluded, queued, ignored, failed, duplicate
+	Excluded  []string `json:"excluded"`
+	Reason    string   `json:"reason,omitempty"` // why queued, ignored or failed
+	Duplicate bool     `json:"duplicate"`
+	Automatic bool     `json:"automatic"`
+	Error     string   `json:"error,omitempty"`
+}
+
+func importLineOf(source string, res *mailbot.Result, err error) importLine {
+	l := importLine{Source: source, Excluded: []string{}}
+	if err != nil {
+		l.Outcome = string(mailbot.OutcomeFailed)
+		l.Error = err.Error()
+		l.Reason = "not stored: " + err.Error()
+		return l
+	}
+	l.ID, l.MessageID, l.From, l.Intent = res.ID, res.MessageID, res.From, string(res.Intent)
+	l.Outcome = string(res.Outcome)
+	l.Automatic = res.Intent == mailbot.IntentAuto
+	switch {
+	case res.Duplicate:
+		l.Duplicate = true
+		l.Outcome = "duplicate"
+		l.Reason = fmt.Sprintf("already stored as message %d (%s)", res.ID, res.Outcome)
+	case res.Outcome == mailbot.OutcomeExcluded:
+		l.Excluded = res.Excluded
+		l.Reason = res.ReviewReason
+	case res.Outcome == mailbot.OutcomeIgnored && l.Automatic:
+		l.Reason = "automatic mail"
+		for _, r := range res.Reasons {
+			if strings.HasPrefix(r, "auto: ") {
+				l.Reason = "automatic mail (" + strings.TrimPrefix(r, "auto: ") + ")"
+				break
+			}
+		}
+	default:
+		l.Reason = res.ReviewReason
+	}
+	return l
+}
+
+// text is the line's human form: source, message id, what was done.
+func (l importLine) text() string {
+	id := "-"
+	if l.ID != 0 {
+		id = fmt.Sprint(l.ID)
+	}
+	var what string
+	switch l.Outcome {
+	case string(mailbot.OutcomeExcluded):
+		what = "excluded " + strings.Join(l.Excluded, " ")
+		if l.Reason != "" {
+			what += "; also queued for review: " + l.Reason
+		}
+	case string(mailbot.OutcomeQueued):
+		what = "queued for review: " + l.Reason
+	case string(mailbot.OutcomeIgnored):
+		what = "ignored: " + orDash(l.Reason)
+	case "duplicate":
+		what = "duplicate: " + l.Reason
+	default:
+		what = "failed: " + l.Reason
+	}
+	return fmt.Sprintf("%s\tmessage %s\t%s", l.Source, id, what)
 }
 
 func printMailSummary(a *app, verb string, sum *mailbot.ImportSummary) error {
@@ -310,21 +382,30 @@ type mailReviewOptions struct {
 
 func newMailReviewCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "review [list|approve ID|dismiss ID]",
-		Short: "List, approve or dismiss the messages waiting for staff",
+		Use:   "review [list|approve ID|dismiss ID|exclude ID|reinclude ID]",
+		Short: "List the messages waiting for staff, and decide or correct them",
 		Long: `Messages that need a human wait here: re-inclusion requests (never applied
 automatically), exclusion requests that name no site, failed or malformed
-messages, and everything else a person should read. "review" alone lists them.`,
+messages, and everything else a person should read. "review" alone lists them.
+
+Any decision can be corrected later, whatever the message's status: "exclude"
+excludes the sites of a message (or --site), "reinclude" undoes an exclusion
+applied from a message by mistake (or re-includes what it names). Every
+decision is recorded in the policy log with the staff member (--by, default
+the current user; required for reinclude) and the message as evidence.`,
 		Example: `  lohibot mail review
   lohibot mail review approve 12 --by anna
   lohibot mail review approve 15 --by anna --site example.com
-  lohibot mail review dismiss 13 --by anna`,
+  lohibot mail review dismiss 13 --by anna
+  lohibot mail review exclude 14 --site example.com --by anna
+  lohibot mail review reinclude 9 --by anna`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMailReviewList(cmd.Context(), a)
 		},
 	}
-	cmd.AddCommand(newMailReviewListCmd(a), newMailReviewApproveCmd(a), newMailReviewDismissCmd(a))
+	cmd.AddCommand(newMailReviewListCmd(a), newMailReviewApproveCmd(a), newMailReviewDismissCmd(a),
+		newMailReviewExcludeCmd(a), newMailReviewReincludeCmd(a))
 	return cmd
 }
 
@@ -362,13 +443,31 @@ func runMailReviewList(ctx context.Context, a *app) error {
 		fmt.Fprintln(a.errOut, "no message waits for review")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDATE\tFROM\tINTENT\tDOMAINS\tSUBJECT\tREASON")
 	for _, it := range items {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, it.Date.Format(time.RFC3339), orDash(it.From),
 			it.Intent, orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Each row is followed by the first lines of the message's new text.
+	rows := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+	fmt.Fprintln(a.out, rows[0])
+	for i, it := range items {
+		fmt.Fprintln(a.out, rows[i+1])
+		if it.Text == "" {
+			fmt.Fprintln(a.out, "    │ (no text)")
+		}
+		for _, l := range strings.Split(it.Text, "\n") {
+			if l != "" {
+				fmt.Fprintf(a.out, "    │ %s\n", oneLine(l, 100))
+			}
+		}
+	}
+	return nil
 }
 
 // oneLine shortens s to n runes on one line, for tables.
@@ -391,8 +490,8 @@ func parseReviewID(cmd *cobra.Command, arg string) (int64, error) {
 func newMailReviewApproveCmd(a *app) *cobra.Command {
 	opts := &mailReviewOptions{}
 	cmd := &cobra.Command{
-		Use:   "approve ID --by WHO [--site DOMAIN...]",
-		Short: "Apply a queued message (needs --by)",
+		Use:   "approve ID [--by WHO] [--site DOMAIN...]",
+		Short: "Apply a queued message",
 		Long: `Apply a queued message as the staff member named by --by. A re-inclusion
 request re-includes its sites; an exclusion request excludes them. --site
 replaces the sites named in the message, and is needed when it names none
@@ -407,13 +506,13 @@ is an exclusion request).`,
 				return err
 			}
 			opts.ID = id
-			if opts.By == "" {
-				return usageErrorf("approving needs --by WHO\nSee '%s --help'.", cmd.CommandPath())
+			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
+				return err
 			}
 			return runMailReviewApprove(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (required)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (default: the current user)")
 	cmd.Flags().StringSliceVar(&opts.Sites, "site", nil, "the sites to act on, instead of those the message names (repeatable)")
 	return cmd
 }
@@ -450,8 +549,8 @@ func runMailReviewApprove(ctx context.Context, a *app, opts *mailReviewOptions) 
 func newMailReviewDismissCmd(a *app) *cobra.Command {
 	opts := &mailReviewOptions{}
 	cmd := &cobra.Command{
-		Use:     "dismiss ID --by WHO",
-		Short:   "Close a queued message without action (needs --by)",
+		Use:     "dismiss ID [--by WHO]",
+		Short:   "Close a queued message without action",
 		Example: `  lohibot mail review dismiss 13 --by anna`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -460,13 +559,13 @@ func newMailReviewDismissCmd(a *app) *cobra.Command {
 				return err
 			}
 			opts.ID = id
-			if opts.By == "" {
-				return usageErrorf("dismissing needs --by WHO\nSee '%s --help'.", cmd.CommandPath())
+			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
+				return err
 			}
 			return runMailReviewDismiss(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who dismisses (required)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who dismisses (default: the current user)")
 	return cmd
 }
 

@@ -126,8 +126,12 @@ func TestMailImportAndReview(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("mail import: exit %d: %s", r.code, r.stderr)
 		}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if len(lines) != 8 {
+			t.Fatalf("mail import --json printed %d lines, want 7 messages and a summary:\n%s", len(lines), r.stdout)
+		}
 		var sum map[string]int
-		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
 			t.Fatalf("mail import --json %q: %v", r.stdout, err)
 		}
 		want := map[string]int{"messages": 7, "excluded": 3, "queued": 3, "ignored": 1, "failed": 0, "duplicates": 0}
@@ -181,7 +185,7 @@ func TestMailImportAndReview(t *testing.T) {
 			code     int
 			contains string
 		}{
-			{[]string{"mail", "review", "approve", id("reinclude")}, 2, ""},               // no --by
+			{[]string{"mail", "review", "approve", id("reinclude"), "--by", ""}, 2, ""},   // empty --by
 			{[]string{"mail", "review", "approve", "999999", "--by", "anna"}, 2, ""},      // no such message
 			{[]string{"mail", "review", "approve", "x", "--by", "anna"}, 2, ""},           // not an id
 			{[]string{"mail", "review", "approve", id("exclude"), "--by", "anna"}, 2, ""}, // names no site
@@ -191,7 +195,7 @@ func TestMailImportAndReview(t *testing.T) {
 			{[]string{"mail", "review", "approve", id("reinclude"), "--by", "bob"}, 0, "re-included bakery-example.com"},
 			{[]string{"exclude", "check", "bakery-example.com"}, 0, "not excluded"},
 			{[]string{"mail", "review", "approve", id("reinclude"), "--by", "bob"}, 1, ""}, // twice
-			{[]string{"mail", "review", "dismiss", id("other")}, 2, ""},
+			{[]string{"mail", "review", "dismiss", id("other"), "--by", " "}, 2, ""},
 			{[]string{"mail", "review", "dismiss", id("other"), "--by", "carla"}, 0, "dismissed"},
 			{[]string{"mail", "review", "bogus"}, 2, ""},
 		}
