@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -57,6 +58,12 @@ type Options struct {
 	// Logger receives one line per applied message. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Replies, when not nil, answers the senders: an acknowledgement of
+	// every exclusion applied, a "received" reply for a message queued for
+	// staff (see package reply). Replies are queued after the message is
+	// committed; a reply that fails never undoes or delays what was done.
+	// Nil means no reply.
+	Replies *reply.Replier
 }
 
 // Processor applies emails to the policy: it stores every message once in
@@ -69,8 +76,9 @@ type Processor struct {
 	store  *db.Store
 	policy *policy.Policy
 	parse  func([]byte) *Message
-	now    func() time.Time
-	log    *slog.Logger
+	now     func() time.Time
+	log     *slog.Logger
+	replies *reply.Replier
 }
 
 // New returns a Processor that applies messages to pol, whose store also
@@ -89,7 +97,7 @@ func New(pol *policy.Policy, opts *Options) *Processor {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger}
+	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger, replies: o.Replies}
 }
 
 // Result is what Process did with one message.
@@ -120,6 +128,12 @@ type Result struct {
 	Reasons []string
 	// Lang is the language of the message's text, "" when unknown.
 	Lang string
+	// ReplyID is the reply queued to the sender (mail_replies.id), 0 when
+	// none was.
+	ReplyID int64
+	// ReplySkipped says why no reply was queued when replies are on ("" when
+	// one was, or replies are off).
+	ReplySkipped string
 }
 
 // NeedsReview reports whether the message waits for a staff member.
@@ -323,12 +337,51 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 		return nil, fmt.Errorf("mailbot: process %s: %w", pl.row.MessageID, err)
 	}
 	res.Committed = p.now().UTC()
+	if !res.Duplicate && p.replies != nil {
+		p.queueReply(ctx, raw, res)
+	}
 	if !res.Duplicate {
 		p.log.Info("mail applied", "id", res.ID, "message_id", res.MessageID, "from", res.From,
 			"intent", string(res.Intent), "outcome", string(res.Outcome), "excluded", strings.Join(res.Excluded, " "),
 			"review", res.ReviewReason, "source", source)
 	}
 	return res, nil
+}
+
+// queueReply queues the reply a processed message deserves, if any. A
+// failure is logged: the message and what it caused are committed already.
+func (p *Processor) queueReply(ctx context.Context, raw []byte, res *Result) {
+	req := reply.Request{MailID: res.ID, Raw: raw, Lang: res.Lang, At: res.Committed}
+	switch {
+	case len(res.Excluded) > 0:
+		req.Kind, req.Sites = db.ReplyAck, res.Excluded
+	case res.ReviewStatus == ReviewPending:
+		req.Kind = db.ReplyReceived
+		for _, d := range res.Domains {
+			if site, err := policy.SiteOf(d); err == nil {
+				req.Sites = appendUnique(req.Sites, site)
+			}
+		}
+	default:
+		res.ReplySkipped = "nothing to answer (" + string(res.Outcome) + ")"
+		return
+	}
+	if res.Intent == IntentAuto {
+		res.ReplySkipped = reply.SkipAutomatic
+		return
+	}
+	req.Text = Inspect(raw).NewText
+	rep, skip, err := p.replies.Queue(ctx, req)
+	if err != nil {
+		p.log.Error("reply not queued", "id", res.ID, "err", err)
+		res.ReplySkipped = "not queued: " + err.Error()
+		return
+	}
+	if rep == nil {
+		res.ReplySkipped = skip
+		return
+	}
+	res.ReplyID = rep.ID
 }
 
 // exclusionDetail is the JSON evidence of an exclusion made by email

@@ -100,27 +100,42 @@ func orDash(s string) string {
 }
 
 type mailImportOptions struct {
-	Paths []string
+	Paths    []string
+	SMTP     smtpFlags
+	Insecure bool
 }
 
 func newMailImportCmd(a *app) *cobra.Command {
 	opts := &mailImportOptions{}
-	return &cobra.Command{
-		Use:   "import FILE.eml|MBOX|MAILDIR...",
+	cmd := &cobra.Command{
+		Use:   "import FILE.eml|MBOX|MAILDIR|FOLDER...",
 		Short: "Apply messages from files, mboxes and Maildirs",
 		Long: `Apply every message of the given files: single messages (.eml), mboxes
 (recognised by their first "From " line; >From quoting is undone) and Maildirs
-(folders with cur/ and new/). Exclusions are applied at once, the rest is
-stored and queued for review as the watcher would. Messages already stored
-are skipped. Prints a summary; exit 1 when some messages failed.`,
+(folders with cur/ and new/) and any other folder, whose files are read as
+messages (.eml files saved from a mail client). Exclusions are applied at
+once, the rest is stored and queued for review as the watcher would.
+Messages already stored are skipped. Prints one line per message (what was
+done: sites excluded, queued for review and why, ignored as automatic,
+duplicate), then a summary; exit 1 when some messages failed.
+
+With --smtp, every exclusion is acknowledged to its sender and every message
+queued for staff gets a short "received" reply (RFC 3834 rules: never to
+automatic mail, lists, bounces or no-reply addresses; one per sender and
+site per 24 hours). Replies that cannot be sent stay queued and are retried
+by the next import or by mail watch. Without --smtp nothing is sent.`,
 		Example: `  lohibot mail import ~/mail/exclusions.mbox
-  lohibot mail import ~/Maildir/.Exclusions message.eml --json`,
+  lohibot mail import ~/Maildir/.Exclusions message.eml --json
+  LOHIBOT_SMTP_PASSWORD=... lohibot mail import saved/ --smtp smtp://message%40lohisoft.com@smtp.lohisoft.com:587`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			return runMailImport(cmd.Context(), a, opts)
 		},
 	}
+	opts.SMTP.register(cmd)
+	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "send to the SMTP server without TLS (loopback servers only)")
+	return cmd
 }
 
 func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
@@ -129,13 +144,18 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 			return &exitError{code: exitBadInput, err: err}
 		}
 	}
+	sender, err := opts.SMTP.sender(a, opts.Insecure)
+	if err != nil {
+		return err
+	}
 	pol, store, err := a.openPolicy(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	logger := slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger})
+	replies := opts.SMTP.replier(store, sender, logger)
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, Replies: replies})
 	var mu sync.Mutex // guards out and errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
 		OnResult: func(source string, res *mailbot.Result, err error) {
@@ -149,6 +169,10 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 			fmt.Fprintln(a.out, line.text())
 		},
 	})
+	if replies != nil && sum != nil {
+		// The exclusions are committed; now the replies, each tried once.
+		sum.RepliesSent, sum.RepliesQueued, _ = replies.Flush(ctx)
+	}
 	if sum != nil {
 		if perr := printMailSummary(a, "imported", sum); perr != nil {
 			return perr
@@ -176,6 +200,10 @@ type importLine struct {
 	Duplicate bool     `json:"duplicate"`
 	Automatic bool     `json:"automatic"`
 	Error     string   `json:"error,omitempty"`
+	// ReplyID is the reply queued to the sender; ReplySkipped why none
+	// was (both empty without --smtp).
+	ReplyID      int64  `json:"reply_id,omitempty"`
+	ReplySkipped string `json:"reply_skipped,omitempty"`
 }
 
 func importLineOf(source string, res *mailbot.Result, err error) importLine {
@@ -189,6 +217,7 @@ func importLineOf(source string, res *mailbot.Result, err error) importLine {
 	l.ID, l.MessageID, l.From, l.Intent = res.ID, res.MessageID, res.From, string(res.Intent)
 	l.Outcome = string(res.Outcome)
 	l.Automatic = res.Intent == mailbot.IntentAuto
+	l.ReplyID, l.ReplySkipped = res.ReplyID, res.ReplySkipped
 	switch {
 	case res.Duplicate:
 		l.Duplicate = true
@@ -233,6 +262,12 @@ func (l importLine) text() string {
 	default:
 		what = "failed: " + l.Reason
 	}
+	switch {
+	case l.ReplyID != 0:
+		what += fmt.Sprintf("; reply %d queued", l.ReplyID)
+	case l.ReplySkipped != "":
+		what += "; no reply: " + l.ReplySkipped
+	}
 	return fmt.Sprintf("%s\tmessage %s\t%s", l.Source, id, what)
 }
 
@@ -240,12 +275,17 @@ func printMailSummary(a *app, verb string, sum *mailbot.ImportSummary) error {
 	if a.json {
 		return a.printJSON(sum)
 	}
-	fmt.Fprintf(a.out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen\n",
+	fmt.Fprintf(a.out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen",
 		verb, sum.Messages, sum.Excluded, sum.Queued, sum.Ignored, sum.Failed, sum.Duplicates)
+	if sum.RepliesSent > 0 || sum.RepliesQueued > 0 {
+		fmt.Fprintf(a.out, "; %d replies sent, %d waiting to be retried", sum.RepliesSent, sum.RepliesQueued)
+	}
+	fmt.Fprintln(a.out)
 	return nil
 }
 
 type mailWatchOptions struct {
+	SMTP            smtpFlags
 	IMAP            string
 	PasswordFile    string
 	Insecure        bool
@@ -283,6 +323,7 @@ server on loopback only.`,
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "process the messages there are, then exit")
 	cmd.Flags().StringVar(&opts.ProcessedFolder, "processed-folder", mailbot.DefaultProcessedFolder, "folder for applied messages")
 	cmd.Flags().StringVar(&opts.ReviewFolder, "review-folder", mailbot.DefaultReviewFolder, "folder for messages waiting for staff")
+	opts.SMTP.register(cmd)
 	return cmd
 }
 
@@ -304,6 +345,10 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	if err != nil {
 		return err
 	}
+	sender, err := opts.SMTP.sender(a, opts.Insecure)
+	if err != nil {
+		return err
+	}
 	if opts.Insecure {
 		fmt.Fprintf(a.errOut, "lohibot: warning: --insecure: the connection to %s may be unencrypted or its certificate unverified; use it only for local tests\n", ep.Host)
 	}
@@ -313,7 +358,17 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	}
 	defer store.Close()
 	logger := slog.New(slog.NewTextHandler(a.errOut, nil))
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger})
+	replies := opts.SMTP.replier(store, sender, logger)
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, Replies: replies})
+	if replies != nil && !opts.Once {
+		// Replies go out beside the watcher, so a slow or failing mail
+		// server never holds up an exclusion.
+		rctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = replies.Run(rctx) })
+		defer wg.Wait()
+		defer stop()
+	}
 	var (
 		mu  sync.Mutex // guards sum
 		sum mailbot.ImportSummary
@@ -350,6 +405,9 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	mu.Lock()
 	final := sum
 	mu.Unlock()
+	if replies != nil && opts.Once {
+		final.RepliesSent, final.RepliesQueued, _ = replies.Flush(ctx)
+	}
 	if err := printMailSummary(a, "processed", &final); err != nil {
 		return err
 	}
