@@ -73,9 +73,9 @@ type Options struct {
 // of two concurrent attempts stores a message, and the other changes
 // nothing.
 type Processor struct {
-	store  *db.Store
-	policy *policy.Policy
-	parse  func([]byte) *Message
+	store   *db.Store
+	policy  *policy.Policy
+	parse   func([]byte) *Message
 	now     func() time.Time
 	log     *slog.Logger
 	replies *reply.Replier
