@@ -288,6 +288,7 @@ type mailWatchOptions struct {
 	SMTP            smtpFlags
 	IMAP            string
 	PasswordFile    string
+	OAuthTokenFile  string
 	Insecure        bool
 	Once            bool
 	ProcessedFolder string
@@ -307,7 +308,15 @@ watcher waits with IDLE, polls when the server has no IDLE, and reconnects
 with backoff after failures. --once processes what is there and exits.
 
 The password comes from --password-file or the LOHIBOT_IMAP_PASSWORD
-environment variable, never from the command line. --insecure allows a
+environment variable, never from the command line. Mailboxes that take no
+password (Google Workspace, Microsoft 365) use an OAuth 2.0 access token:
+--oauth-token-file (read again on every connect, so a refresher can replace
+it) or LOHIBOT_IMAP_OAUTH_TOKEN; the watcher authenticates with OAUTHBEARER or
+XOAUTH2, whichever the server offers.
+
+With --smtp, exclusions are acknowledged and queued messages answered by
+email (see 'lohibot mail import --help'); replies are sent beside the
+watcher and never hold up an exclusion. --insecure allows a
 plaintext connection or an unverified certificate, for tests against a
 server on loopback only.`,
 		Example: `  LOHIBOT_IMAP_PASSWORD=... lohibot mail watch --imap imaps://message%40lohisoft.com@imap.lohisoft.com/INBOX
@@ -319,6 +328,7 @@ server on loopback only.`,
 	}
 	cmd.Flags().StringVar(&opts.IMAP, "imap", "", "the mailbox: imaps://USER@HOST[:PORT]/MAILBOX or imap://... (STARTTLS)")
 	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "file holding the IMAP password (default: $"+imapPasswordEnv+")")
+	cmd.Flags().StringVar(&opts.OAuthTokenFile, "oauth-token-file", "", "file holding an OAuth 2.0 access token, read again on each connect (default: $"+imapTokenEnv+")")
 	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "allow plaintext or an unverified certificate (loopback servers only)")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "process the messages there are, then exit")
 	cmd.Flags().StringVar(&opts.ProcessedFolder, "processed-folder", mailbot.DefaultProcessedFolder, "folder for applied messages")
@@ -341,7 +351,7 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	if opts.ProcessedFolder == "" || opts.ReviewFolder == "" {
 		return usageErrorf("folder names must not be empty")
 	}
-	password, err := readIMAPPassword(a, opts.PasswordFile)
+	password, token, err := imapCredentials(a, opts)
 	if err != nil {
 		return err
 	}
@@ -376,6 +386,7 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
 		Password:        password,
+		Token:           token,
 		Insecure:        opts.Insecure,
 		ProcessedFolder: opts.ProcessedFolder,
 		ReviewFolder:    opts.ReviewFolder,
@@ -414,6 +425,44 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	return runErr
 }
 
+// imapTokenEnv holds the IMAP OAuth token when --oauth-token-file is not
+// given.
+const imapTokenEnv = "LOHIBOT_IMAP_OAUTH_TOKEN"
+
+// imapCredentials returns the IMAP password, or the OAuth token source:
+// --oauth-token-file (read again on every connect, so an external refresher
+// can rotate it), else --password-file, else $LOHIBOT_IMAP_OAUTH_TOKEN,
+// else $LOHIBOT_IMAP_PASSWORD.
+func imapCredentials(a *app, opts *mailWatchOptions) (string, func() (string, error), error) {
+	if opts.OAuthTokenFile != "" && opts.PasswordFile != "" {
+		return "", nil, usageErrorf("give --password-file or --oauth-token-file, not both")
+	}
+	if f := opts.OAuthTokenFile; f != "" {
+		read := func() (string, error) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			tok := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+			if tok == "" {
+				return "", fmt.Errorf("%s is empty", f)
+			}
+			return tok, nil
+		}
+		if _, err := read(); err != nil {
+			return "", nil, &exitError{code: exitBadInput, err: fmt.Errorf("oauth token file: %w", err)}
+		}
+		return "", read, nil
+	}
+	if opts.PasswordFile == "" {
+		if tok := strings.TrimSpace(a.getenv(imapTokenEnv)); tok != "" {
+			return "", func() (string, error) { return tok, nil }, nil
+		}
+	}
+	pw, err := readIMAPPassword(a, opts.PasswordFile)
+	return pw, nil, err
+}
+
 // readIMAPPassword reads the password from file, or from the environment.
 func readIMAPPassword(a *app, file string) (string, error) {
 	var pw string
@@ -427,7 +476,7 @@ func readIMAPPassword(a *app, file string) (string, error) {
 		pw = a.getenv(imapPasswordEnv)
 	}
 	if pw == "" {
-		return "", usageErrorf("no IMAP password: give --password-file FILE or set %s", imapPasswordEnv)
+		return "", usageErrorf("no IMAP password: give --password-file FILE or set %s (or use --oauth-token-file / %s)", imapPasswordEnv, imapTokenEnv)
 	}
 	return pw, nil
 }
