@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # test.sh runs every test of lohibot: formatting, vet, and go test -race on
 # all packages, against SQLite and a throwaway PostgreSQL cluster, with a real
-# Dovecot for the mailbox tests and headless Chromium for the rendered pages.
-# It installs PostgreSQL, Dovecot and Chromium from Debian's packages when
+# Dovecot for the mailbox tests, a real Postfix for the acknowledgements and
+# headless Chromium for the rendered pages.
+# It installs PostgreSQL, Dovecot, Postfix and Chromium from Debian's packages when
 # they are missing, and stops what it started.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -13,6 +14,9 @@ need_pkgs=()
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1 || true)
 [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] || need_pkgs+=(postgresql)
 command -v dovecot >/dev/null 2>&1 || need_pkgs+=(dovecot-imapd)
+# Postfix delivers the acknowledgements in their integration test; "Local
+# only" keeps the package's own instance off the network (it is not started).
+command -v postfix >/dev/null 2>&1 || need_pkgs+=(postfix)
 # Headless Chromium renders the bot page and the HTML report in their tests;
 # it is optional: those tests skip without it.
 want_chromium=""
@@ -22,6 +26,7 @@ if [ ${#need_pkgs[@]} -gt 0 ] || [ -n "$want_chromium" ]; then
     log "installing ${need_pkgs[*]} $want_chromium"
     apt-get update -qq >/dev/null
     if [ ${#need_pkgs[@]} -gt 0 ]; then
+      echo "postfix postfix/main_mailer_type select Local only" | debconf-set-selections
       DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_pkgs[@]}" >/dev/null
     fi
     if [ -n "$want_chromium" ]; then
@@ -57,6 +62,9 @@ if [ -n "$pg_bin" ] && [ -x "$pg_bin/initdb" ] && id postgres >/dev/null 2>&1; t
 fi
 if command -v dovecot >/dev/null 2>&1; then
   export LOHIBOT_TEST_DOVECOT=1
+fi
+if command -v postfix >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+  export LOHIBOT_TEST_POSTFIX=1
 fi
 
 log "gofmt"
