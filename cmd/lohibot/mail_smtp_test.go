@@ -90,6 +90,20 @@ func TestMailImportAcknowledges(t *testing.T) {
 		if !strings.Contains(r.stdout, "reply (ack, en) to webmaster@bakery-example.com") || !strings.Contains(r.stdout, ": sent") {
 			t.Errorf("mail show lacks the reply:\n%s", r.stdout)
 		}
+		// The site's report lists the acknowledgement.
+		r = runCLI(t, env, "report", "bakery-example.com")
+		if r.code != 0 || !strings.Contains(r.stdout, "Replies sent to the webmaster") ||
+			!strings.Contains(r.stdout, "acknowledgement of the exclusion (en) · webmaster@bakery-example.com · sent") {
+			t.Errorf("report: exit %d\n%s", r.code, r.stdout)
+		}
+		r = runCLI(t, env, "report", "bakery-example.com", "--format", "json")
+		if !strings.Contains(r.stdout, `"replies":[{"mail_id":`) || !strings.Contains(r.stdout, `"kind":"ack"`) {
+			t.Errorf("report --format json lacks the replies: %s", r.stdout)
+		}
+		r = runCLI(t, env, "report", "library-example.org", "--lang", "it")
+		if !strings.Contains(r.stdout, "ricevuta: la leggerà una persona") {
+			t.Errorf("report --lang it lacks the receipt:\n%s", r.stdout)
+		}
 		// Without --smtp nothing is sent, and nothing else changes.
 		r = runCLI(t, env, "mail", "import", mailTestdata("exclude-two.eml"))
 		if r.code != 0 || strings.Contains(r.stdout, "reply") || len(srv.Messages()) != 2 {

@@ -48,6 +48,9 @@ type Report struct {
 	// Mail lists the emails that name the site, or are the evidence of its
 	// exclusion.
 	Mail []Mail `json:"emails"`
+	// Replies are the replies sent to webmasters about the site
+	// (acknowledgements of its exclusion, receipts), oldest first.
+	Replies []Reply `json:"replies"`
 	// Audit is the verdict of every audit rule on the site's records.
 	Audit []RuleResult `json:"audit"`
 }
@@ -220,7 +223,7 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 		o.Now = db.Now
 	}
 	rep := &Report{Site: site, GeneratedAt: o.Now().UTC(), Events: []Event{}, Cycles: []Cycle{}, Robots: []Snapshot{},
-		Pages: []Page{}, Anchors: []Anchor{}, Mail: []Mail{}, Audit: []RuleResult{}}
+		Pages: []Page{}, Anchors: []Anchor{}, Mail: []Mail{}, Replies: []Reply{}, Audit: []RuleResult{}}
 	g := store.DB.WithContext(ctx)
 	for _, step := range []func(context.Context, *gorm.DB, *Report) error{
 		buildStatus, buildEvents, buildCycles, buildRobots, buildIndex, buildMail,
@@ -228,6 +231,9 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 		if err := step(ctx, g, rep); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", site, err)
 		}
+	}
+	if err := buildReplies(ctx, store, rep); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", site, err)
 	}
 	if err := buildAudit(ctx, store, rep); err != nil {
 		return nil, fmt.Errorf("report: %s: %w", site, err)
