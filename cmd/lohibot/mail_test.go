@@ -227,6 +227,9 @@ func TestMailWatchUsage(t *testing.T) {
 		{"no password", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX"}},
 		{"unreadable password file", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--password-file", pwFile + ".missing"}},
 		{"insecure off loopback", []string{db, "LOHIBOT_IMAP_PASSWORD=x"}, []string{"mail", "watch", "--imap", "imaps://bot@imap.example.com/INBOX", "--insecure"}},
+		{"password and token files", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--password-file", pwFile, "--oauth-token-file", pwFile}},
+		{"missing token file", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--oauth-token-file", pwFile + ".missing"}},
+		{"smtp insecure off loopback", []string{db, "LOHIBOT_IMAP_PASSWORD=x", "LOHIBOT_SMTP_PASSWORD=x"}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--insecure", "--smtp", "smtp://bot@smtp.example.com:587"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
