@@ -368,7 +368,7 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	}
 	defer store.Close()
 	logger := slog.New(slog.NewTextHandler(a.errOut, nil))
-	replies := opts.SMTP.replier(store, sender, logger)
+	replies := opts.SMTP.replier(store, sender, logger, ep.Username)
 	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, Replies: replies})
 	if replies != nil && !opts.Once {
 		// Replies go out beside the watcher, so a slow or failing mail

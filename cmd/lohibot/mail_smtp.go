@@ -61,12 +61,13 @@ func (f *smtpFlags) sender(a *app, insecure bool) (*reply.SMTP, error) {
 	return m, nil
 }
 
-// replier returns the Replier of --smtp, or nil when it is not given.
-func (f *smtpFlags) replier(store *db.Store, m *reply.SMTP, logger *slog.Logger) *reply.Replier {
+// replier returns the Replier of --smtp, or nil when it is not given. own
+// lists more of our addresses (the watched mailbox) that are never answered.
+func (f *smtpFlags) replier(store *db.Store, m *reply.SMTP, logger *slog.Logger, own ...string) *reply.Replier {
 	if m == nil {
 		return nil
 	}
-	return reply.New(store, &reply.Options{From: strings.ToLower(f.From), Sender: m, Logger: logger})
+	return reply.New(store, &reply.Options{From: strings.ToLower(f.From), Own: own, Sender: m, Logger: logger})
 }
 
 // readSecret reads a secret from file, or else from the environment

@@ -69,7 +69,7 @@ func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, *reply.Replier, erro
 	}
 	var replies *reply.Replier
 	if sender != nil {
-		replies = reply.New(s.pol.Store(), &reply.Options{From: cfg.Mail.From, Sender: sender, Logger: s.log})
+		replies = reply.New(s.pol.Store(), &reply.Options{From: cfg.Mail.From, Own: []string{ep.Username}, Sender: sender, Logger: s.log})
 	}
 	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log, Replies: replies})
 	return mailbot.NewWatcher(proc, &mailbot.WatchOptions{
