@@ -77,8 +77,8 @@ type MailConfig struct {
 	SMTPPassword string `toml:"-"`
 	// SMTPInsecure sends smtp:// without TLS, for a server on loopback only.
 	SMTPInsecure bool `toml:"smtp_insecure"`
-	// From is the address replies come from. Default
-	// message@lohisoft.com.
+	// From is the address replies come from. Empty means
+	// reply.DefaultFrom (message@lohisoft.com).
 	From string `toml:"from"`
 }
 
@@ -208,7 +208,6 @@ func DefaultConfig() *Config {
 		Mail: MailConfig{
 			ProcessedFolder: mailbot.DefaultProcessedFolder,
 			ReviewFolder:    mailbot.DefaultReviewFolder,
-			From:            reply.DefaultFrom,
 		},
 		Crawler: CrawlerConfig{
 			Enabled:          true,
@@ -421,7 +420,7 @@ func (c *Config) SMTPSender() (*reply.SMTP, error) {
 		}
 		m.Password = c.Mail.SMTPPassword
 	}
-	if a, err := mail.ParseAddress(c.Mail.From); err != nil || a.Address != c.Mail.From {
+	if a, err := mail.ParseAddress(c.Mail.From); c.Mail.From != "" && (err != nil || a.Address != c.Mail.From) {
 		return nil, fmt.Errorf("mail.from %q is not a bare email address", c.Mail.From)
 	}
 	return m, nil

@@ -34,8 +34,8 @@ from = "abuse@lohisoft.example"
 	if err := cfg.Validate(); err != nil {
 		t.Errorf("Validate() = %v", err)
 	}
-	if d := serve.DefaultConfig(); d.Mail.From != "message@lohisoft.com" || d.Mail.SMTP != "" {
-		t.Errorf("default mail.from %q, mail.smtp %q", d.Mail.From, d.Mail.SMTP)
+	if d := serve.DefaultConfig(); d.Mail.SMTP != "" {
+		t.Errorf("default mail.smtp %q, want none (no replies)", d.Mail.SMTP)
 	}
 
 	bad := []struct{ key, value, want string }{
