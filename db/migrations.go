@@ -221,7 +221,30 @@ CREATE INDEX signing_runs_node ON signing_runs (node, started_at);
 	// 6: what decided a message's classification (mailbot/classify
 	// reasons, a JSON array of strings), for staff (mail show, review).
 	`ALTER TABLE mail_messages ADD COLUMN reasons TEXT NOT NULL DEFAULT '';`,
-	// 7: tamper-evident records (db/seal.go): a chain of seal blocks, and
+	// 7: the replies sent to webmasters (acknowledgements, RFC 3834), with
+	// their bytes.
+	`
+CREATE TABLE mail_replies (
+	id {{ID}},
+	mail_id {{BIGINT}} NOT NULL,
+	kind TEXT NOT NULL,
+	recipient TEXT NOT NULL,
+	sites TEXT NOT NULL DEFAULT '',
+	lang TEXT NOT NULL DEFAULT '',
+	message_id TEXT NOT NULL UNIQUE,
+	created_at {{TIME}} NOT NULL,
+	status TEXT NOT NULL,
+	attempts INTEGER NOT NULL DEFAULT 0,
+	next_attempt_at {{TIME}},
+	sent_at {{TIME}},
+	last_error TEXT NOT NULL DEFAULT '',
+	raw {{BLOB}}
+);
+CREATE INDEX mail_replies_mail ON mail_replies (mail_id);
+CREATE INDEX mail_replies_recipient ON mail_replies (recipient, created_at);
+CREATE INDEX mail_replies_due ON mail_replies (status, next_attempt_at);
+`,
+	// 8: tamper-evident records (db/seal.go): a chain of seal blocks, and
 	// the hash of every sealed row with the block that sealed it. Open
 	// seals the rows already there, in id order, right after this step.
 	`
@@ -246,7 +269,7 @@ CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 }
 
 // sealMigration is the schema version that added the seal tables.
-const sealMigration = 7
+const sealMigration = 8
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)

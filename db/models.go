@@ -42,6 +42,7 @@ const (
 	EventSiteAdd       = "site-add"       // a site joined the crawl list
 	EventSiteUpdate    = "site-update"    // a listed site got a new start URL
 	EventSiteRemove    = "site-remove"    // a site left the crawl list
+	EventMailDismiss   = "mail-dismiss"   // a staff member closed an email without changing the policy
 )
 
 // PolicyEvent is one entry of the append-only policy log. Rows are never
@@ -86,7 +87,7 @@ type MailMessage struct {
 	Outcome      string // excluded, queued, ignored, failed
 	ReviewStatus string // "", pending, approved, dismissed
 	ReviewReason string
-	Reasons      string // JSON array: what decided the classification ("" before schema 3)
+	Reasons      string // JSON array: what decided the classification ("" before schema 6)
 	ReviewedBy   string
 	ReviewedAt   *time.Time
 	Source       string // imap://..., a file path

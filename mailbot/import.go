@@ -28,6 +28,10 @@ type ImportSummary struct {
 	Ignored    int `json:"ignored"`
 	Failed     int `json:"failed"`
 	Duplicates int `json:"duplicates"`
+	// RepliesSent and RepliesQueued count the replies sent, and those that
+	// could not be sent yet (retried later), when replies are on.
+	RepliesSent   int `json:"replies_sent"`
+	RepliesQueued int `json:"replies_queued"`
 }
 
 // Import applies every message of the files and folders named by paths (see

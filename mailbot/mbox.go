@@ -21,14 +21,17 @@ const (
 	KindMessage SourceKind = "eml"     // one RFC 5322 message
 	KindMbox    SourceKind = "mbox"    // messages separated by "From " lines (mboxrd)
 	KindMaildir SourceKind = "maildir" // a folder with cur/ and new/ holding one message per file
+	KindFolder  SourceKind = "folder"  // any other folder: each file in it is a message (or an mbox)
 )
 
-// ErrNotMaildir is returned for a folder that has neither cur/ nor new/.
-var ErrNotMaildir = errors.New("mailbot: not a Maildir (no cur/ or new/ folder)")
+// ErrNotMaildir is returned for a folder that has neither cur/ nor new/ nor
+// any file to read.
+var ErrNotMaildir = errors.New("mailbot: neither a Maildir (no cur/ or new/ folder) nor a folder of message files")
 
 // DetectSource tells the format of path: a folder with cur/ or new/ is a
-// Maildir, a file starting with "From " is an mbox, any other file is one
-// message. It does I/O.
+// Maildir, another folder holding files is a folder of messages (such as
+// .eml files saved from a mail client), a file starting with "From " is an
+// mbox, any other file is one message. It does I/O.
 func DetectSource(path string) (SourceKind, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
@@ -40,7 +43,14 @@ func DetectSource(path string) (SourceKind, error) {
 				return KindMaildir, nil
 			}
 		}
-		return "", fmt.Errorf("%w: %s", ErrNotMaildir, path)
+		files, err := folderFiles(path)
+		if err != nil {
+			return "", err
+		}
+		if len(files) == 0 {
+			return "", fmt.Errorf("%w: %s", ErrNotMaildir, path)
+		}
+		return KindFolder, nil
 	}
 	f, err := os.Open(path)
 	if err != nil {
@@ -71,6 +81,20 @@ func ReadSource(ctx context.Context, path string, fn func(raw []byte, source str
 	switch kind {
 	case KindMaildir:
 		return readMaildir(ctx, path, fn)
+	case KindFolder:
+		files, err := folderFiles(path)
+		if err != nil {
+			return err
+		}
+		for _, f := range files {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if err := ReadSource(ctx, f, fn); err != nil {
+				return err
+			}
+		}
+		return nil
 	case KindMbox:
 		f, err := os.Open(path)
 		if err != nil {
@@ -109,6 +133,24 @@ func ReadFile(path string) ([]byte, error) {
 		return nil, fmt.Errorf("mailbot: %w", err)
 	}
 	return raw, nil
+}
+
+// folderFiles lists the regular, non-hidden files directly in dir, sorted
+// by name. Sub-folders are not read.
+func folderFiles(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("mailbot: %w", err)
+	}
+	var files []string
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		files = append(files, filepath.Join(dir, e.Name()))
+	}
+	sort.Strings(files)
+	return files, nil
 }
 
 func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source string) error) error {

@@ -16,6 +16,7 @@ import (
 	"gorm.io/gorm/clause"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -67,6 +68,12 @@ type Options struct {
 	// Logger receives one line per applied message. Nil means
 	// slog.Default().
 	Logger *slog.Logger
+	// Replies, when not nil, answers the senders: an acknowledgement of
+	// every exclusion applied, a "received" reply for a message queued for
+	// staff (see package reply). Replies are queued after the message is
+	// committed; a reply that fails never undoes or delays what was done.
+	// Nil means no reply.
+	Replies *reply.Replier
 }
 
 // Processor applies emails to the policy: it stores every message once in
@@ -76,11 +83,12 @@ type Options struct {
 // of two concurrent attempts stores a message, and the other changes
 // nothing.
 type Processor struct {
-	store  *db.Store
-	policy *policy.Policy
-	parse  func([]byte) *Message
-	now    func() time.Time
-	log    *slog.Logger
+	store   *db.Store
+	policy  *policy.Policy
+	parse   func([]byte) *Message
+	now     func() time.Time
+	log     *slog.Logger
+	replies *reply.Replier
 }
 
 // New returns a Processor that applies messages to pol, whose store also
@@ -100,7 +108,7 @@ func New(pol *policy.Policy, opts *Options) *Processor {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger}
+	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger, replies: o.Replies}
 }
 
 // Result is what Process did with one message.
@@ -127,6 +135,16 @@ type Result struct {
 	// Committed is when the database transaction that stored the message
 	// committed (for a duplicate, when it was found).
 	Committed time.Time
+	// Reasons are the classifier's reasons (nil for a duplicate).
+	Reasons []string
+	// Lang is the language of the message's text, "" when unknown.
+	Lang string
+	// ReplyID is the reply queued to the sender (mail_replies.id), 0 when
+	// none was.
+	ReplyID int64
+	// ReplySkipped says why no reply was queued when replies are on ("" when
+	// one was, or replies are off).
+	ReplySkipped string
 }
 
 // NeedsReview reports whether the message waits for a staff member.
@@ -179,7 +197,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		id = "sha256-id:" + hex.EncodeToString(h[:])
 	}
 	auth, _ := json.Marshal(m.Auth)
-	why, _ := json.Marshal(cleanAll(m.Reasons))
+	reasonsJSON, _ := json.Marshal(cleanAll(m.Reasons))
 	pl := &plan{row: db.MailMessage{
 		MessageID:  id,
 		ReceivedAt: p.now().UTC(),
@@ -189,21 +207,21 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		Domains:    clean(strings.Join(m.Domains, " ")),
 		Lang:       clean(m.Lang),
 		Auth:       string(auth),
-		Reasons:    string(why),
 		AuthDomain: clean(m.Auth.Domain),
 		Source:     clean(source),
 		Size:       int64(len(raw)),
 		Sha256:     hexSum,
 		Raw:        raw,
+		Reasons:    string(reasonsJSON),
 	}}
 	if !m.Date.IsZero() {
 		d := m.Date.UTC()
 		pl.row.SentDate = &d
 	}
 
-	var reasons []string
+	var why []string
 	if m.Review != "" {
-		reasons = append(reasons, clean(m.Review))
+		why = append(why, clean(m.Review))
 	}
 	switch m.Intent {
 	case IntentExclude:
@@ -217,33 +235,33 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 			pl.sites = appendUnique(pl.sites, site)
 		}
 		if len(bad) > 0 {
-			reasons = append(reasons, "not a site: "+clean(strings.Join(bad, " ")))
+			why = append(why, "not a site: "+clean(strings.Join(bad, " ")))
 		}
 		if len(pl.sites) == 0 {
-			reasons = append(reasons, "exclusion request names no site: a staff member must find it")
+			why = append(why, "exclusion request names no site: a staff member must find it")
 		}
 		if len(pl.sites) > MaxSitesPerMessage {
-			reasons = append(reasons, fmt.Sprintf("names %d sites, more than the %d one email may exclude: a staff member must check it",
+			why = append(why, fmt.Sprintf("names %d sites, more than the %d one email may exclude: a staff member must check it",
 				len(pl.sites), MaxSitesPerMessage))
 			pl.sites = nil
 		}
 	case IntentReinclude:
-		reasons = append(reasons, "re-inclusion waits for a staff member")
+		why = append(why, "re-inclusion waits for a staff member")
 	case IntentAuto:
 	case IntentOther:
 		for _, r := range m.Reasons {
 			if strings.HasPrefix(r, "unclear: ") {
 				// Why the request was not applied (classify).
-				reasons = append(reasons, clean(r))
+				why = append(why, clean(r))
 			}
 		}
-		if m.Review == "" && len(reasons) == 0 {
-			reasons = append(reasons, "needs a human reader")
+		if m.Review == "" && len(why) == 0 {
+			why = append(why, "needs a human reader")
 		}
 	default:
-		reasons = append(reasons, fmt.Sprintf("unknown intent %q", clean(string(m.Intent))))
+		why = append(why, fmt.Sprintf("unknown intent %q", clean(string(m.Intent))))
 	}
-	pl.review = strings.Join(reasons, "; ")
+	pl.review = strings.Join(why, "; ")
 
 	switch {
 	case len(pl.sites) > 0:
@@ -264,7 +282,7 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source string) (*Result, error) {
 	pl := p.plan(m, raw, source)
 	res := &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
-		Intent: m.Intent, Domains: m.Domains}
+		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
 	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		row := pl.row // a retry of the transaction starts from the plan again
 		ins := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "message_id"}}, DoNothing: true}).Create(&row)
@@ -280,6 +298,7 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 				return fmt.Errorf("read stored message: %w", err)
 			}
 			res.Duplicate = true
+			res.Reasons = nil
 			res.ID = old.ID
 			res.Intent = Intent(old.Intent)
 			res.Domains = strings.Fields(old.Domains)
@@ -333,12 +352,51 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 		return nil, fmt.Errorf("mailbot: process %s: %w", pl.row.MessageID, err)
 	}
 	res.Committed = p.now().UTC()
+	if !res.Duplicate && p.replies != nil {
+		p.queueReply(ctx, raw, res)
+	}
 	if !res.Duplicate {
 		p.log.Info("mail applied", "id", res.ID, "message_id", res.MessageID, "from", res.From,
 			"intent", string(res.Intent), "outcome", string(res.Outcome), "excluded", strings.Join(res.Excluded, " "),
 			"review", res.ReviewReason, "source", source)
 	}
 	return res, nil
+}
+
+// queueReply queues the reply a processed message deserves, if any. A
+// failure is logged: the message and what it caused are committed already.
+func (p *Processor) queueReply(ctx context.Context, raw []byte, res *Result) {
+	req := reply.Request{MailID: res.ID, Raw: raw, Lang: res.Lang, At: res.Committed}
+	switch {
+	case len(res.Excluded) > 0:
+		req.Kind, req.Sites = db.ReplyAck, res.Excluded
+	case res.ReviewStatus == ReviewPending:
+		req.Kind = db.ReplyReceived
+		for _, d := range res.Domains {
+			if site, err := policy.SiteOf(d); err == nil {
+				req.Sites = appendUnique(req.Sites, site)
+			}
+		}
+	default:
+		res.ReplySkipped = "nothing to answer (" + string(res.Outcome) + ")"
+		return
+	}
+	if res.Intent == IntentAuto {
+		res.ReplySkipped = reply.SkipAutomatic
+		return
+	}
+	req.Text = Inspect(raw).NewText
+	rep, skip, err := p.replies.Queue(ctx, req)
+	if err != nil {
+		p.log.Error("reply not queued", "id", res.ID, "err", err)
+		res.ReplySkipped = "not queued: " + err.Error()
+		return
+	}
+	if rep == nil {
+		res.ReplySkipped = skip
+		return
+	}
+	res.ReplyID = rep.ID
 }
 
 // exclusionDetail is the JSON evidence of an exclusion made by email

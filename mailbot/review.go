@@ -44,6 +44,32 @@ type ReviewItem struct {
 	MessageID  string    `json:"message_id"`
 	Outcome    Outcome   `json:"outcome"`
 	AuthDomain string    `json:"auth_domain"`
+	// Text is the first lines of the sender's new text (at most
+	// PreviewLines lines), to decide without opening the message.
+	Text string `json:"text"`
+}
+
+// PreviewLines is how many lines of new text ReviewItem.Text holds.
+const PreviewLines = 3
+
+// preview returns the first n non-blank lines of text, each cut to 200
+// characters.
+func preview(text string, n int) string {
+	var out []string
+	for _, l := range strings.Split(text, "\n") {
+		l = strings.Join(strings.Fields(l), " ")
+		if l == "" {
+			continue
+		}
+		if r := []rune(l); len(r) > 200 {
+			l = string(r[:199]) + "…"
+		}
+		out = append(out, l)
+		if len(out) == n {
+			break
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // Pending lists the messages waiting for staff, oldest first. It does I/O.
@@ -51,7 +77,7 @@ func (p *Processor) Pending(ctx context.Context) ([]ReviewItem, error) {
 	var rows []db.MailMessage
 	err := p.store.DB.WithContext(ctx).
 		Select("id", "message_id", "received_at", "sent_date", "from_addr", "subject", "intent", "domains",
-			"auth_domain", "outcome", "review_reason").
+			"auth_domain", "outcome", "review_reason", "raw").
 		Where("review_status = ?", ReviewPending).Order("received_at, id").Find(&rows).Error
 	if err != nil {
 		return nil, fmt.Errorf("mailbot: list review: %w", err)
@@ -65,6 +91,7 @@ func (p *Processor) Pending(ctx context.Context) ([]ReviewItem, error) {
 		if r.SentDate != nil {
 			it.Date = r.SentDate.UTC()
 		}
+		it.Text = preview(Inspect(r.Raw).NewText, PreviewLines)
 		if it.Domains == nil {
 			it.Domains = []string{}
 		}
@@ -73,19 +100,31 @@ func (p *Processor) Pending(ctx context.Context) ([]ReviewItem, error) {
 	return out, nil
 }
 
-// Approval is what approving a message did.
+// Approval is what a staff decision on a message did: approving it, or
+// correcting what was done with it.
 type Approval struct {
 	ID        int64  `json:"id"`
 	MessageID string `json:"message_id"`
 	Intent    Intent `json:"intent"`
-	// Action is "exclude" or "reinclude".
+	// Action is "exclude", "reinclude" or "dismiss".
 	Action string   `json:"action"`
 	Sites  []string `json:"sites"`
+	// Already lists the sites of an exclusion that were excluded already.
+	Already []string `json:"already_excluded,omitempty"`
 	// NotExcluded lists the sites of a re-inclusion that were not excluded
 	// (nothing to undo).
 	NotExcluded []string `json:"not_excluded,omitempty"`
 	By          string   `json:"by"`
+	// ReviewStatus is the message's review status afterwards.
+	ReviewStatus string `json:"review_status"`
 }
+
+// Actions of a staff decision (Approval.Action).
+const (
+	ActionExclude   = "exclude"
+	ActionReinclude = "reinclude"
+	ActionDismiss   = "dismiss"
+)
 
 // Approve applies a queued message on behalf of the staff member by, and
 // marks it approved. A re-inclusion re-includes its sites (policy.Reinclude
@@ -95,7 +134,40 @@ type Approval struct {
 // replaces the sites named in the message; a message that names none
 // needs them (ErrNeedSites). Everything happens in one transaction.
 func (p *Processor) Approve(ctx context.Context, id int64, by string, sites []string) (*Approval, error) {
-	if by == "" {
+	return p.decide(ctx, id, by, sites, "", true)
+}
+
+// Exclude excludes, on behalf of the staff member by, the sites of message
+// id (or sites, when not empty), with the message as evidence, whatever
+// was decided about it before: a correction of a message read as something
+// else. A message waiting for review is marked approved. Everything happens
+// in one transaction.
+func (p *Processor) Exclude(ctx context.Context, id int64, by string, sites []string) (*Approval, error) {
+	return p.decide(ctx, id, by, sites, ActionExclude, false)
+}
+
+// Reinclude re-includes, on behalf of the staff member by, the sites of
+// message id with the message as evidence: the sites an exclusion from this
+// message applied (an exclusion applied by mistake is undone) and the sites
+// it names, or sites when not empty. Sites that are not excluded are listed
+// in NotExcluded. A message waiting for review is marked approved.
+func (p *Processor) Reinclude(ctx context.Context, id int64, by string, sites []string) (*Approval, error) {
+	return p.decide(ctx, id, by, sites, ActionReinclude, false)
+}
+
+// Dismiss marks a queued message as seen by the staff member by, with no
+// action, and records that decision in the policy log (one event per site
+// the message names, or one without a site) with the message as evidence.
+func (p *Processor) Dismiss(ctx context.Context, id int64, by string) error {
+	_, err := p.decide(ctx, id, by, nil, ActionDismiss, true)
+	return err
+}
+
+// decide applies a staff decision to message id in one transaction. action
+// "" means the message's own intent (approve). pendingOnly refuses a
+// message that does not wait for review.
+func (p *Processor) decide(ctx context.Context, id int64, by string, sites []string, action string, pendingOnly bool) (*Approval, error) {
+	if strings.TrimSpace(by) == "" {
 		return nil, policy.ErrNoActor
 	}
 	var override []string
@@ -108,12 +180,30 @@ func (p *Processor) Approve(ctx context.Context, id int64, by string, sites []st
 	}
 	var ap *Approval
 	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row, err := pendingRow(tx, id)
+		row, err := messageRow(tx, id, pendingOnly)
 		if err != nil {
 			return err
 		}
-		ap = &Approval{ID: row.ID, MessageID: row.MessageID, Intent: Intent(row.Intent), By: by}
+		act := action
+		if act == "" {
+			act = ActionExclude
+			if Intent(row.Intent) == IntentReinclude {
+				act = ActionReinclude
+			}
+		}
+		ap = &Approval{ID: row.ID, MessageID: row.MessageID, Intent: Intent(row.Intent), Action: act, By: by,
+			ReviewStatus: row.ReviewStatus}
 		targets := override
+		if len(targets) == 0 && act == ActionReinclude {
+			// What this message excluded, when it was applied by mistake.
+			var evs []db.PolicyEvent
+			if err := tx.Where("evidence = ? AND kind = ?", row.MessageID, db.EventExclude).Order("version").Find(&evs).Error; err != nil {
+				return err
+			}
+			for _, ev := range evs {
+				targets = appendUnique(targets, ev.Site)
+			}
+		}
 		if len(targets) == 0 {
 			for _, d := range strings.Fields(row.Domains) {
 				if site, err := policy.SiteOf(d); err == nil {
@@ -121,19 +211,21 @@ func (p *Processor) Approve(ctx context.Context, id int64, by string, sites []st
 				}
 			}
 		}
-		if len(targets) == 0 {
+		if len(targets) == 0 && act != ActionDismiss {
 			return fmt.Errorf("%w: message %d (%s): name the sites to act on, or dismiss it", ErrNeedSites, row.ID, row.Intent)
 		}
 		ap.Sites = targets
 		var auth Auth
 		_ = json.Unmarshal([]byte(row.Auth), &auth)
 		pol := p.policyIn(tx)
-		if Intent(row.Intent) == IntentReinclude {
-			ap.Action = "reinclude"
+		change := func(site string) policy.Change {
+			return policy.Change{Actor: by, Evidence: row.MessageID, Source: SourceReview,
+				Reason: reasonOf(row.Subject), Detail: detailOf(row, auth, site, by)}
+		}
+		switch act {
+		case ActionReinclude:
 			for _, site := range targets {
-				c := policy.Change{Actor: by, Evidence: row.MessageID, Source: SourceReview,
-					Reason: reasonOf(row.Subject), Detail: detailOf(row, auth, site, by)}
-				_, err := pol.Reinclude(ctx, site, c)
+				_, err := pol.Reinclude(ctx, site, change(site))
 				if errors.Is(err, policy.ErrNotExcluded) {
 					ap.NotExcluded = append(ap.NotExcluded, site)
 					continue
@@ -142,17 +234,38 @@ func (p *Processor) Approve(ctx context.Context, id int64, by string, sites []st
 					return err
 				}
 			}
-		} else {
-			ap.Action = "exclude"
+		case ActionExclude:
 			for _, site := range targets {
-				c := policy.Change{Actor: by, Evidence: row.MessageID, Source: SourceReview,
-					Reason: reasonOf(row.Subject), Detail: detailOf(row, auth, site, by)}
-				if _, err := pol.Exclude(ctx, []string{site}, c); err != nil {
+				res, err := pol.Exclude(ctx, []string{site}, change(site))
+				if err != nil {
+					return err
+				}
+				if len(res) > 0 && res[0].Already {
+					ap.Already = append(ap.Already, site)
+				}
+			}
+		case ActionDismiss:
+			evSites := targets
+			if len(evSites) == 0 {
+				evSites = []string{""}
+			}
+			for _, site := range evSites {
+				c := change(site)
+				c.Reason = "dismissed: " + c.Reason
+				if _, err := pol.Record(ctx, db.EventMailDismiss, site, c); err != nil {
 					return err
 				}
 			}
 		}
-		return closeReview(tx, row.ID, ReviewApproved, by, p.now())
+		if row.ReviewStatus != ReviewPending {
+			return nil
+		}
+		status := ReviewApproved
+		if act == ActionDismiss {
+			status = ReviewDismissed
+		}
+		ap.ReviewStatus = status
+		return closeReview(tx, row.ID, status, by, p.now())
 	})
 	if err != nil {
 		return nil, wrapReview(err)
@@ -160,24 +273,9 @@ func (p *Processor) Approve(ctx context.Context, id int64, by string, sites []st
 	return ap, nil
 }
 
-// Dismiss marks a queued message as seen by the staff member by, with no
-// action.
-func (p *Processor) Dismiss(ctx context.Context, id int64, by string) error {
-	if by == "" {
-		return policy.ErrNoActor
-	}
-	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row, err := pendingRow(tx, id)
-		if err != nil {
-			return err
-		}
-		return closeReview(tx, row.ID, ReviewDismissed, by, p.now())
-	})
-	return wrapReview(err)
-}
-
-// pendingRow reads a message that waits for review.
-func pendingRow(tx *gorm.DB, id int64) (*db.MailMessage, error) {
+// messageRow reads message id, without its bytes; with pendingOnly, a
+// message that does not wait for review is refused with ErrNotPending.
+func messageRow(tx *gorm.DB, id int64, pendingOnly bool) (*db.MailMessage, error) {
 	var row db.MailMessage
 	err := tx.Omit("raw").Where("id = ?", id).Take(&row).Error
 	if errorIsNotFound(err) {
@@ -186,7 +284,7 @@ func pendingRow(tx *gorm.DB, id int64) (*db.MailMessage, error) {
 	if err != nil {
 		return nil, err
 	}
-	if row.ReviewStatus != ReviewPending {
+	if pendingOnly && row.ReviewStatus != ReviewPending {
 		status := row.ReviewStatus
 		if status == "" {
 			status = "never queued, outcome " + row.Outcome

@@ -28,13 +28,19 @@ const (
 )
 
 // WatchOptions configures a Watcher. A nil *WatchOptions is the zero value,
-// which is not usable: Endpoint and Password are needed.
+// which is not usable: Endpoint and Password (or Token) are needed.
 type WatchOptions struct {
 	// Endpoint is the server and mailbox to watch.
 	Endpoint Endpoint
-	// Password is the IMAP password. It is only sent to the server, never
-	// logged.
+	// Password is the IMAP password (LOGIN, or AUTHENTICATE PLAIN when the
+	// server disables LOGIN). It is only sent to the server, never logged.
+	// Ignored when Token is set.
 	Password string
+	// Token, when not nil, returns an OAuth 2.0 access token; it is called
+	// on every connect (so a token refreshed by someone else is picked up)
+	// and the watcher authenticates with OAUTHBEARER (RFC 7628) or
+	// XOAUTH2, whichever the server offers. Nil means Password.
+	Token func() (string, error)
 	// Insecure allows a plaintext connection (imap:// to a server that
 	// offers no STARTTLS) and an unverified certificate. Meant for tests on
 	// loopback only.
@@ -293,7 +299,16 @@ func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 	if plaintext {
 		w.log.Warn("imap connection is not encrypted (--insecure)")
 	}
-	if err := c.Login(w.opts.Endpoint.Username, w.opts.Password).Wait(); err != nil {
+	if w.opts.Token != nil {
+		token, err := w.opts.Token()
+		if err != nil {
+			return false, fmt.Errorf("mailbot: imap oauth token: %w", err)
+		}
+		ep := &w.opts.Endpoint
+		if err := oauthLogin(c, ep.Username, token, ep.Host, ep.Port); err != nil {
+			return false, fmt.Errorf("mailbot: imap login as %s: %w", ep.Username, err)
+		}
+	} else if err := passwordLogin(c, w.opts.Endpoint.Username, w.opts.Password); err != nil {
 		return false, fmt.Errorf("mailbot: imap login as %s: %w", w.opts.Endpoint.Username, err)
 	}
 	for _, f := range []string{w.opts.ProcessedFolder, w.opts.ReviewFolder} {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -29,7 +30,7 @@ sites it asks about. An exclusion is applied at once, with the Message-ID,
 sender, date and authentication results as evidence; everything else that
 needs a human waits in the review queue. Every message is stored once, raw
 bytes included; processing a message again changes nothing.`
-	cmd.AddCommand(newMailParseCmd(a), newMailImportCmd(a), newMailWatchCmd(a), newMailReviewCmd(a))
+	cmd.AddCommand(newMailParseCmd(a), newMailImportCmd(a), newMailWatchCmd(a), newMailShowCmd(a), newMailReviewCmd(a))
 	return cmd
 }
 
@@ -113,20 +114,32 @@ func orDash(s string) string {
 type mailImportOptions struct {
 	Paths      []string
 	AuthservID string
+	SMTP       smtpFlags
+	Insecure   bool
 }
 
 func newMailImportCmd(a *app) *cobra.Command {
 	opts := &mailImportOptions{}
 	cmd := &cobra.Command{
-		Use:   "import FILE.eml|MBOX|MAILDIR...",
+		Use:   "import FILE.eml|MBOX|MAILDIR|FOLDER...",
 		Short: "Apply messages from files, mboxes and Maildirs",
 		Long: `Apply every message of the given files: single messages (.eml), mboxes
 (recognised by their first "From " line; >From quoting is undone) and Maildirs
-(folders with cur/ and new/). Exclusions are applied at once, the rest is
-stored and queued for review as the watcher would. Messages already stored
-are skipped. Prints a summary; exit 1 when some messages failed.`,
+(folders with cur/ and new/) and any other folder, whose files are read as
+messages (.eml files saved from a mail client). Exclusions are applied at
+once, the rest is stored and queued for review as the watcher would.
+Messages already stored are skipped. Prints one line per message (what was
+done: sites excluded, queued for review and why, ignored as automatic,
+duplicate), then a summary; exit 1 when some messages failed.
+
+With --smtp, every exclusion is acknowledged to its sender and every message
+queued for staff gets a short "received" reply (RFC 3834 rules: never to
+automatic mail, lists, bounces or no-reply addresses; one per sender and
+site per 24 hours). Replies that cannot be sent stay queued and are retried
+by the next import or by mail watch. Without --smtp nothing is sent.`,
 		Example: `  lohibot mail import ~/mail/exclusions.mbox
-  lohibot mail import ~/Maildir/.Exclusions message.eml --json`,
+  lohibot mail import ~/Maildir/.Exclusions message.eml --json
+  LOHIBOT_SMTP_PASSWORD=... lohibot mail import saved/ --smtp smtp://message%40lohisoft.com@smtp.lohisoft.com:587`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
@@ -134,6 +147,8 @@ are skipped. Prints a summary; exit 1 when some messages failed.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
+	opts.SMTP.register(cmd)
+	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "send to the SMTP server without TLS (loopback servers only)")
 	return cmd
 }
 
@@ -146,28 +161,35 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 			return &exitError{code: exitBadInput, err: err}
 		}
 	}
+	sender, err := opts.SMTP.sender(a, opts.Insecure)
+	if err != nil {
+		return err
+	}
 	pol, store, err := a.openPolicy(ctx)
 	if err != nil {
 		return err
 	}
 	defer store.Close()
 	logger := a.newLogger(slog.LevelWarn)
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID})
-	var mu sync.Mutex // guards errOut
+	replies := opts.SMTP.replier(store, sender, logger)
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
+	var mu sync.Mutex // guards out and errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
 		OnResult: func(source string, res *mailbot.Result, err error) {
-			if err == nil && res.Outcome != mailbot.OutcomeFailed {
-				return
-			}
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				fmt.Fprintf(a.errOut, "lohibot: %s: %v\n", source, err)
-			} else {
-				fmt.Fprintf(a.errOut, "lohibot: %s: %s\n", source, res.ReviewReason)
+			line := importLineOf(source, res, err)
+			if a.json {
+				_ = a.printJSON(line)
+				return
 			}
+			fmt.Fprintln(a.out, line.text())
 		},
 	})
+	if replies != nil && sum != nil {
+		// The exclusions are committed; now the replies, each tried once.
+		sum.RepliesSent, sum.RepliesQueued, _ = replies.Flush(ctx)
+	}
 	if sum != nil {
 		if perr := printMailSummary(a, "imported", sum); perr != nil {
 			return perr
@@ -182,18 +204,108 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 	return nil
 }
 
+// importLine is what mail import did with one message (one --json line).
+type importLine struct {
+	Source    string   `json:"source"`
+	ID        int64    `json:"id,omitempty"`
+	MessageID string   `json:"message_id,omitempty"`
+	From      string   `json:"from,omitempty"`
+	Intent    string   `json:"intent,omitempty"`
+	Outcome   string   `json:"outcome"` // excluded, queued, ignored, failed, duplicate
+	Excluded  []string `json:"excluded"`
+	Reason    string   `json:"reason,omitempty"` // why queued, ignored or failed
+	Duplicate bool     `json:"duplicate"`
+	Automatic bool     `json:"automatic"`
+	Error     string   `json:"error,omitempty"`
+	// ReplyID is the reply queued to the sender; ReplySkipped why none
+	// was (both empty without --smtp).
+	ReplyID      int64  `json:"reply_id,omitempty"`
+	ReplySkipped string `json:"reply_skipped,omitempty"`
+}
+
+func importLineOf(source string, res *mailbot.Result, err error) importLine {
+	l := importLine{Source: source, Excluded: []string{}}
+	if err != nil {
+		l.Outcome = string(mailbot.OutcomeFailed)
+		l.Error = err.Error()
+		l.Reason = "not stored: " + err.Error()
+		return l
+	}
+	l.ID, l.MessageID, l.From, l.Intent = res.ID, res.MessageID, res.From, string(res.Intent)
+	l.Outcome = string(res.Outcome)
+	l.Automatic = res.Intent == mailbot.IntentAuto
+	l.ReplyID, l.ReplySkipped = res.ReplyID, res.ReplySkipped
+	switch {
+	case res.Duplicate:
+		l.Duplicate = true
+		l.Outcome = "duplicate"
+		l.Reason = fmt.Sprintf("already stored as message %d (%s)", res.ID, res.Outcome)
+	case res.Outcome == mailbot.OutcomeExcluded:
+		l.Excluded = res.Excluded
+		l.Reason = res.ReviewReason
+	case res.Outcome == mailbot.OutcomeIgnored && l.Automatic:
+		l.Reason = "automatic mail"
+		for _, r := range res.Reasons {
+			if strings.HasPrefix(r, "auto: ") {
+				l.Reason = "automatic mail (" + strings.TrimPrefix(r, "auto: ") + ")"
+				break
+			}
+		}
+	default:
+		l.Reason = res.ReviewReason
+	}
+	return l
+}
+
+// text is the line's human form: source, message id, what was done.
+func (l importLine) text() string {
+	id := "-"
+	if l.ID != 0 {
+		id = fmt.Sprint(l.ID)
+	}
+	var what string
+	switch l.Outcome {
+	case string(mailbot.OutcomeExcluded):
+		what = "excluded " + strings.Join(l.Excluded, " ")
+		if l.Reason != "" {
+			what += "; also queued for review: " + l.Reason
+		}
+	case string(mailbot.OutcomeQueued):
+		what = "queued for review: " + l.Reason
+	case string(mailbot.OutcomeIgnored):
+		what = "ignored: " + orDash(l.Reason)
+	case "duplicate":
+		what = "duplicate: " + l.Reason
+	default:
+		what = "failed: " + l.Reason
+	}
+	switch {
+	case l.ReplyID != 0:
+		what += fmt.Sprintf("; reply %d queued", l.ReplyID)
+	case l.ReplySkipped != "":
+		what += "; no reply: " + l.ReplySkipped
+	}
+	return fmt.Sprintf("%s\tmessage %s\t%s", l.Source, id, what)
+}
+
 func printMailSummary(a *app, verb string, sum *mailbot.ImportSummary) error {
 	if a.json {
 		return a.printJSON(sum)
 	}
-	fmt.Fprintf(a.out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen\n",
+	fmt.Fprintf(a.out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen",
 		verb, sum.Messages, sum.Excluded, sum.Queued, sum.Ignored, sum.Failed, sum.Duplicates)
+	if sum.RepliesSent > 0 || sum.RepliesQueued > 0 {
+		fmt.Fprintf(a.out, "; %d replies sent, %d waiting to be retried", sum.RepliesSent, sum.RepliesQueued)
+	}
+	fmt.Fprintln(a.out)
 	return nil
 }
 
 type mailWatchOptions struct {
+	SMTP            smtpFlags
 	IMAP            string
 	PasswordFile    string
+	OAuthTokenFile  string
 	Insecure        bool
 	Once            bool
 	ProcessedFolder string
@@ -214,7 +326,15 @@ watcher waits with IDLE, polls when the server has no IDLE, and reconnects
 with backoff after failures. --once processes what is there and exits.
 
 The password comes from --password-file or the LOHIBOT_IMAP_PASSWORD
-environment variable, never from the command line. --insecure allows a
+environment variable, never from the command line. Mailboxes that take no
+password (Google Workspace, Microsoft 365) use an OAuth 2.0 access token:
+--oauth-token-file (read again on every connect, so a refresher can replace
+it) or LOHIBOT_IMAP_OAUTH_TOKEN; the watcher authenticates with OAUTHBEARER or
+XOAUTH2, whichever the server offers.
+
+With --smtp, exclusions are acknowledged and queued messages answered by
+email (see 'lohibot mail import --help'); replies are sent beside the
+watcher and never hold up an exclusion. --insecure allows a
 plaintext connection or an unverified certificate, for tests against a
 server on loopback only.`,
 		Example: `  LOHIBOT_IMAP_PASSWORD=... lohibot mail watch --imap imaps://message%40lohisoft.com@imap.lohisoft.com/INBOX
@@ -226,11 +346,13 @@ server on loopback only.`,
 	}
 	cmd.Flags().StringVar(&opts.IMAP, "imap", "", "the mailbox: imaps://USER@HOST[:PORT]/MAILBOX or imap://... (STARTTLS)")
 	cmd.Flags().StringVar(&opts.PasswordFile, "password-file", "", "file holding the IMAP password (default: $"+imapPasswordEnv+")")
+	cmd.Flags().StringVar(&opts.OAuthTokenFile, "oauth-token-file", "", "file holding an OAuth 2.0 access token, read again on each connect (default: $"+imapTokenEnv+")")
 	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "allow plaintext or an unverified certificate (loopback servers only)")
 	cmd.Flags().BoolVar(&opts.Once, "once", false, "process the messages there are, then exit")
 	cmd.Flags().StringVar(&opts.ProcessedFolder, "processed-folder", mailbot.DefaultProcessedFolder, "folder for applied messages")
 	cmd.Flags().StringVar(&opts.ReviewFolder, "review-folder", mailbot.DefaultReviewFolder, "folder for messages waiting for staff")
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
+	opts.SMTP.register(cmd)
 	return cmd
 }
 
@@ -248,7 +370,11 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	if opts.ProcessedFolder == "" || opts.ReviewFolder == "" {
 		return usageErrorf("folder names must not be empty")
 	}
-	password, err := readIMAPPassword(a, opts.PasswordFile)
+	password, token, err := imapCredentials(a, opts)
+	if err != nil {
+		return err
+	}
+	sender, err := opts.SMTP.sender(a, opts.Insecure)
 	if err != nil {
 		return err
 	}
@@ -261,7 +387,17 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	}
 	defer store.Close()
 	logger := a.newLogger(slog.LevelInfo)
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID})
+	replies := opts.SMTP.replier(store, sender, logger, ep.Username)
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
+	if replies != nil && !opts.Once {
+		// Replies go out beside the watcher, so a slow or failing mail
+		// server never holds up an exclusion.
+		rctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { _ = replies.Run(rctx) })
+		defer wg.Wait()
+		defer stop()
+	}
 	var (
 		mu  sync.Mutex // guards sum
 		sum mailbot.ImportSummary
@@ -269,6 +405,7 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
 		Password:        password,
+		Token:           token,
 		Insecure:        opts.Insecure,
 		ProcessedFolder: opts.ProcessedFolder,
 		ReviewFolder:    opts.ReviewFolder,
@@ -298,10 +435,51 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	mu.Lock()
 	final := sum
 	mu.Unlock()
+	if replies != nil && opts.Once {
+		final.RepliesSent, final.RepliesQueued, _ = replies.Flush(ctx)
+	}
 	if err := printMailSummary(a, "processed", &final); err != nil {
 		return err
 	}
 	return runErr
+}
+
+// imapTokenEnv holds the IMAP OAuth token when --oauth-token-file is not
+// given.
+const imapTokenEnv = "LOHIBOT_IMAP_OAUTH_TOKEN"
+
+// imapCredentials returns the IMAP password, or the OAuth token source:
+// --oauth-token-file (read again on every connect, so an external refresher
+// can rotate it), else --password-file, else $LOHIBOT_IMAP_OAUTH_TOKEN,
+// else $LOHIBOT_IMAP_PASSWORD.
+func imapCredentials(a *app, opts *mailWatchOptions) (string, func() (string, error), error) {
+	if opts.OAuthTokenFile != "" && opts.PasswordFile != "" {
+		return "", nil, usageErrorf("give --password-file or --oauth-token-file, not both")
+	}
+	if f := opts.OAuthTokenFile; f != "" {
+		read := func() (string, error) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return "", err
+			}
+			tok := strings.TrimSpace(strings.SplitN(string(b), "\n", 2)[0])
+			if tok == "" {
+				return "", fmt.Errorf("%s is empty", f)
+			}
+			return tok, nil
+		}
+		if _, err := read(); err != nil {
+			return "", nil, &exitError{code: exitBadInput, err: fmt.Errorf("oauth token file: %w", err)}
+		}
+		return "", read, nil
+	}
+	if opts.PasswordFile == "" {
+		if tok := strings.TrimSpace(a.getenv(imapTokenEnv)); tok != "" {
+			return "", func() (string, error) { return tok, nil }, nil
+		}
+	}
+	pw, err := readIMAPPassword(a, opts.PasswordFile)
+	return pw, nil, err
 }
 
 // readIMAPPassword reads the password from file, or from the environment.
@@ -317,7 +495,7 @@ func readIMAPPassword(a *app, file string) (string, error) {
 		pw = a.getenv(imapPasswordEnv)
 	}
 	if pw == "" {
-		return "", usageErrorf("no IMAP password: give --password-file FILE or set %s", imapPasswordEnv)
+		return "", usageErrorf("no IMAP password: give --password-file FILE or set %s (or use --oauth-token-file / %s)", imapPasswordEnv, imapTokenEnv)
 	}
 	return pw, nil
 }
@@ -330,21 +508,30 @@ type mailReviewOptions struct {
 
 func newMailReviewCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
-		Use:   "review [list|approve ID|dismiss ID]",
-		Short: "List, approve or dismiss the messages waiting for staff",
+		Use:   "review [list|approve ID|dismiss ID|exclude ID|reinclude ID]",
+		Short: "List the messages waiting for staff, and decide or correct them",
 		Long: `Messages that need a human wait here: re-inclusion requests (never applied
 automatically), exclusion requests that name no site, failed or malformed
-messages, and everything else a person should read. "review" alone lists them.`,
+messages, and everything else a person should read. "review" alone lists them.
+
+Any decision can be corrected later, whatever the message's status: "exclude"
+excludes the sites of a message (or --site), "reinclude" undoes an exclusion
+applied from a message by mistake (or re-includes what it names). Every
+decision is recorded in the policy log with the staff member (--by, default
+the current user; required for reinclude) and the message as evidence.`,
 		Example: `  lohibot mail review
   lohibot mail review approve 12 --by anna
   lohibot mail review approve 15 --by anna --site example.com
-  lohibot mail review dismiss 13 --by anna`,
+  lohibot mail review dismiss 13 --by anna
+  lohibot mail review exclude 14 --site example.com --by anna
+  lohibot mail review reinclude 9 --by anna`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMailReviewList(cmd.Context(), a)
 		},
 	}
-	cmd.AddCommand(newMailReviewListCmd(a), newMailReviewApproveCmd(a), newMailReviewDismissCmd(a))
+	cmd.AddCommand(newMailReviewListCmd(a), newMailReviewApproveCmd(a), newMailReviewDismissCmd(a),
+		newMailReviewExcludeCmd(a), newMailReviewReincludeCmd(a))
 	return cmd
 }
 
@@ -382,13 +569,31 @@ func runMailReviewList(ctx context.Context, a *app) error {
 		fmt.Fprintln(a.errOut, "no message waits for review")
 		return nil
 	}
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	var table bytes.Buffer
+	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tDATE\tFROM\tINTENT\tDOMAINS\tSUBJECT\tREASON")
 	for _, it := range items {
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, humanTime(it.Date), orDash(it.From),
 			it.Intent, orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	// Each row is followed by the first lines of the message's new text.
+	rows := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+	fmt.Fprintln(a.out, rows[0])
+	for i, it := range items {
+		fmt.Fprintln(a.out, rows[i+1])
+		if it.Text == "" {
+			fmt.Fprintln(a.out, "    │ (no text)")
+		}
+		for _, l := range strings.Split(it.Text, "\n") {
+			if l != "" {
+				fmt.Fprintf(a.out, "    │ %s\n", oneLine(l, 100))
+			}
+		}
+	}
+	return nil
 }
 
 // oneLine shortens s to n runes on one line, for tables.
@@ -411,8 +616,8 @@ func parseReviewID(cmd *cobra.Command, arg string) (int64, error) {
 func newMailReviewApproveCmd(a *app) *cobra.Command {
 	opts := &mailReviewOptions{}
 	cmd := &cobra.Command{
-		Use:   "approve ID --by WHO [--site DOMAIN...]",
-		Short: "Apply a queued message (needs --by)",
+		Use:   "approve ID [--by WHO] [--site DOMAIN...]",
+		Short: "Apply a queued message",
 		Long: `Apply a queued message as the staff member named by --by. A re-inclusion
 request re-includes its sites; an exclusion request excludes them. --site
 replaces the sites named in the message, and is needed when it names none
@@ -427,13 +632,13 @@ is an exclusion request).`,
 				return err
 			}
 			opts.ID = id
-			if opts.By == "" {
-				return usageErrorf("approving needs --by WHO\nSee '%s --help'.", cmd.CommandPath())
+			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
+				return err
 			}
 			return runMailReviewApprove(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (required)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (default: the current user)")
 	cmd.Flags().StringSliceVar(&opts.Sites, "site", nil, "the sites to act on, instead of those the message names (repeatable)")
 	return cmd
 }
@@ -466,8 +671,8 @@ func runMailReviewApprove(ctx context.Context, a *app, opts *mailReviewOptions) 
 func newMailReviewDismissCmd(a *app) *cobra.Command {
 	opts := &mailReviewOptions{}
 	cmd := &cobra.Command{
-		Use:     "dismiss ID --by WHO",
-		Short:   "Close a queued message without action (needs --by)",
+		Use:     "dismiss ID [--by WHO]",
+		Short:   "Close a queued message without action",
 		Example: `  lohibot mail review dismiss 13 --by anna`,
 		Args:    exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -476,13 +681,13 @@ func newMailReviewDismissCmd(a *app) *cobra.Command {
 				return err
 			}
 			opts.ID = id
-			if opts.By == "" {
-				return usageErrorf("dismissing needs --by WHO\nSee '%s --help'.", cmd.CommandPath())
+			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
+				return err
 			}
 			return runMailReviewDismiss(cmd.Context(), a, opts)
 		},
 	}
-	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who dismisses (required)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who dismisses (default: the current user)")
 	return cmd
 }
 

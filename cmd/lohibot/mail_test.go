@@ -129,8 +129,12 @@ func TestMailImportAndReview(t *testing.T) {
 		if r.code != 0 {
 			t.Fatalf("mail import: exit %d: %s", r.code, r.stderr)
 		}
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if len(lines) != 8 {
+			t.Fatalf("mail import --json printed %d lines, want 7 messages and a summary:\n%s", len(lines), r.stdout)
+		}
 		var sum map[string]int
-		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil {
 			t.Fatalf("mail import --json %q: %v", r.stdout, err)
 		}
 		want := map[string]int{"messages": 7, "excluded": 3, "queued": 3, "ignored": 1, "failed": 0, "duplicates": 0}
@@ -184,7 +188,7 @@ func TestMailImportAndReview(t *testing.T) {
 			code     int
 			contains string
 		}{
-			{[]string{"mail", "review", "approve", id("reinclude")}, 2, ""},               // no --by
+			{[]string{"mail", "review", "approve", id("reinclude"), "--by", ""}, 2, ""},   // empty --by
 			{[]string{"mail", "review", "approve", "999999", "--by", "anna"}, 2, ""},      // no such message
 			{[]string{"mail", "review", "approve", "x", "--by", "anna"}, 2, ""},           // not an id
 			{[]string{"mail", "review", "approve", id("exclude"), "--by", "anna"}, 2, ""}, // names no site
@@ -194,7 +198,7 @@ func TestMailImportAndReview(t *testing.T) {
 			{[]string{"mail", "review", "approve", id("reinclude"), "--by", "bob"}, 0, "re-included bakery-example.com"},
 			{[]string{"exclude", "check", "bakery-example.com"}, 0, "not excluded"},
 			{[]string{"mail", "review", "approve", id("reinclude"), "--by", "bob"}, 1, ""}, // twice
-			{[]string{"mail", "review", "dismiss", id("other")}, 2, ""},
+			{[]string{"mail", "review", "dismiss", id("other"), "--by", " "}, 2, ""},
 			{[]string{"mail", "review", "dismiss", id("other"), "--by", "carla"}, 0, "dismissed"},
 			{[]string{"mail", "review", "bogus"}, 2, ""},
 		}
@@ -226,6 +230,9 @@ func TestMailWatchUsage(t *testing.T) {
 		{"no password", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX"}},
 		{"unreadable password file", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--password-file", pwFile + ".missing"}},
 		{"insecure off loopback", []string{db, "LOHIBOT_IMAP_PASSWORD=x"}, []string{"mail", "watch", "--imap", "imaps://bot@imap.example.com/INBOX", "--insecure"}},
+		{"password and token files", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--password-file", pwFile, "--oauth-token-file", pwFile}},
+		{"missing token file", []string{db}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--oauth-token-file", pwFile + ".missing"}},
+		{"smtp insecure off loopback", []string{db, "LOHIBOT_IMAP_PASSWORD=x", "LOHIBOT_SMTP_PASSWORD=x"}, []string{"mail", "watch", "--imap", "imaps://bot@127.0.0.1/INBOX", "--insecure", "--smtp", "smtp://bot@smtp.example.com:587"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

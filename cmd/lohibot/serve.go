@@ -56,7 +56,9 @@ defaults; each key can be overridden by an environment variable named
 LOHIBOT_ and the key in capitals with dots as underscores (crawler.delay:
 LOHIBOT_CRAWLER_DELAY), and --db, --http and --resolver override both.
 Secrets never come from the file: the IMAP password is read from
-mail.password_file or LOHIBOT_IMAP_PASSWORD.
+mail.password_file or LOHIBOT_IMAP_PASSWORD. With mail.smtp, exclusions are
+acknowledged by email (mail.from, mail.smtp_password_file or
+LOHIBOT_SMTP_PASSWORD, mail.smtp_insecure for a loopback server).
 
 SIGHUP reloads the configuration: the page shows it at once, the watcher
 reconnects if its settings changed, and sites taken up from then on are
@@ -126,6 +128,9 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 	}
 	if err := cfg.ReadSecrets(); err != nil {
 		return nil, err
+	}
+	if cfg.Mail.SMTPPasswordFile == "" {
+		cfg.Mail.SMTPPassword = a.getenv(smtpPasswordEnv)
 	}
 	if cfg.Mail.PasswordFile == "" {
 		cfg.Mail.Password = a.getenv(imapPasswordEnv)

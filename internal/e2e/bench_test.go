@@ -20,7 +20,9 @@ import (
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
+	"github.com/lohisoft/lohibot/internal/smtptest"
 	"github.com/lohisoft/lohibot/mailbot"
+	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -47,7 +49,18 @@ func BenchmarkTimeToExclusion(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		benchTimeToExclusion(b, *ep, dovecottest.Password, func(raw []byte) { srv.Deliver(raw, "") })
+		benchTimeToExclusion(b, *ep, dovecottest.Password, func(raw []byte) { srv.Deliver(raw, "") }, nil)
+	})
+	// The same with acknowledgements on: every exclusion is answered by
+	// email through an SMTP server, beside the watcher.
+	b.Run("dovecot-acks", func(b *testing.B) {
+		srv := dovecottest.Start(b)
+		ep, err := mailbot.ParseIMAPURL(srv.URL(false))
+		if err != nil {
+			b.Fatal(err)
+		}
+		smtpSrv := smtptest.New(b, "", "")
+		benchTimeToExclusion(b, *ep, dovecottest.Password, func(raw []byte) { srv.Deliver(raw, "") }, smtpSrv)
 	})
 	b.Run("in-process", func(b *testing.B) {
 		mem := imapmemserver.New()
@@ -77,11 +90,11 @@ func BenchmarkTimeToExclusion(b *testing.B) {
 			if _, err := user.Append("INBOX", bytes.NewReader(raw), &imap.AppendOptions{}); err != nil {
 				b.Fatal(err)
 			}
-		})
+		}, nil)
 	})
 }
 
-func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, deliver func([]byte)) {
+func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, deliver func([]byte), smtpSrv *smtptest.Server) {
 	ctx := context.Background()
 	store, err := db.Open(ctx, filepath.Join(b.TempDir(), "lohibot.db"))
 	if err != nil {
@@ -90,7 +103,20 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 	defer store.Close()
 	events := make(chan mailbot.WatchEvent, 16)
 	quiet := slog.New(slog.DiscardHandler)
-	w := mailbot.NewWatcher(mailbot.New(policy.New(store, nil), &mailbot.Options{Logger: quiet}), &mailbot.WatchOptions{
+	var replies *reply.Replier
+	if smtpSrv != nil {
+		m, err := reply.ParseSMTPURL("smtp://" + smtpSrv.Addr)
+		if err != nil {
+			b.Fatal(err)
+		}
+		m.Insecure = true
+		replies = reply.New(store, &reply.Options{Sender: m, Logger: quiet})
+		rctx, stop := context.WithCancel(ctx)
+		rdone := make(chan struct{})
+		go func() { _ = replies.Run(rctx); close(rdone) }()
+		defer func() { stop(); <-rdone }()
+	}
+	w := mailbot.NewWatcher(mailbot.New(policy.New(store, nil), &mailbot.Options{Logger: quiet, Replies: replies}), &mailbot.WatchOptions{
 		Endpoint: ep, Password: password, Insecure: true, Logger: quiet,
 		OnMessage: func(ev mailbot.WatchEvent) { events <- ev },
 		OnState:   func(mailbot.WatchState) {},
@@ -134,6 +160,16 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 		}
 	}
 	b.StopTimer()
+	if smtpSrv != nil {
+		// Every exclusion was acknowledged.
+		deadline := time.Now().Add(10 * time.Second)
+		for len(smtpSrv.Messages()) < n {
+			if time.Now().After(deadline) {
+				b.Fatalf("%d acknowledgements sent for %d exclusions", len(smtpSrv.Messages()), n)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
 	slices.Sort(took)
 	if len(took) > 0 {
 		b.ReportMetric(took[len(took)/2].Seconds(), "s/exclusion")

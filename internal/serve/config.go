@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/mail"
 	"net/netip"
 	"os"
 	"slices"
@@ -20,6 +21,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/botpage"
 	"github.com/lohisoft/lohibot/mailbot"
+	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
 
@@ -69,6 +71,20 @@ type MailConfig struct {
 	// Authentication-Results headers it added on top are trusted (RFC 8601
 	// §5). Empty trusts none: every message is unauthenticated.
 	AuthservID string `toml:"authserv_id"`
+	// SMTP is smtp://USER@HOST:PORT (STARTTLS) or smtps://USER@HOST:PORT:
+	// the server the acknowledgements are submitted to. Empty means no
+	// reply is sent.
+	SMTP string `toml:"smtp"`
+	// SMTPPasswordFile holds the SMTP password (its first line).
+	SMTPPasswordFile string `toml:"smtp_password_file"`
+	// SMTPPassword is the SMTP password when SMTPPasswordFile is empty
+	// (LOHIBOT_SMTP_PASSWORD). It is never read from the configuration file.
+	SMTPPassword string `toml:"-"`
+	// SMTPInsecure sends smtp:// without TLS, for a server on loopback only.
+	SMTPInsecure bool `toml:"smtp_insecure"`
+	// From is the address replies come from. Empty means
+	// reply.DefaultFrom (message@lohisoft.com).
+	From string `toml:"from"`
 }
 
 // CrawlerConfig is the crawler and its schedule.
@@ -312,7 +328,8 @@ func hasPassword(dsn string) bool {
 var settingKeys = []string{
 	"db", "http", "node", "resolver",
 	"mail.imap", "mail.password_file", "mail.insecure", "mail.processed_folder", "mail.review_folder",
-	"mail.authserv_id", "crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
+	"mail.authserv_id", "mail.smtp", "mail.smtp_password_file", "mail.smtp_insecure", "mail.from",
+	"crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
 	"crawler.max_sites_parallel", "crawler.scan_interval", "crawler.allow_private", "crawler.timeout", "crawler.fleet",
 	"crawler.signing_key_file", "crawler.signature_agent", "crawler.signature_validity",
 	"page.url", "page.ips_url", "page.operator", "page.contact", "page.budget", "page.updated",
@@ -339,11 +356,12 @@ func (c *Config) Set(key, value string) error {
 		"mail.processed_folder": &c.Mail.ProcessedFolder, "mail.review_folder": &c.Mail.ReviewFolder,
 		"mail.authserv_id": &c.Mail.AuthservID, "crawler.user_agent": &c.Crawler.UserAgent, "crawler.source_ip": &c.Crawler.SourceIP,
 		"crawler.signing_key_file": &c.Crawler.SigningKeyFile, "crawler.signature_agent": &c.Crawler.SignatureAgent,
+		"mail.smtp": &c.Mail.SMTP, "mail.smtp_password_file": &c.Mail.SMTPPasswordFile, "mail.from": &c.Mail.From,
 		"page.url": &c.Page.URL, "page.ips_url": &c.Page.IPsURL, "page.operator": &c.Page.Operator,
 		"page.contact": &c.Page.Contact,
 	}
 	boolean := map[string]*bool{
-		"mail.insecure": &c.Mail.Insecure, "crawler.enabled": &c.Crawler.Enabled,
+		"mail.insecure": &c.Mail.Insecure, "mail.smtp_insecure": &c.Mail.SMTPInsecure, "crawler.enabled": &c.Crawler.Enabled,
 		"crawler.allow_private": &c.Crawler.AllowPrivate,
 	}
 	dur := map[string]*Duration{
@@ -393,9 +411,18 @@ func (c *Config) Set(key, value string) error {
 	return nil
 }
 
-// ReadSecrets reads the IMAP password from Mail.PasswordFile, when set
-// (its first line). It does I/O.
+// ReadSecrets reads the IMAP password from Mail.PasswordFile and the SMTP
+// password from Mail.SMTPPasswordFile, when set (their first line). It
+// does I/O.
 func (c *Config) ReadSecrets() error {
+	if f := c.Mail.SMTPPasswordFile; f != "" {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return fmt.Errorf("serve: mail.smtp_password_file: %w", err)
+		}
+		line, _, _ := strings.Cut(string(b), "\n")
+		c.Mail.SMTPPassword = strings.TrimRight(line, "\r")
+	}
 	if c.Mail.PasswordFile == "" {
 		return nil
 	}
@@ -406,6 +433,32 @@ func (c *Config) ReadSecrets() error {
 	line, _, _ := strings.Cut(string(b), "\n")
 	c.Mail.Password = strings.TrimRight(line, "\r")
 	return nil
+}
+
+// SMTPSender returns the SMTP sender of mail.smtp, or nil when it is
+// empty, or why it cannot be used. It does no I/O.
+func (c *Config) SMTPSender() (*reply.SMTP, error) {
+	if c.Mail.SMTP == "" {
+		return nil, nil
+	}
+	m, err := reply.ParseSMTPURL(c.Mail.SMTP)
+	if err != nil {
+		return nil, fmt.Errorf("mail.smtp: %w", err)
+	}
+	if c.Mail.SMTPInsecure && !m.IsLoopback() {
+		return nil, fmt.Errorf("mail.smtp_insecure is only allowed for a server on loopback, not %s", m.Host)
+	}
+	m.Insecure = c.Mail.SMTPInsecure
+	if m.User != "" {
+		if c.Mail.SMTPPassword == "" {
+			return nil, fmt.Errorf("no SMTP password: set mail.smtp_password_file or LOHIBOT_SMTP_PASSWORD")
+		}
+		m.Password = c.Mail.SMTPPassword
+	}
+	if a, err := mail.ParseAddress(c.Mail.From); c.Mail.From != "" && (err != nil || a.Address != c.Mail.From) {
+		return nil, fmt.Errorf("mail.from %q is not a bare email address", c.Mail.From)
+	}
+	return m, nil
 }
 
 // Fleet returns the crawler machines as identity.Crawlers.
@@ -455,6 +508,11 @@ func (c *Config) Validate() error {
 		}
 		if c.Mail.ProcessedFolder == "" || c.Mail.ReviewFolder == "" {
 			add("mail folders must not be empty")
+		}
+	}
+	if c.Mail.SMTP != "" {
+		if _, err := c.SMTPSender(); err != nil {
+			add("%v", err)
 		}
 	}
 	cr := &c.Crawler

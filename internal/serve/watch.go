@@ -2,8 +2,10 @@ package serve
 
 import (
 	"context"
+	"sync"
 
 	"github.com/lohisoft/lohibot/mailbot"
+	"github.com/lohisoft/lohibot/mailbot/reply"
 )
 
 // runWatcher runs the mailbox watcher of the configuration in force until
@@ -15,7 +17,7 @@ func (s *Server) runWatcher(ctx context.Context) {
 		wctx, cancel := context.WithCancel(ctx)
 		var done chan struct{}
 		if cfg.Mail.IMAP != "" {
-			w, err := s.newWatcher(cfg)
+			w, replies, err := s.newWatcher(cfg)
 			if err != nil {
 				// Validate parsed the URL already; this cannot happen.
 				s.log.Error("mailbox watcher not started", "err", err)
@@ -24,9 +26,16 @@ func (s *Server) runWatcher(ctx context.Context) {
 				done = make(chan struct{})
 				go func() {
 					defer close(done)
+					var wg sync.WaitGroup
+					if replies != nil {
+						// Replies go out beside the watcher: a slow mail
+						// server never holds up an exclusion.
+						wg.Go(func() { _ = replies.Run(wctx) })
+					}
 					if err := w.Run(wctx); err != nil {
 						s.log.Error("mailbox watcher stopped", "err", err)
 					}
+					wg.Wait()
 				}()
 			}
 		} else {
@@ -48,13 +57,21 @@ func (s *Server) runWatcher(ctx context.Context) {
 }
 
 // newWatcher returns a watcher applying mail to the daemon's policy and
-// feeding its metrics.
-func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, error) {
+// feeding its metrics, and the replier of mail.smtp (nil without it).
+func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, *reply.Replier, error) {
 	ep, err := mailbot.ParseIMAPURL(cfg.Mail.IMAP)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log, AuthservID: cfg.Mail.AuthservID})
+	sender, err := cfg.SMTPSender()
+	if err != nil {
+		return nil, nil, err
+	}
+	var replies *reply.Replier
+	if sender != nil {
+		replies = reply.New(s.pol.Store(), &reply.Options{From: cfg.Mail.From, Own: []string{ep.Username}, Sender: sender, Logger: s.log})
+	}
+	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log, AuthservID: cfg.Mail.AuthservID, Replies: replies})
 	return mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
 		Password:        cfg.Mail.Password,
@@ -64,7 +81,7 @@ func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, error) {
 		Logger:          s.log,
 		OnState:         s.metrics.ObserveWatchState,
 		OnMessage:       s.onMail,
-	}), nil
+	}), replies, nil
 }
 
 // onMail is the watcher's OnMessage hook.

@@ -266,6 +266,13 @@ var catalog = map[string]map[string]string{
 	"intent_other":     {"en": "other (read by staff)", "it": "altro (letta dal personale)", "da": "andet (læses af personalet)", "hu": "egyéb (munkatárs olvassa)"},
 	"intent_auto":      {"en": "automatic message", "it": "messaggio automatico", "da": "automatisk besked", "hu": "automatikus üzenet"},
 	"no_mail":          {"en": "No email names this site.", "it": "Nessuna e-mail cita questo sito.", "da": "Ingen e-mail nævner dette site.", "hu": "Egyetlen e-mail sem említi ezt a webhelyet."},
+	"replies":          {"en": "Replies sent to the webmaster", "it": "Risposte inviate al webmaster", "da": "Svar sendt til webmasteren", "hu": "A webmesternek küldött válaszok"},
+	"no_replies":       {"en": "No reply was sent about this site.", "it": "Nessuna risposta è stata inviata per questo sito.", "da": "Der er ikke sendt noget svar om dette site.", "hu": "Erről a webhelyről nem küldtünk választ."},
+	"reply_ack":        {"en": "acknowledgement of the exclusion", "it": "conferma dell'esclusione", "da": "bekræftelse af udelukkelsen", "hu": "a kizárás visszaigazolása"},
+	"reply_received":   {"en": "receipt: a person will read it", "it": "ricevuta: la leggerà una persona", "da": "kvittering: et menneske læser den", "hu": "átvételi értesítés: egy munkatárs elolvassa"},
+	"reply_sent":       {"en": "sent", "it": "inviata", "da": "sendt", "hu": "elküldve"},
+	"reply_queued":     {"en": "waiting to be sent", "it": "in attesa di invio", "da": "venter på at blive sendt", "hu": "küldésre vár"},
+	"reply_failed":     {"en": "could not be sent", "it": "non è stato possibile inviarla", "da": "kunne ikke sendes", "hu": "nem sikerült elküldeni"},
 
 	"events":            {"en": "Policy log", "it": "Registro delle decisioni", "da": "Policylog", "hu": "Szabályzati napló"},
 	"col_version":       {"en": "Version", "it": "Versione", "da": "Version", "hu": "Verzió"},

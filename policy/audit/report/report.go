@@ -48,6 +48,9 @@ type Report struct {
 	// Mail lists the emails that name the site, or are the evidence of its
 	// exclusion.
 	Mail []Mail `json:"emails"`
+	// Replies are the replies sent to webmasters about the site
+	// (acknowledgements of its exclusion, receipts), oldest first.
+	Replies []Reply `json:"replies"`
 	// Audit is the verdict of every audit rule on the site's records.
 	Audit []RuleResult `json:"audit"`
 	// Seal is the head of the seal chain when the report was built: the
@@ -259,7 +262,7 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 		o.Now = db.Now
 	}
 	rep := &Report{Site: site, GeneratedAt: o.Now().UTC(), Events: []Event{}, Cycles: []Cycle{}, Robots: []Snapshot{},
-		Pages: []Page{}, Anchors: []Anchor{}, Mail: []Mail{}, Audit: []RuleResult{}}
+		Pages: []Page{}, Anchors: []Anchor{}, Mail: []Mail{}, Replies: []Reply{}, Audit: []RuleResult{}}
 	// The head first: every record it sealed is among those read next.
 	if h, err := store.SealHead(ctx); err == nil {
 		rep.Seal = &SealHead{Hash: h.Hash, Block: h.ID, SealedAt: h.SealedAt.UTC(), Check: "lohibot audit integrity --head " + h.Hash}
@@ -273,6 +276,9 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 		if err := step(ctx, g, rep); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", site, err)
 		}
+	}
+	if err := buildReplies(ctx, store, rep); err != nil {
+		return nil, fmt.Errorf("report: %s: %w", site, err)
 	}
 	if err := buildAudit(ctx, store, rep); err != nil {
 		return nil, fmt.Errorf("report: %s: %w", site, err)

@@ -244,6 +244,14 @@ func WriteText(w io.Writer, r *Report, lang string) error {
 		p("    %s: %s · %s: %s\n", t("read_as"), t("intent_"+m.Intent), t("col_handled"), handled)
 		p("    %s: %s · sha256 %s\n", t("col_msgid"), c(m.MessageID), c(m.Sha256))
 	}
+	p("\n  %s:\n", t("replies"))
+	if len(r.Replies) == 0 {
+		p("    %s\n", t("no_replies"))
+	}
+	for _, rp := range r.Replies {
+		p("    %s UTC · %s (%s) · %s · %s · %s\n", fmtWhen(rp.CreatedAt), t("reply_"+rp.Kind), c(rp.Lang), c(rp.To),
+			t("reply_"+rp.Status), c(rp.MessageID))
+	}
 
 	section("events")
 	if len(r.Events) == 0 {

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/smtptest"
+)
+
+func TestMailImportSMTPUsage(t *testing.T) {
+	dsn := dbtest.DSN(t, "sqlite")
+	pw := filepath.Join(t.TempDir(), "pw")
+	os.WriteFile(pw, []byte("secret\n"), 0o600)
+	msg := mailTestdata("exclude-one.eml")
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"password in URL", nil, []string{"--smtp", "smtp://bot:pw@127.0.0.1:2525"}},
+		{"bad scheme", nil, []string{"--smtp", "http://bot@127.0.0.1:2525"}},
+		{"no password", nil, []string{"--smtp", "smtp://bot@127.0.0.1:2525"}},
+		{"missing password file", nil, []string{"--smtp", "smtp://bot@127.0.0.1:2525", "--smtp-password-file", pw + ".missing"}},
+		{"insecure off loopback", []string{"LOHIBOT_SMTP_PASSWORD=x"}, []string{"--smtp", "smtp://bot@smtp.example.com:587", "--insecure"}},
+		{"bad from", []string{"LOHIBOT_SMTP_PASSWORD=x"}, []string{"--smtp", "smtp://bot@127.0.0.1:2525", "--from", "not an address"}},
+		{"password file without smtp", nil, []string{"--smtp-password-file", pw}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := append([]string{"LOHIBOT_DB=" + dsn}, c.env...)
+			r := runCLI(t, env, append([]string{"mail", "import", msg}, c.args...)...)
+			if r.code != 2 || r.stderr == "" {
+				t.Errorf("exit %d, stderr %q; want 2 with a message", r.code, r.stderr)
+			}
+			if strings.Contains(r.stderr, "secret") {
+				t.Errorf("stderr shows the password: %q", r.stderr)
+			}
+		})
+	}
+	// Nothing was imported by the refused runs.
+	r := runCLI(t, []string{"LOHIBOT_DB=" + dsn}, "exclude", "check", "bakery-example.com")
+	if r.code != 0 {
+		t.Errorf("exclude check after refused imports: exit %d, want 0 (not excluded)", r.code)
+	}
+}
+
+func TestMailImportAcknowledges(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		srv := smtptest.New(t, "bot@lohisoft.com", "secret")
+		pw := filepath.Join(t.TempDir(), "pw")
+		os.WriteFile(pw, []byte("secret\n"), 0o600)
+		env := []string{"LOHIBOT_DB=" + dsn}
+		smtpArgs := []string{"--smtp", "smtp://bot%40lohisoft.com@" + srv.Addr, "--smtp-password-file", pw, "--insecure",
+			"--from", "abuse@lohisoft.example"}
+		r := runCLI(t, env, append([]string{"mail", "import", mailTestdata("exclude-one.eml"), mailTestdata("other.eml"),
+			mailTestdata("auto.eml")}, smtpArgs...)...)
+		if r.code != 0 {
+			t.Fatalf("mail import --smtp: exit %d: %s", r.code, r.stderr)
+		}
+		for _, want := range []string{"excluded bakery-example.com; reply ", "queued for review: needs a human reader; reply ",
+			"ignored: automatic mail", "2 replies sent, 0 waiting"} {
+			if !strings.Contains(r.stdout, want) {
+				t.Errorf("mail import --smtp stdout lacks %q:\n%s", want, r.stdout)
+			}
+		}
+		msgs := srv.Messages()
+		if len(msgs) != 2 {
+			t.Fatalf("server got %d messages, want an ack and a received reply", len(msgs))
+		}
+		for _, m := range msgs {
+			if m.From != "abuse@lohisoft.example" || !strings.Contains(string(m.Data), "Auto-Submitted: auto-replied") {
+				t.Errorf("reply from %q:\n%s", m.From, m.Data)
+			}
+		}
+		r = runCLI(t, env, "mail", "import", "--json", mailTestdata("exclude-one.eml"))
+		var dup struct {
+			ID int64 `json:"id"`
+		}
+		if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &dup); err != nil || dup.ID == 0 {
+			t.Fatalf("import again: %q %v", r.stdout, err)
+		}
+		if len(srv.Messages()) != 2 {
+			t.Errorf("a duplicate was answered again")
+		}
+		r = runCLI(t, env, "mail", "show", itoa(dup.ID))
+		if !strings.Contains(r.stdout, "reply (ack, en) to webmaster@bakery-example.com") || !strings.Contains(r.stdout, ": sent") {
+			t.Errorf("mail show lacks the reply:\n%s", r.stdout)
+		}
+		// The site's report lists the acknowledgement.
+		r = runCLI(t, env, "report", "bakery-example.com")
+		if r.code != 0 || !strings.Contains(r.stdout, "Replies sent to the webmaster") ||
+			!strings.Contains(r.stdout, "acknowledgement of the exclusion (en) · webmaster@bakery-example.com · sent") {
+			t.Errorf("report: exit %d\n%s", r.code, r.stdout)
+		}
+		r = runCLI(t, env, "report", "bakery-example.com", "--format", "json")
+		if !strings.Contains(r.stdout, `"replies":[{"mail_id":`) || !strings.Contains(r.stdout, `"kind":"ack"`) {
+			t.Errorf("report --format json lacks the replies: %s", r.stdout)
+		}
+		r = runCLI(t, env, "report", "library-example.org", "--lang", "it")
+		if !strings.Contains(r.stdout, "ricevuta: la leggerà una persona") {
+			t.Errorf("report --lang it lacks the receipt:\n%s", r.stdout)
+		}
+		// Without --smtp nothing is sent, and nothing else changes.
+		r = runCLI(t, env, "mail", "import", mailTestdata("exclude-two.eml"))
+		if r.code != 0 || strings.Contains(r.stdout, "reply") || len(srv.Messages()) != 2 {
+			t.Errorf("import without --smtp: exit %d, stdout %q, %d messages sent", r.code, r.stdout, len(srv.Messages()))
+		}
+	})
+}
