@@ -185,7 +185,7 @@ func newClient(o *Options, l *lookuper) *http.Client {
 		ResponseHeaderTimeout:  2 * step,
 		ExpectContinueTimeout:  time.Second,
 		IdleConnTimeout:        90 * time.Second,
-		MaxIdleConns:           4096,
+		MaxIdleConns:           o.MaxConns,
 		MaxIdleConnsPerHost:    1,
 		MaxConnsPerHost:        1,
 		ForceAttemptHTTP2:      true,

@@ -127,6 +127,10 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	err := c.withTx(ctx, func(tx *wtx) error {
 		_, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
 			status, db.Now(), reason, cy.ID, db.CycleRunning)
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, db.SiteDueSinceSQL, cy.ID, db.Epoch, site)
 		return err
 	})
 	if err != nil {

@@ -5,10 +5,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -81,46 +83,91 @@ func Targets(ctx context.Context, pol *policy.Policy, args []string, all bool) (
 	return out, nil
 }
 
-// Crawl crawls every target, MaxSitesParallel sites at a time, and returns
-// one result per distinct site in target order. It returns ctx's error when
-// interrupted (the results so far are still returned; interrupted cycles
-// are recorded as stopped).
+// Crawl crawls every target and returns one result per distinct site in
+// target order. It returns ctx's error when interrupted (the results so far
+// are still returned; interrupted cycles are recorded as stopped). See
+// CrawlEach for how many sites are crawled at once.
 func (c *Crawler) Crawl(ctx context.Context, targets []Target) ([]SiteResult, error) {
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	var ts []Target
 	for _, t := range targets {
-		if !seen[t.Site] {
-			seen[t.Site] = true
+		if _, ok := seen[t.Site]; !ok {
+			seen[t.Site] = len(ts)
 			ts = append(ts, t)
 		}
 	}
 	results := make([]SiteResult, len(ts))
+	started := make([]bool, len(ts))
+	err := c.CrawlEach(ctx, withNoError(slices.Values(ts)), func(r SiteResult) {
+		i := seen[r.Site]
+		results[i], started[i] = r, true
+	})
+	// Interrupted: keep the results of the sites taken up, in order.
+	n := len(ts)
+	for n > 0 && !started[n-1] {
+		n--
+	}
+	return results[:n], err
+}
+
+// withNoError turns a sequence into one that never yields an error.
+func withNoError[T any](seq iter.Seq[T]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for v := range seq {
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CrawlEach crawls the sites next yields, in that order, each once (the
+// caller deduplicates), and calls done with each site's result as it
+// finishes (from the site's goroutine; done must be safe for concurrent
+// use). It reads the next target only when a site may start, so a crawl
+// list of any length costs memory only for the sites in progress.
+//
+// Every site in progress runs at once, up to Options.MaxSitesParallel: a
+// site waiting for its host's gap, a Retry-After or a fleet lease parks
+// (it holds no request slot), and what is bounded is what costs: requests
+// in flight (Options.MaxInFlight) and open connections
+// (Options.MaxConns). It blocks until every site taken up has finished,
+// and returns ctx's error when interrupted, or the first error next
+// yields (no site is taken up after it).
+func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], done func(SiteResult)) error {
 	sem := make(chan struct{}, c.opts.MaxSitesParallel)
 	var wg sync.WaitGroup
-	for i, t := range ts {
+	defer wg.Wait()
+	for t, err := range next {
+		if err != nil {
+			wg.Wait()
+			return err
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			results = results[:i]
-			wg.Wait()
-			return results, ctx.Err()
+			return ctx.Err()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		if ctx.Err() != nil {
+			<-sem
+			return ctx.Err()
+		}
+		wg.Go(func() {
 			defer func() { <-sem }()
 			c.stats.sites.Add(1)
 			r := c.crawlSite(ctx, t)
 			c.stats.sitesDone.Add(1)
-			results[i] = r
 			c.log.Info("site done", "site", r.Site, "status", r.Status, "reason", r.Reason, "requests", r.Requests, "pages", r.Pages)
 			if c.opts.OnSite != nil {
 				c.opts.OnSite(r)
 			}
-		}()
+			if done != nil {
+				done(r)
+			}
+		})
 	}
 	wg.Wait()
-	return results, ctx.Err()
+	return ctx.Err()
 }
 
 // item is a URL waiting in a site's frontier.
@@ -514,7 +561,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	if noindex {
 		k.Outcome = "noindex"
 		k.Unindex = u.String()
-		c.noindex.Store(u.String(), true)
+		c.noindex.Add(u.String(), struct{}{})
 	} else {
 		k.Page = &db.Page{URL: u.String(), Site: r.site, Title: p.Title, Description: p.Description,
 			H1: strings.Join(p.H1, "\n"), H2: strings.Join(p.H2, "\n"), H3: strings.Join(p.H3, "\n"),
@@ -535,7 +582,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		if err != nil {
 			continue
 		}
-		if _, isNoindex := c.noindex.Load(l.URL); !noindex && !isNoindex && l.Text != "" {
+		if isNoindex := c.noindex.Contains(l.URL); !noindex && !isNoindex && l.Text != "" {
 			k.Anchors = append(k.Anchors, db.Anchor{FromURL: u.String(), ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt})
 		}
 		if toSite != r.site {

@@ -12,8 +12,8 @@ import (
 // migrations is the ordered, append-only list of schema changes. Its length is
 // the schema version. Never edit or reorder an entry that has been released:
 // add a new one. Each entry is SQL run in one transaction together with the
-// version bump; {{ID}}, {{TIME}}, {{BLOB}} and {{BIGINT}} are replaced by the
-// engine's spelling.
+// version bump; {{ID}}, {{TIME}}, {{BLOB}}, {{BIGINT}} and {{EPOCH}} (1970-01-01 UTC as a
+// time literal) are replaced by the engine's spelling.
 var migrations = []string{
 	// 1: the whole first schema.
 	`
@@ -178,6 +178,19 @@ CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 	// 2: the request log by time alone, for matching a webmaster's access
 	// log (which has no host) against it (crawler/identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
+	// 3: the crawl list at scale (issue 14). sites.due_since is when the
+	// site's recrawl interval started: the start of its last finished
+	// cycle, or the epoch when it was never crawled or its last cycle is
+	// open (running or stopped with budget left), so the due-site scan is
+	// one range of an index however long the list; the last cycle of a
+	// site is found by (site, id).
+	`
+ALTER TABLE sites ADD COLUMN due_since {{TIME}} NOT NULL DEFAULT {{EPOCH}};
+UPDATE sites SET due_since = COALESCE((SELECT CASE WHEN c.status = 'done' OR c.spent >= c.budget THEN c.started_at END
+	FROM crawl_cycles c WHERE c.site = sites.name ORDER BY c.id DESC LIMIT 1), {{EPOCH}});
+CREATE INDEX sites_due ON sites (due_since, name);
+CREATE INDEX crawl_cycles_site_id ON crawl_cycles (site, id);
+`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.
@@ -191,6 +204,7 @@ func (s *Store) expand(sqlText string) string {
 			"{{TIME}}", "TIMESTAMPTZ",
 			"{{BLOB}}", "BYTEA",
 			"{{BIGINT}}", "BIGINT",
+			"{{EPOCH}}", "'1970-01-01 00:00:00+00'",
 		)
 	} else {
 		r = strings.NewReplacer(
@@ -198,6 +212,7 @@ func (s *Store) expand(sqlText string) string {
 			"{{TIME}}", "TIMESTAMP",
 			"{{BLOB}}", "BLOB",
 			"{{BIGINT}}", "INTEGER",
+			"{{EPOCH}}", "'1970-01-01 00:00:00+00:00'", // the driver's time format
 		)
 	}
 	return r.Replace(sqlText)

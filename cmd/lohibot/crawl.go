@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/netip"
 	"os"
@@ -26,6 +27,9 @@ type crawlOptions struct {
 	delay        time.Duration
 	recrawlAfter time.Duration
 	parallel     int
+	inFlight     int
+	conns        int
+	zeroLimit    bool // a limit flag was given as 0
 	allowPrivate bool
 	sourceIP     string
 	node         string
@@ -57,10 +61,15 @@ robots.txt and errors; otherwise one line per site. Ctrl-C stops cleanly: the
 request log and the cycles stay consistent, and an interrupted cycle is taken
 up again (with what is left of its budget) by the next crawl.`,
 		Example: `  lohibot crawl example.com
-  lohibot crawl --all --delay 10s --max-sites-parallel 64
+  lohibot crawl --all --delay 10s
   lohibot crawl https://shop.example.co.uk/start --node crawler1 --source-ip 79.139.58.98
   lohibot crawl --all --db postgres://crawler@db.internal/lohibot --node crawler2`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range []string{"max-sites-parallel", "max-in-flight", "max-conns"} {
+				if v, _ := cmd.Flags().GetInt(name); cmd.Flags().Changed(name) && v == 0 {
+					o.zeroLimit = true
+				}
+			}
 			return runCrawl(cmd.Context(), a, &o, args)
 		},
 	}
@@ -69,7 +78,9 @@ up again (with what is left of its budget) by the next crawl.`,
 	f.DurationVar(&o.delay, "delay", crawler.DefaultDelay, "minimum gap between the end of one request to a host and the start of the next")
 	o.recrawlAfter = crawler.DefaultRecrawlAfter
 	f.Var((*daysDuration)(&o.recrawlAfter), "recrawl-after", "visit a site at most once per this interval (a Go duration, or days: 7d)")
-	f.IntVar(&o.parallel, "max-sites-parallel", crawler.DefaultMaxSitesParallel, "sites crawled at once")
+	f.IntVar(&o.parallel, "max-sites-parallel", 0, "upper bound on the sites crawled at once; it does not set the speed (0: "+strconv.Itoa(crawler.SitesPerCPU)+" per CPU)")
+	f.IntVar(&o.inFlight, "max-in-flight", 0, "requests in flight at once, across all hosts (0: "+strconv.Itoa(crawler.InFlightPerCPU)+" per CPU)")
+	f.IntVar(&o.conns, "max-conns", 0, "idle connections kept open between requests (0: "+strconv.Itoa(crawler.DefaultMaxConns)+", or a quarter of the open-file limit)")
 	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
 	f.StringVar(&o.sourceIP, "source-ip", "", "send requests from this local IPv4 address")
 	f.StringVar(&o.node, "node", "", "this crawler's name in the request log (default: the host name)")
@@ -143,8 +154,8 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return usageErrorf("--delay must be positive")
 	case o.recrawlAfter <= 0:
 		return usageErrorf("--recrawl-after must be positive")
-	case o.parallel < 1:
-		return usageErrorf("--max-sites-parallel must be at least 1")
+	case o.parallel < 0 || o.inFlight < 0 || o.conns < 0 || o.zeroLimit:
+		return usageErrorf("--max-sites-parallel, --max-in-flight and --max-conns must be at least 1 (leave them out for the machine-sized defaults)")
 	case o.timeout <= 0 || o.leaseTTL <= 0:
 		return usageErrorf("--timeout and --lease-ttl must be positive")
 	}
@@ -153,6 +164,7 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return err
 	}
 	copts.Delay, copts.RecrawlAfter, copts.MaxSitesParallel = o.delay, o.recrawlAfter, o.parallel
+	copts.MaxInFlight, copts.MaxConns = o.inFlight, o.conns
 	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
 	level := slog.LevelWarn
 	if o.verbose {
@@ -165,11 +177,36 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return err
 	}
 	defer store.Close()
-	targets, err := crawler.Targets(ctx, p, args, o.all)
-	if err != nil {
-		return err
+	// With --all the crawl list is read a page at a time as sites start,
+	// so a list of any length costs one page of memory.
+	var (
+		targets iter.Seq2[crawler.Target, error]
+		total   int64
+	)
+	if o.all {
+		if total, err = store.CountSites(ctx); err != nil {
+			return err
+		}
+		targets = crawler.Listed(ctx, store)
+	} else {
+		ts, err := crawler.Targets(ctx, p, args, false)
+		if err != nil {
+			return err
+		}
+		total = int64(len(ts))
+		targets = func(yield func(crawler.Target, error) bool) {
+			seen := map[string]bool{}
+			for _, t := range ts {
+				if !seen[t.Site] {
+					seen[t.Site] = true
+					if !yield(t, nil) {
+						return
+					}
+				}
+			}
+		}
 	}
-	if len(targets) == 0 {
+	if total == 0 {
 		// A remark, not data: stdout stays JSON-only with --json.
 		fmt.Fprintln(a.errOut, "nothing to crawl: the crawl list is empty")
 		return nil
@@ -208,7 +245,7 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 			defer t.Stop()
 			for {
 				outMu.Lock()
-				fmt.Fprintf(a.out, "\r\033[K%s", progressLine(c.Stats(), len(targets)))
+				fmt.Fprintf(a.out, "\r\033[K%s", progressLine(c.Stats(), total))
 				outMu.Unlock()
 				select {
 				case <-bctx.Done():
@@ -223,12 +260,24 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 			fmt.Fprintf(a.out, "\r\033[K")
 		}
 	}
-	results, err := c.Crawl(ctx, targets)
+	var (
+		resMu  sync.Mutex // guards sites and refuse
+		sites  int
+		refuse bool // a site failed, or (sites named) was excluded
+	)
+	err = c.CrawlEach(ctx, targets, func(r crawler.SiteResult) {
+		resMu.Lock()
+		defer resMu.Unlock()
+		sites++
+		if r.Status == crawler.SiteFailed || (!o.all && r.Status == crawler.SiteExcluded) {
+			refuse = true
+		}
+	})
 	stopBar()
 	s := c.Stats()
 	if !a.json {
 		fmt.Fprintf(a.out, "%d sites: %d pages, %d requests, %d refused by robots.txt, %d errors\n",
-			len(results), s.Pages, s.Requests, s.RobotsRefused, s.Errors)
+			sites, s.Pages, s.Requests, s.RobotsRefused, s.Errors)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -237,10 +286,8 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		}
 		return err
 	}
-	for _, r := range results {
-		if r.Status == crawler.SiteFailed || (!o.all && r.Status == crawler.SiteExcluded) {
-			return refused
-		}
+	if refuse {
+		return refused
 	}
 	return nil
 }
@@ -257,11 +304,11 @@ func siteLine(r crawler.SiteResult) string {
 	return b.String()
 }
 
-func progressLine(s crawler.Stats, total int) string {
+func progressLine(s crawler.Stats, total int64) string {
 	const width = 24
 	filled := 0
 	if total > 0 {
-		filled = int(s.SitesDone) * width / total
+		filled = int(s.SitesDone * width / total)
 	}
 	return fmt.Sprintf("[%s%s] %d/%d sites · %d pages · %d refused by robots.txt · %d errors",
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), s.SitesDone, total, s.Pages, s.RobotsRefused, s.Errors)
