@@ -196,12 +196,12 @@ func DefaultConfig() *Config {
 			ReviewFolder:    mailbot.DefaultReviewFolder,
 		},
 		Crawler: CrawlerConfig{
-			Enabled:          true,
-			UserAgent:        crawler.UserAgent,
-			Delay:            Duration(crawler.DefaultDelay),
-			RecrawlAfter:     Duration(crawler.DefaultRecrawlAfter),
-			ScanInterval:     Duration(DefaultScanInterval),
-			Timeout:          Duration(crawler.DefaultTimeout),
+			Enabled:      true,
+			UserAgent:    crawler.UserAgent,
+			Delay:        Duration(crawler.DefaultDelay),
+			RecrawlAfter: Duration(crawler.DefaultRecrawlAfter),
+			ScanInterval: Duration(DefaultScanInterval),
+			Timeout:      Duration(crawler.DefaultTimeout),
 		},
 		Page: PageConfig{
 			URL:      DefaultPageURL,
