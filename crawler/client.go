@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
 
@@ -221,7 +222,7 @@ const challengeBody = 64 << 10
 
 // fetch sends one GET and reads what may be read. It never follows
 // redirects and never sends cookies, credentials or a Referer.
-func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *response {
+func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond db.Validators) *response {
 	start := time.Now()
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
@@ -236,6 +237,13 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *res
 		req.Header.Set("Accept", "text/plain, */*;q=0.1")
 	} else {
 		req.Header.Set("Accept", "text/html, application/xhtml+xml;q=0.9, */*;q=0.1")
+	}
+	// A conditional request (RFC 9110 13.1): the version fetched last time.
+	if cond.ETag != "" {
+		req.Header.Set("If-None-Match", cond.ETag)
+	}
+	if cond.LastModified != "" {
+		req.Header.Set("If-Modified-Since", cond.LastModified)
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {

@@ -123,6 +123,12 @@ func (r *exchangeResult) completion() *completion {
 		Bytes: r.resp.Bytes, Duration: r.resp.Duration}
 	if r.resp.Header != nil {
 		k.RetryAfter = r.resp.Header.Get("Retry-After")
+		if r.row.Purpose == db.PurposePage {
+			k.Validators = db.Validators{ETag: clipHeader(r.resp.Header.Get("ETag")), LastModified: clipHeader(r.resp.Header.Get("Last-Modified"))}
+		}
+	}
+	if r.resp.Status == http.StatusNotModified && k.Validators == (db.Validators{}) {
+		k.Validators = r.row.Cond // still the version the page was last fetched in
 	}
 	if r.resp.Err != nil {
 		k.Error = errText(r.resp.Err)
@@ -176,7 +182,7 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 		}
 		return nil, err
 	}
-	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots)
+	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond)
 	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, nil
 }
 
@@ -220,6 +226,15 @@ func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) ti
 		next = end.Add(backoff(hs.gap, res.row.Attempt+1))
 	}
 	return next
+}
+
+// clipHeader bounds a stored validator (an ETag or a date is short; a
+// longer one is not kept, so it is never sent back clipped).
+func clipHeader(v string) string {
+	if len(v) > 256 {
+		return ""
+	}
+	return v
 }
 
 // backoff is gap × 2^n plus up to half as much again at random, at most

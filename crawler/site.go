@@ -45,6 +45,9 @@ type SiteResult struct {
 	Pages         int    `json:"pages"`
 	RobotsRefused int    `json:"robots_refused"`
 	Errors        int    `json:"errors"`
+	// NotModified counts the page requests answered 304 Not Modified (a
+	// conditional recrawl of a page unchanged since the last cycle).
+	NotModified int `json:"not_modified"`
 }
 
 // Targets turns the crawl command's arguments into targets: each SITE
@@ -195,6 +198,9 @@ type siteRun struct {
 	seen   map[string]bool // URLs requested in this cycle
 	left   map[string]string
 	res    *SiteResult
+	// prev holds the validators of the pages of the site's previous
+	// cycle, sent back so that an unchanged page answers 304.
+	prev map[string]db.Validators
 }
 
 func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
@@ -231,6 +237,11 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	res.CycleID = cy.ID
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(cy.Delay), queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
+	if prev, err := c.store.PreviousValidators(ctx, t.Site, cy.ID); err == nil {
+		r.prev = prev
+	} else {
+		c.log.Warn("validators of the last cycle not read: requests are unconditional", "site", t.Site, "err", err)
+	}
 	if cy.Resumed {
 		seen, links, err := c.resumeState(ctx, t.Site, cy)
 		if err == nil {
@@ -394,7 +405,7 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 		}
 		sid := rb.SnapshotID
 		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
-			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line}
+			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line, Cond: r.prev[it.url]}
 		res, err := c.exchange(ctx, hs, row)
 		if err != nil {
 			s, why := stopFor(ctx, err)
@@ -474,6 +485,21 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 			k.Outcome = "retries-exhausted"
 		case !retry:
 			k.Outcome = "server-error"
+		}
+	case st == http.StatusNotModified:
+		// The page is as it was last cycle: its index entry stays, and
+		// its same-site links (as stored then) are followed again.
+		hs.failures = 0
+		k.Outcome = "not-modified"
+		r.res.NotModified++
+		links, err := c.store.SameSiteLinks(ctx, u.String(), r.site)
+		if err != nil {
+			c.log.Warn("links of an unchanged page not read", "url", u.String(), "err", err)
+		}
+		for _, l := range links {
+			if lu, err := url.Parse(l); err == nil && !loginPath.MatchString(lu.EscapedPath()) {
+				r.push(item{url: l})
+			}
 		}
 	case st >= 300 && st < 400:
 		hs.failures = 0

@@ -409,6 +409,7 @@ type reqRow struct {
 	Rule       string
 	Line       int
 	Delay      time.Duration // the gap in force before this request
+	Cond       db.Validators // sent as If-None-Match / If-Modified-Since when set
 
 	// Filled by begin.
 	ID       int64
@@ -533,7 +534,8 @@ type completion struct {
 	RetryNotBefore *time.Time
 	Outcome        string
 	Error          string
-	NextAt         time.Time // when the next request to the host may start
+	NextAt         time.Time     // when the next request to the host may start
+	Validators     db.Validators // the response's ETag and Last-Modified (page requests)
 
 	Page     *db.Page // stored (upserted) when set
 	Unindex  string   // URL removed from the index when set
@@ -557,8 +559,9 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	}
 	return c.withTx(ctx, func(tx *wtx) error {
 		if _, err := tx.exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
-			retry_not_before = ?, outcome = ?, error = ? WHERE id = ?`,
-			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error, k.ID); err != nil {
+			retry_not_before = ?, outcome = ?, error = ?, etag = ?, last_modified = ? WHERE id = ?`,
+			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error,
+			k.Validators.ETag, k.Validators.LastModified, k.ID); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
 		if !k.NextAt.IsZero() {

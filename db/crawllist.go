@@ -142,3 +142,59 @@ func (s *Store) CountSites(ctx context.Context) (int64, error) {
 	}
 	return n, nil
 }
+
+// Validators are what a page response said about its version: its ETag
+// and Last-Modified headers, as received.
+type Validators struct {
+	ETag, LastModified string
+}
+
+// PreviousValidators returns, per URL, the validators of the page requests
+// of site's last cycle before cycle that were answered 200 with an HTML
+// page or 304 (by the indexes crawl_cycles_site_id and requests_cycle).
+func (s *Store) PreviousValidators(ctx context.Context, site string, cycle int64) (map[string]Validators, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT r.url, r.etag, r.last_modified FROM requests r
+		WHERE r.cycle_id = (SELECT MAX(c.id) FROM crawl_cycles c WHERE c.site = ? AND c.id < ?)
+		AND r.purpose = 'page' AND r.status IN (200, 304) AND r.outcome IN ('ok', 'noindex', 'not-modified')
+		AND (r.etag <> '' OR r.last_modified <> '') ORDER BY r.id`), site, cycle)
+	if err != nil {
+		return nil, fmt.Errorf("db: validators: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Validators{}
+	for rows.Next() {
+		var u string
+		var v Validators
+		if err := rows.Scan(&u, &v.ETag, &v.LastModified); err != nil {
+			return nil, fmt.Errorf("db: validators: %w", err)
+		}
+		out[u] = v
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: validators: %w", err)
+	}
+	return out, nil
+}
+
+// SameSiteLinks returns the same-site links stored from the page at url
+// (anchors.to_site = site), in the order they were stored: what a crawl
+// follows from a page that answered 304 Not Modified.
+func (s *Store) SameSiteLinks(ctx context.Context, url, site string) ([]string, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT to_url FROM anchors WHERE from_url = ? AND to_site = ? ORDER BY id`), url, site)
+	if err != nil {
+		return nil, fmt.Errorf("db: links: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("db: links: %w", err)
+		}
+		out = append(out, u)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: links: %w", err)
+	}
+	return out, nil
+}

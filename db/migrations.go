@@ -191,6 +191,13 @@ UPDATE sites SET due_since = COALESCE((SELECT CASE WHEN c.status = 'done' OR c.s
 CREATE INDEX sites_due ON sites (due_since, name);
 CREATE INDEX crawl_cycles_site_id ON crawl_cycles (site, id);
 `,
+	// 4: conditional recrawls (issue 14): a page response's validators,
+	// sent back as If-None-Match / If-Modified-Since in the next cycle.
+	// Response metadata, like retry_after: never page content.
+	`
+ALTER TABLE requests ADD COLUMN etag TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN last_modified TEXT NOT NULL DEFAULT '';
+`,
 }
 
 // SchemaVersion is the schema version this lohibot writes.
