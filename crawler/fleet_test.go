@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // lohibot builds the lohibot binary once per test run.
-func lohibot(t *testing.T) string {
+func lohibot(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "lohibot-bin")
