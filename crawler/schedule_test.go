@@ -195,3 +195,47 @@ func newEnvDSN(t *testing.T, dsn string) *env {
 	t.Cleanup(func() { store.Close() })
 	return &env{web: w, store: store, pol: policy.New(store, nil), dsn: dsn}
 }
+
+// TestBusyCycleHandOut: a second crawler finding a site's cycle lease held
+// by a live crawler learns within about a second of its release that the
+// site is done, instead of waiting out the lease's TTL.
+func TestBusyCycleHandOut(t *testing.T) {
+	ctx := context.Background()
+	e := newEnv(t, "sqlite", &testweb.Options{Plain: 1, PagesPerSite: 4})
+	opts := e.options(t)
+	opts.LeaseTTL = 30 * time.Second
+	c1 := e.crawler(t, opts)
+	opts2 := *opts
+	c2 := e.crawler(t, &opts2)
+	site := e.web.Plain()[0]
+	ts := []crawler.Target{{Site: site.Name, StartURL: site.StartURL}}
+	done := make(chan []crawler.SiteResult, 1)
+	go func() {
+		rs, _ := c1.Crawl(ctx, ts)
+		done <- rs
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		var n int64
+		e.store.DB.Model(&db.HostLease{}).Where("host = ? AND holder = ?", "cycle:"+site.Name, c1.Holder()).Count(&n)
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the first crawler never took the cycle lease")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	rs, err := c2.Crawl(ctx, ts)
+	took := time.Since(start)
+	if err != nil || len(rs) != 1 || rs[0].Status != crawler.SiteSkipped {
+		t.Fatalf("second crawler: %+v, %v; want skipped", rs, err)
+	}
+	if took > 10*time.Second {
+		t.Errorf("second crawler took %s to skip a site under a live lease (TTL %s)", took, opts.LeaseTTL)
+	}
+	if first := <-done; first[0].Status != crawler.SiteCrawled || first[0].Requests == 0 {
+		t.Errorf("first crawler: %+v", first)
+	}
+}

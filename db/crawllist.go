@@ -2,6 +2,8 @@ package db
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -197,4 +199,18 @@ func (s *Store) SameSiteLinks(ctx context.Context, url, site string) ([]string, 
 		return nil, fmt.Errorf("db: links: %w", err)
 	}
 	return out, nil
+}
+
+// LeaseExpiry returns when the lease key in host_leases expires, and
+// whether there is one (a read, outside any transaction).
+func (s *Store) LeaseExpiry(ctx context.Context, key string) (time.Time, bool, error) {
+	var exp time.Time
+	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT expires_at FROM host_leases WHERE host = ?`), key).Scan(&exp)
+	if errors.Is(err, sql.ErrNoRows) {
+		return time.Time{}, false, nil
+	}
+	if err != nil {
+		return time.Time{}, false, fmt.Errorf("db: lease: %w", err)
+	}
+	return exp, true, nil
 }
