@@ -181,9 +181,8 @@ type Crawler struct {
 	pg      bool
 
 	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
-	writeSem   chan struct{} // bounds concurrent write transactions on PostgreSQL
-	writes     chan *writeOp // to the SQLite writer
-	writerDone chan struct{} // closed when the SQLite writer (and its checkpointer) stopped
+	writes     chan *writeOp // to the writers (withTx)
+	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
 	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
 	walLong    atomic.Bool // the WAL is long: the writer should let it start over
@@ -246,13 +245,12 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.lookups = newLookuper(o.Resolver)
 	c.client = newClient(&o, c.lookups)
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
-	c.writeSem = make(chan struct{}, 8)
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopWriter = wcancel
 	if c.pg {
-		close(c.writerDone)
+		c.startPGWriters(wctx, c.writerDone)
 	} else {
 		lc, ck, err := c.openWriter(ctx)
 		if err != nil {
