@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
 
@@ -186,7 +187,7 @@ func newClient(o *Options, l *lookuper) *http.Client {
 		ResponseHeaderTimeout:  2 * step,
 		ExpectContinueTimeout:  time.Second,
 		IdleConnTimeout:        90 * time.Second,
-		MaxIdleConns:           4096,
+		MaxIdleConns:           o.MaxConns,
 		MaxIdleConnsPerHost:    1,
 		MaxConnsPerHost:        1,
 		ForceAttemptHTTP2:      true,
@@ -223,7 +224,7 @@ const challengeBody = 64 << 10
 
 // fetch sends one GET and reads what may be read. It never follows
 // redirects and never sends cookies, credentials or a Referer.
-func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *response {
+func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond db.Validators) *response {
 	start := time.Now()
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
@@ -243,6 +244,13 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool) *res
 		req.Header.Set("Accept", "text/plain, */*;q=0.1")
 	} else {
 		req.Header.Set("Accept", "text/html, application/xhtml+xml;q=0.9, */*;q=0.1")
+	}
+	// A conditional request (RFC 9110 13.1): the version fetched last time.
+	if cond.ETag != "" {
+		req.Header.Set("If-None-Match", cond.ETag)
+	}
+	if cond.LastModified != "" {
+		req.Header.Set("If-Modified-Since", cond.LastModified)
 	}
 	if c.opts.Signer != nil {
 		if r.Stamp, err = c.opts.Signer.Sign(req); err != nil {

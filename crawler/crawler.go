@@ -39,14 +39,22 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"runtime"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
+
+	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
 )
+
+// maxNoindex bounds the noindex URLs a crawler remembers (about 100 bytes
+// each).
+const maxNoindex = 100_000
 
 // User agents the bot page documents. Every request carries one of them.
 const (
@@ -84,11 +92,24 @@ const (
 
 // Defaults of Options.
 const (
-	DefaultDelay            = 5 * time.Second
-	DefaultRecrawlAfter     = 7 * 24 * time.Hour
-	DefaultMaxSitesParallel = 32
-	DefaultTimeout          = 30 * time.Second
-	DefaultLeaseTTL         = 60 * time.Second
+	DefaultDelay        = 5 * time.Second
+	DefaultRecrawlAfter = 7 * 24 * time.Hour
+	DefaultTimeout      = 30 * time.Second
+	DefaultLeaseTTL     = 60 * time.Second
+)
+
+// Machine-sized defaults of Options: what one core can keep busy.
+const (
+	// SitesPerCPU is the default of MaxSitesParallel per CPU: a site
+	// waiting for its gap costs memory (its frontier, a parked goroutine),
+	// not CPU, so at the default delay one core is kept busy by about
+	// this many sites.
+	SitesPerCPU = 10000
+	// InFlightPerCPU is the default of MaxInFlight per CPU.
+	InFlightPerCPU = 256
+	// DefaultMaxConns is the default of MaxConns (lowered to a quarter of
+	// the process's open-file limit when that is smaller).
+	DefaultMaxConns = 1024
 )
 
 // Options configures a Crawler. A nil *Options is the zero value.
@@ -105,9 +126,21 @@ type Options struct {
 	// RecrawlAfter is how long after a cycle started the site may be visited
 	// again. Zero means DefaultRecrawlAfter.
 	RecrawlAfter time.Duration
-	// MaxSitesParallel is how many sites are crawled at once. Zero means
-	// DefaultMaxSitesParallel.
+	// MaxSitesParallel is an upper bound on the sites crawled at once (a
+	// site in progress holds its frontier in memory; a site not yet
+	// started costs nothing). It does not set the speed: a site waiting
+	// for its host's gap, its Retry-After or a fleet lease holds no
+	// request slot. Zero means SitesPerCPU per CPU.
 	MaxSitesParallel int
+	// MaxInFlight bounds the requests in flight at once, across all
+	// hosts (each host has at most one). Zero means InFlightPerCPU per
+	// CPU.
+	MaxInFlight int
+	// MaxConns bounds the connections kept open between requests (idle
+	// keep-alive connections); connections in use are bounded by
+	// MaxInFlight. Zero means DefaultMaxConns, or a quarter of the
+	// process's open-file limit when that is smaller.
+	MaxConns int
 	// AllowPrivate lets the crawler connect to loopback, private and
 	// link-local addresses (tests and the demo). Unspecified, multicast and
 	// broadcast addresses are refused even then.
@@ -152,9 +185,9 @@ type Crawler struct {
 	holder  string // this process's lease holder id: node/pid/random
 	pg      bool
 
-	writeSem   chan struct{} // bounds concurrent write transactions on PostgreSQL
-	writes     chan *writeOp // to the SQLite writer
-	writerDone chan struct{} // closed when the SQLite writer (and its checkpointer) stopped
+	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
+	writes     chan *writeOp // to the writers (withTx)
+	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
 	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
 	walLong    atomic.Bool // the WAL is long: the writer should let it start over
@@ -169,9 +202,10 @@ type Crawler struct {
 	// policy.Verdict), valid while the policy version stays the same.
 	verdicts sync.Map
 
-	// noindex holds the URLs (string → true) this crawler found marked
-	// noindex, so no link text pointing at them is stored afterwards.
-	noindex sync.Map
+	// noindex holds the URLs this crawler found marked noindex (the
+	// newest maxNoindex), so no link text pointing at them is stored
+	// afterwards. It is safe for concurrent use.
+	noindex *lru.Cache[string, struct{}]
 
 	stats struct {
 		sites, sitesDone, pages, requests, robotsRefused, hostsLeft, errors atomic.Int64
@@ -191,47 +225,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	if opts != nil {
 		o = *opts
 	}
-	if o.UserAgent == "" {
-		o.UserAgent = UserAgent
-	}
-	if o.UserAgent != UserAgent && o.UserAgent != UserAgentEmail {
-		return nil, fmt.Errorf("%w: user agent %q: must be %q or %q", ErrBadOptions, o.UserAgent, UserAgent, UserAgentEmail)
-	}
-	if o.Node == "" {
-		o.Node, _ = os.Hostname()
-		if o.Node == "" {
-			o.Node = "crawler"
-		}
-	}
-	if o.Delay < 0 || o.RecrawlAfter < 0 || o.Timeout < 0 || o.LeaseTTL < 0 || o.MaxSitesParallel < 0 {
-		return nil, fmt.Errorf("%w: negative duration or count", ErrBadOptions)
-	}
-	if o.Delay == 0 {
-		o.Delay = DefaultDelay
-	}
-	if o.RecrawlAfter == 0 {
-		o.RecrawlAfter = DefaultRecrawlAfter
-	}
-	if o.MaxSitesParallel == 0 {
-		o.MaxSitesParallel = DefaultMaxSitesParallel
-	}
-	if o.Timeout == 0 {
-		o.Timeout = DefaultTimeout
-	}
-	if o.LeaseTTL == 0 {
-		o.LeaseTTL = DefaultLeaseTTL
-	}
-	if o.LeaseTTL < o.Timeout+time.Second {
-		o.LeaseTTL = o.Timeout + time.Second
-	}
-	if o.SourceIP.IsValid() && !o.SourceIP.Unmap().Is4() {
-		return nil, fmt.Errorf("%w: source address %s is not IPv4", ErrBadOptions, o.SourceIP)
-	}
-	if o.Resolver == nil {
-		o.Resolver = net.DefaultResolver
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
+	if err := o.withDefaults(); err != nil {
+		return nil, err
 	}
 	gate, err := pol.NewGate(ctx)
 	if err != nil {
@@ -254,15 +249,16 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		robots: map[string]*robotsEntry{},
 		hosts:  map[string]*hostState{},
 	}
+	c.noindex, _ = lru.New[string, struct{}](maxNoindex) // fails only for a size < 1
 	c.lookups = newLookuper(o.Resolver)
 	c.client = newClient(&o, c.lookups)
-	c.writeSem = make(chan struct{}, 8)
+	c.inFlight = make(chan struct{}, o.MaxInFlight)
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopWriter = wcancel
 	if c.pg {
-		close(c.writerDone)
+		c.startPGWriters(wctx, c.writerDone)
 	} else {
 		lc, ck, err := c.openWriter(ctx)
 		if err != nil {
@@ -285,6 +281,71 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	return c, nil
 }
 
+// withDefaults checks o and fills in the default of every zero field.
+func (o *Options) withDefaults() error {
+	if o.UserAgent == "" {
+		o.UserAgent = UserAgent
+	}
+	if o.UserAgent != UserAgent && o.UserAgent != UserAgentEmail {
+		return fmt.Errorf("%w: user agent %q: must be %q or %q", ErrBadOptions, o.UserAgent, UserAgent, UserAgentEmail)
+	}
+	if o.Node == "" {
+		o.Node, _ = os.Hostname()
+		if o.Node == "" {
+			o.Node = "crawler"
+		}
+	}
+	if o.Delay < 0 || o.RecrawlAfter < 0 || o.Timeout < 0 || o.LeaseTTL < 0 ||
+		o.MaxSitesParallel < 0 || o.MaxInFlight < 0 || o.MaxConns < 0 {
+		return fmt.Errorf("%w: negative duration or count", ErrBadOptions)
+	}
+	if o.Delay == 0 {
+		o.Delay = DefaultDelay
+	}
+	if o.RecrawlAfter == 0 {
+		o.RecrawlAfter = DefaultRecrawlAfter
+	}
+	if o.MaxSitesParallel == 0 {
+		o.MaxSitesParallel = SitesPerCPU * runtime.GOMAXPROCS(0)
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = InFlightPerCPU * runtime.GOMAXPROCS(0)
+	}
+	if o.MaxConns == 0 {
+		o.MaxConns = defaultMaxConns()
+	}
+	if o.Timeout == 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.LeaseTTL == 0 {
+		o.LeaseTTL = DefaultLeaseTTL
+	}
+	if o.LeaseTTL < o.Timeout+time.Second {
+		o.LeaseTTL = o.Timeout + time.Second
+	}
+	if o.SourceIP.IsValid() && !o.SourceIP.Unmap().Is4() {
+		return fmt.Errorf("%w: source address %s is not IPv4", ErrBadOptions, o.SourceIP)
+	}
+	if o.Resolver == nil {
+		o.Resolver = net.DefaultResolver
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return nil
+}
+
+// defaultMaxConns is DefaultMaxConns, or a quarter of the open-file limit
+// when that is smaller (the rest is for connections in use, the database
+// and the listeners of serve).
+func defaultMaxConns() int {
+	var rl syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &rl); err == nil && rl.Cur > 0 && rl.Cur/4 < DefaultMaxConns {
+		return max(int(rl.Cur/4), 16)
+	}
+	return DefaultMaxConns
+}
+
 // Close stops the heartbeat, releases every lease this crawler still holds
 // and closes idle connections. It blocks until the heartbeat has stopped.
 func (c *Crawler) Close() error {
@@ -299,6 +360,10 @@ func (c *Crawler) Close() error {
 	c.gate.Close()
 	return err
 }
+
+// MaxSitesParallel returns the bound on the sites crawled at once in force
+// (Options.MaxSitesParallel, or its default).
+func (c *Crawler) MaxSitesParallel() int { return c.opts.MaxSitesParallel }
 
 // Holder returns the id this crawler holds leases under.
 func (c *Crawler) Holder() string { return c.holder }

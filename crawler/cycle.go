@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
@@ -38,10 +39,13 @@ func cycleKey(site string) string { return "cycle:" + site }
 // lease expired) before spending its budget. It returns *errSkip when the
 // site was visited recently or another crawler is on it.
 func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
-	// A busy lease is waited for once: if its holder renews it meanwhile,
-	// that crawler is alive and on the site; if not, it died (kill -9, a
-	// lost machine) and its cycle is taken over.
-	var lastBusy time.Time
+	// A busy lease is watched (a read every second or so): when its
+	// holder renews it, that crawler is alive and on the site, and when it
+	// releases it, the site was just crawled (openCycle then says so);
+	// when it expires unrenewed, its holder died (kill -9, a lost machine)
+	// and its cycle is taken over. Either way a fleet's second crawler
+	// learns within one heartbeat that a site is taken, not a lease TTL.
+	var firstBusy time.Time
 	for {
 		_, busy, err := c.acquire(ctx, cycleKey(site), 0)
 		if err != nil {
@@ -50,12 +54,27 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 		if busy.IsZero() {
 			break
 		}
-		if !lastBusy.IsZero() && busy.After(lastBusy) {
+		if !firstBusy.IsZero() && busy.After(firstBusy) {
 			return nil, &errSkip{"another crawler is on it"}
 		}
-		lastBusy = busy
-		if err := sleep(ctx, time.Until(busy)+50*time.Millisecond); err != nil {
-			return nil, err
+		if firstBusy.IsZero() {
+			firstBusy = busy
+		}
+		for {
+			wait := min(time.Until(busy)+50*time.Millisecond, time.Second+time.Duration(rand.Int64N(int64(500*time.Millisecond))))
+			if err := sleep(ctx, wait); err != nil {
+				return nil, err
+			}
+			exp, held, err := c.store.LeaseExpiry(ctx, cycleKey(site))
+			if err != nil {
+				return nil, fmt.Errorf("crawler: %w", err)
+			}
+			if held && exp.After(firstBusy) {
+				return nil, &errSkip{"another crawler is on it"}
+			}
+			if !held || !exp.After(db.Now()) {
+				break // released, or expired: try again
+			}
 		}
 	}
 	cy, err := c.openCycle(ctx, site)
@@ -129,6 +148,10 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	err := c.withTx(ctx, func(tx *wtx) error {
 		_, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
 			status, db.Now(), reason, cy.ID, db.CycleRunning)
+		if err != nil {
+			return err
+		}
+		_, err = tx.exec(ctx, db.SiteDueSinceSQL, cy.ID, db.Epoch, site)
 		return err
 	})
 	if err != nil {

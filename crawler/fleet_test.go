@@ -35,7 +35,7 @@ func TestMain(m *testing.M) {
 }
 
 // lohibot builds the lohibot binary once per test run.
-func lohibot(t *testing.T) string {
+func lohibot(t testing.TB) string {
 	t.Helper()
 	binOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "lohibot-bin")
@@ -106,6 +106,12 @@ func TestFleet(t *testing.T) {
 	t.Logf("requests: %d, nodes: %v", len(hits), nodes)
 	if len(hits) < 50*(crawler.Budget+1) {
 		t.Errorf("server saw %d requests, want every site crawled (%d)", len(hits), 50*(crawler.Budget+1))
+		var cycles []db.CrawlCycle
+		e.store.DB.Where("status <> ? OR spent < budget", db.CycleDone).Find(&cycles)
+		for _, cy := range cycles {
+			t.Logf("cycle %d of %s (%s): %s, %d/%d: %s", cy.ID, cy.Site, cy.Node, cy.Status, cy.Spent, cy.Budget, cy.Reason)
+		}
+		t.Logf("--- a:\n%s\n--- b:\n%s", outA, outB)
 	}
 	checkLogCoversHits(t, e, hits, true)
 	var failed []db.Request

@@ -28,7 +28,7 @@ type env struct {
 	dsn   string
 }
 
-func newEnv(t *testing.T, engine string, wopts *testweb.Options) *env {
+func newEnv(t testing.TB, engine string, wopts *testweb.Options) *env {
 	t.Helper()
 	w, err := testweb.Start(wopts)
 	if err != nil {
@@ -44,7 +44,7 @@ func newEnv(t *testing.T, engine string, wopts *testweb.Options) *env {
 	return &env{web: w, store: store, pol: policy.New(store, nil), dsn: dsn}
 }
 
-func (e *env) options(t *testing.T) *crawler.Options {
+func (e *env) options(t testing.TB) *crawler.Options {
 	t.Helper()
 	res, err := resolver.New(e.web.DNSAddr)
 	if err != nil {

@@ -19,8 +19,9 @@ import (
 // user (a site's crawl, or FetchRobots) holds it at a time: see hostState
 // and leaveHost.
 type hostState struct {
-	host string
-	mu   sync.Mutex // held by the current user, from hostState to leaveHost
+	host  string
+	users int        // users holding or waiting for it; guarded by Crawler.hostsMu
+	mu    sync.Mutex // held by the current user, from hostState to leaveHost
 
 	// The fields below belong to the current user.
 	leased   bool
@@ -38,6 +39,7 @@ func (c *Crawler) hostState(host string) *hostState {
 		hs = &hostState{host: host}
 		c.hosts[host] = hs
 	}
+	hs.users++
 	c.hostsMu.Unlock()
 	hs.mu.Lock()
 	hs.gap = c.opts.Delay
@@ -57,17 +59,25 @@ func (c *Crawler) leaveHost(ctx context.Context, hs *hostState) {
 		hs.leased = false
 	}
 	hs.mu.Unlock()
+	// The last user forgets the host: what the next one needs (next_at)
+	// is in its lease row.
+	c.hostsMu.Lock()
+	if hs.users--; hs.users == 0 {
+		delete(c.hosts, hs.host)
+	}
+	c.hostsMu.Unlock()
 }
 
 // hostSet is the hosts one user (a site's crawl, or FetchRobots) holds.
 type hostSet struct {
-	c     *Crawler
-	m     map[string]*hostState
-	delay time.Duration // the least gap for these hosts (a cycle's delay); 0: the crawler's --delay
+	c       *Crawler
+	m       map[string]*hostState
+	origins map[string]bool // origins whose robots.txt this user put in the crawler's cache
+	delay   time.Duration   // the least gap for these hosts (a cycle's delay); 0: the crawler's --delay
 }
 
 func (c *Crawler) newHostSet(delay time.Duration) *hostSet {
-	return &hostSet{c: c, m: map[string]*hostState{}, delay: delay}
+	return &hostSet{c: c, m: map[string]*hostState{}, origins: map[string]bool{}, delay: delay}
 }
 
 // get returns host's state, taking it on first use.
@@ -84,12 +94,20 @@ func (s *hostSet) get(host string) *hostState {
 // baseGap is the least gap between two requests to one host of the set.
 func (s *hostSet) baseGap() time.Duration { return max(s.c.opts.Delay, s.delay) }
 
-// close gives every host back.
+// close gives every host back, and drops the robots.txt of its origins
+// from the crawler's cache (an origin belongs to one site, and a site is
+// crawled by one user at a time; the snapshot stays in the database).
 func (s *hostSet) close(ctx context.Context) {
 	for _, hs := range s.m {
 		s.c.leaveHost(ctx, hs)
 	}
 	s.m = nil
+	s.c.robotsMu.Lock()
+	for o := range s.origins {
+		delete(s.c.robots, o)
+	}
+	s.c.robotsMu.Unlock()
+	s.origins = nil
 }
 
 // exchangeResult is one request as sent and answered.
@@ -105,6 +123,12 @@ func (r *exchangeResult) completion() *completion {
 		Bytes: r.resp.Bytes, Duration: r.resp.Duration, Stamp: r.resp.Stamp}
 	if r.resp.Header != nil {
 		k.RetryAfter = r.resp.Header.Get("Retry-After")
+		if r.row.Purpose == db.PurposePage {
+			k.Validators = db.Validators{ETag: clipHeader(r.resp.Header.Get("ETag")), LastModified: clipHeader(r.resp.Header.Get("Last-Modified"))}
+		}
+	}
+	if r.resp.Status == http.StatusNotModified && k.Validators == (db.Validators{}) {
+		k.Validators = r.row.Cond // still the version the page was last fetched in
 	}
 	if r.resp.Err != nil {
 		k.Error = errText(r.resp.Err)
@@ -140,6 +164,14 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 	if err := sleep(ctx, time.Until(hs.nextAt)); err != nil {
 		return nil, err
 	}
+	// The host is due: take a request slot (waiting for its gap, above,
+	// held none).
+	select {
+	case c.inFlight <- struct{}{}:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	defer func() { <-c.inFlight }()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -150,7 +182,7 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 		}
 		return nil, err
 	}
-	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots)
+	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond)
 	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, nil
 }
 
@@ -194,6 +226,15 @@ func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) ti
 		next = end.Add(backoff(hs.gap, res.row.Attempt+1))
 	}
 	return next
+}
+
+// clipHeader bounds a stored validator (an ETag or a date is short; a
+// longer one is not kept, so it is never sent back clipped).
+func clipHeader(v string) string {
+	if len(v) > 256 {
+		return ""
+	}
+	return v
 }
 
 // backoff is gap × 2^n plus up to half as much again at random, at most

@@ -105,6 +105,9 @@ func originOf(u *url.URL) string {
 // same politeness, gate and log as pages). cycleID may be nil.
 func (c *Crawler) robotsFor(ctx context.Context, cycleID *int64, site, origin string, hosts *hostSet) (*robotsEntry, error) {
 	now := time.Now()
+	if hosts != nil {
+		hosts.origins[origin] = true
+	}
 	c.robotsMu.Lock()
 	e := c.robots[origin]
 	c.robotsMu.Unlock()
@@ -204,6 +207,7 @@ func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult
 	if err != nil {
 		return nil, err
 	}
+	hosts.origins[origin] = true // bounded cache: forgotten when hosts close
 	c.robotsMu.Lock()
 	c.robots[origin] = e
 	c.robotsMu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -53,6 +54,9 @@ type SiteResult struct {
 	HostsLeft int `json:"hosts_left"`
 	// Errors counts requests that failed or were answered 5xx.
 	Errors int `json:"errors"`
+	// NotModified counts the page requests answered 304 Not Modified (a
+	// conditional recrawl of a page unchanged since the last cycle).
+	NotModified int `json:"not_modified"`
 }
 
 // Targets turns the crawl command's arguments into targets: each SITE
@@ -91,46 +95,91 @@ func Targets(ctx context.Context, pol *policy.Policy, args []string, all bool) (
 	return out, nil
 }
 
-// Crawl crawls every target, MaxSitesParallel sites at a time, and returns
-// one result per distinct site in target order. It returns ctx's error when
-// interrupted (the results so far are still returned; interrupted cycles
-// are recorded as stopped).
+// Crawl crawls every target and returns one result per distinct site in
+// target order. It returns ctx's error when interrupted (the results so far
+// are still returned; interrupted cycles are recorded as stopped). See
+// CrawlEach for how many sites are crawled at once.
 func (c *Crawler) Crawl(ctx context.Context, targets []Target) ([]SiteResult, error) {
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	var ts []Target
 	for _, t := range targets {
-		if !seen[t.Site] {
-			seen[t.Site] = true
+		if _, ok := seen[t.Site]; !ok {
+			seen[t.Site] = len(ts)
 			ts = append(ts, t)
 		}
 	}
 	results := make([]SiteResult, len(ts))
+	started := make([]bool, len(ts))
+	err := c.CrawlEach(ctx, withNoError(slices.Values(ts)), func(r SiteResult) {
+		i := seen[r.Site]
+		results[i], started[i] = r, true
+	})
+	// Interrupted: keep the results of the sites taken up, in order.
+	n := len(ts)
+	for n > 0 && !started[n-1] {
+		n--
+	}
+	return results[:n], err
+}
+
+// withNoError turns a sequence into one that never yields an error.
+func withNoError[T any](seq iter.Seq[T]) iter.Seq2[T, error] {
+	return func(yield func(T, error) bool) {
+		for v := range seq {
+			if !yield(v, nil) {
+				return
+			}
+		}
+	}
+}
+
+// CrawlEach crawls the sites next yields, in that order, each once (the
+// caller deduplicates), and calls done with each site's result as it
+// finishes (from the site's goroutine; done must be safe for concurrent
+// use). It reads the next target only when a site may start, so a crawl
+// list of any length costs memory only for the sites in progress.
+//
+// Every site in progress runs at once, up to Options.MaxSitesParallel: a
+// site waiting for its host's gap, a Retry-After or a fleet lease parks
+// (it holds no request slot), and what is bounded is what costs: requests
+// in flight (Options.MaxInFlight) and open connections
+// (Options.MaxConns). It blocks until every site taken up has finished,
+// and returns ctx's error when interrupted, or the first error next
+// yields (no site is taken up after it).
+func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], done func(SiteResult)) error {
 	sem := make(chan struct{}, c.opts.MaxSitesParallel)
 	var wg sync.WaitGroup
-	for i, t := range ts {
+	defer wg.Wait()
+	for t, err := range next {
+		if err != nil {
+			wg.Wait()
+			return err
+		}
 		select {
 		case sem <- struct{}{}:
 		case <-ctx.Done():
-			results = results[:i]
-			wg.Wait()
-			return results, ctx.Err()
+			return ctx.Err()
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		if ctx.Err() != nil {
+			<-sem
+			return ctx.Err()
+		}
+		wg.Go(func() {
 			defer func() { <-sem }()
 			c.stats.sites.Add(1)
 			r := c.crawlSite(ctx, t)
 			c.stats.sitesDone.Add(1)
-			results[i] = r
 			c.log.Info("site done", "site", r.Site, "status", r.Status, "reason", r.Reason, "requests", r.Requests, "pages", r.Pages)
 			if c.opts.OnSite != nil {
 				c.opts.OnSite(r)
 			}
-		}()
+			if done != nil {
+				done(r)
+			}
+		})
 	}
 	wg.Wait()
-	return results, ctx.Err()
+	return ctx.Err()
 }
 
 // item is a URL waiting in a site's frontier.
@@ -158,6 +207,9 @@ type siteRun struct {
 	seen   map[string]bool // URLs requested in this cycle
 	left   map[string]string
 	res    *SiteResult
+	// prev holds the validators of the pages of the site's previous
+	// cycle, sent back so that an unchanged page answers 304.
+	prev map[string]db.Validators
 }
 
 func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
@@ -199,6 +251,11 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	res.CycleID = cy.ID
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(cy.Delay), queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
+	if prev, err := c.store.PreviousValidators(ctx, t.Site, cy.ID); err == nil {
+		r.prev = prev
+	} else {
+		c.log.Warn("validators of the last cycle not read: requests are unconditional", "site", t.Site, "err", err)
+	}
 	if cy.Resumed {
 		seen, links, err := c.resumeState(ctx, t.Site, cy)
 		if err == nil {
@@ -385,7 +442,7 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 		}
 		sid := rb.SnapshotID
 		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
-			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line}
+			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line, Cond: r.prev[it.url]}
 		res, err := c.exchange(ctx, hs, row)
 		if err != nil {
 			s, why := stopFor(ctx, err)
@@ -467,6 +524,21 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 			k.Outcome = "retries-exhausted"
 		case !retry:
 			k.Outcome = "server-error"
+		}
+	case st == http.StatusNotModified:
+		// The page is as it was last cycle: its index entry stays, and
+		// its same-site links (as stored then) are followed again.
+		hs.failures = 0
+		k.Outcome = "not-modified"
+		r.res.NotModified++
+		links, err := c.store.SameSiteLinks(ctx, u.String(), r.site)
+		if err != nil {
+			c.log.Warn("links of an unchanged page not read", "url", u.String(), "err", err)
+		}
+		for _, l := range links {
+			if lu, err := url.Parse(l); err == nil && !loginPath.MatchString(lu.EscapedPath()) {
+				r.push(item{url: l})
+			}
 		}
 	case st >= 300 && st < 400:
 		hs.failures = 0
@@ -554,7 +626,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	if noindex {
 		k.Outcome = "noindex"
 		k.Unindex = u.String()
-		c.noindex.Store(u.String(), true)
+		c.noindex.Add(u.String(), struct{}{})
 	} else {
 		k.Page = &db.Page{URL: u.String(), Site: r.site, Title: p.Title, Description: p.Description,
 			H1: strings.Join(p.H1, "\n"), H2: strings.Join(p.H2, "\n"), H3: strings.Join(p.H3, "\n"),
@@ -575,7 +647,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		if err != nil {
 			continue
 		}
-		if _, isNoindex := c.noindex.Load(l.URL); !noindex && !isNoindex && l.Text != "" {
+		if isNoindex := c.noindex.Contains(l.URL); !noindex && !isNoindex && l.Text != "" {
 			k.Anchors = append(k.Anchors, db.Anchor{FromURL: u.String(), ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt})
 		}
 		if toSite != r.site {

@@ -81,39 +81,22 @@ func logicalError(err error) bool {
 		errors.Is(err, ErrExcluded) || errors.As(err, &skip)
 }
 
-// withTx runs f in a write transaction. On PostgreSQL at most
-// len(writeSem) such transactions run at once, so the pool is never
-// exhausted. On SQLite, which has one writer at a time anyway, f is handed
-// to the writer goroutine, which commits the work of many callers in one
-// transaction (group commit) with prepared statements; f may then run
-// twice (it must only set its results), when another f of its group failed.
+// withTx runs f in a write transaction: f is handed to a writer goroutine,
+// which commits the work of many callers in one transaction (group
+// commit): on SQLite the one writer, with prepared statements; on
+// PostgreSQL one of pgWriters, each caller in a savepoint (see pgWriter).
+// f may run twice (it must only set its results), when another f of its
+// group failed.
 func (c *Crawler) withTx(ctx context.Context, f func(tx *wtx) error) error {
-	if !c.pg {
-		w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1)}
-		select {
-		case c.writes <- w:
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-c.writerDone:
-			return errWriterStopped
-		}
-		return <-w.done
-	}
+	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1)}
 	select {
-	case c.writeSem <- struct{}{}:
+	case c.writes <- w:
 	case <-ctx.Done():
 		return ctx.Err()
+	case <-c.writerDone:
+		return errWriterStopped
 	}
-	defer func() { <-c.writeSem }()
-	tx, err := c.store.SQL.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := f(&wtx{c: c, tx: tx}); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return <-w.done
 }
 
 // writeOp is one caller's work for the SQLite writer.
@@ -312,7 +295,7 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			got  bool
 			busy time.Time
 		)
-		err = c.withTx(ctx, func(tx *wtx) error {
+		err = c.withLeaseTx(ctx, func(tx *wtx) error {
 			n, err := tx.exec(ctx, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, ?, ?, ?) ON CONFLICT (host) DO NOTHING`,
 				key, c.holder, exp, now)
 			if err != nil {
@@ -371,7 +354,7 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 // release gives a lease back, keeping next_at (raised to nextAt when later)
 // so that the next holder keeps the gap.
 func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
-	return c.withTx(ctx, func(tx *wtx) error {
+	return c.withLeaseTx(ctx, func(tx *wtx) error {
 		now := db.Now()
 		if nextAt.IsZero() {
 			_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, c.holder)
@@ -385,15 +368,24 @@ func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) err
 
 // renewAll pushes back the expiry of every lease this crawler holds.
 func (c *Crawler) renewAll(ctx context.Context) error {
-	return c.withTx(ctx, func(tx *wtx) error {
-		_, err := tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE holder = ?`, db.Now().Add(c.opts.LeaseTTL), c.holder)
+	return c.withLeaseTx(ctx, func(tx *wtx) error {
+		q := `UPDATE host_leases SET expires_at = ? WHERE holder = ?`
+		if c.pg {
+			// Rows a writer's group has locked are passed over (the
+			// completion in that group renews its host's lease itself),
+			// so the heartbeat never waits for, nor deadlocks with, a
+			// group.
+			q = `UPDATE host_leases SET expires_at = ? WHERE host IN
+				(SELECT host FROM host_leases WHERE holder = ? FOR UPDATE SKIP LOCKED)`
+		}
+		_, err := tx.exec(ctx, q, db.Now().Add(c.opts.LeaseTTL), c.holder)
 		return err
 	})
 }
 
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
-	return c.withTx(ctx, func(tx *wtx) error {
+	return c.withLeaseTx(ctx, func(tx *wtx) error {
 		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, db.Now(), c.holder)
 		return err
 	})
@@ -413,6 +405,7 @@ type reqRow struct {
 	Rule       string
 	Line       int
 	Delay      time.Duration // the gap in force before this request
+	Cond       db.Validators // sent as If-None-Match / If-Modified-Since when set
 
 	// Filled by begin.
 	ID       int64
@@ -537,8 +530,9 @@ type completion struct {
 	RetryNotBefore *time.Time
 	Outcome        string
 	Error          string
-	NextAt         time.Time // when the next request to the host may start
-	Stamp          botauth.Stamp
+	NextAt         time.Time     // when the next request to the host may start
+	Stamp          botauth.Stamp // what the request was signed with (Web Bot Auth)
+	Validators     db.Validators // the response's ETag and Last-Modified (page requests)
 
 	Page     *db.Page // stored (upserted) when set
 	Unindex  string   // URL removed from the index when set
@@ -566,14 +560,15 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 			sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
 		}
 		if _, err := tx.exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
-			retry_not_before = ?, outcome = ?, error = ?, sig_keyid = ?, sig_created = ?, sig_expires = ? WHERE id = ? AND completed_at IS NULL`,
+			retry_not_before = ?, outcome = ?, error = ?, sig_keyid = ?, sig_created = ?, sig_expires = ?, etag = ?, last_modified = ?
+			WHERE id = ? AND completed_at IS NULL`,
 			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error,
-			k.Stamp.KeyID, sigCreated, sigExpires, k.ID); err != nil {
+			k.Stamp.KeyID, sigCreated, sigExpires, k.Validators.ETag, k.Validators.LastModified, k.ID); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
 		if !k.NextAt.IsZero() {
-			if _, err := tx.exec(ctx, `UPDATE host_leases SET next_at = ? WHERE host = ? AND holder = ?`,
-				k.NextAt.UTC().Truncate(time.Microsecond), k.Host, c.holder); err != nil {
+			if _, err := tx.exec(ctx, `UPDATE host_leases SET next_at = ?, expires_at = ? WHERE host = ? AND holder = ?`,
+				k.NextAt.UTC().Truncate(time.Microsecond), db.Now().Add(c.opts.LeaseTTL), k.Host, c.holder); err != nil {
 				return fmt.Errorf("crawler: lease: %w", err)
 			}
 		}

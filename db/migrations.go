@@ -12,8 +12,8 @@ import (
 // migrations is the ordered, append-only list of schema changes. Its length is
 // the schema version. Never edit or reorder an entry that has been released:
 // add a new one. Each entry is SQL run in one transaction together with the
-// version bump; {{ID}}, {{TIME}}, {{BLOB}} and {{BIGINT}} are replaced by the
-// engine's spelling.
+// version bump; {{ID}}, {{TIME}}, {{BLOB}}, {{BIGINT}} and {{EPOCH}} (1970-01-01 UTC as a
+// time literal) are replaced by the engine's spelling.
 var migrations = []string{
 	// 1: the whole first schema.
 	`
@@ -244,7 +244,27 @@ CREATE INDEX mail_replies_mail ON mail_replies (mail_id);
 CREATE INDEX mail_replies_recipient ON mail_replies (recipient, created_at);
 CREATE INDEX mail_replies_due ON mail_replies (status, next_attempt_at);
 `,
-	// 8: tamper-evident records (db/seal.go): a chain of seal blocks, and
+	// 8: the crawl list at scale (issue 14). sites.due_since is when the
+	// site's recrawl interval started: the start of its last finished
+	// cycle, or the epoch when it was never crawled or its last cycle is
+	// open (running or stopped with budget left), so the due-site scan is
+	// one range of an index however long the list; the last cycle of a
+	// site is found by (site, id).
+	`
+ALTER TABLE sites ADD COLUMN due_since {{TIME}} NOT NULL DEFAULT {{EPOCH}};
+UPDATE sites SET due_since = COALESCE((SELECT CASE WHEN c.status = 'done' OR c.spent >= c.budget THEN c.started_at END
+	FROM crawl_cycles c WHERE c.site = sites.name ORDER BY c.id DESC LIMIT 1), {{EPOCH}});
+CREATE INDEX sites_due ON sites (due_since, name);
+CREATE INDEX crawl_cycles_site_id ON crawl_cycles (site, id);
+`,
+	// 9: conditional recrawls (issue 14): a page response's validators,
+	// sent back as If-None-Match / If-Modified-Since in the next cycle.
+	// Response metadata, like retry_after: never page content.
+	`
+ALTER TABLE requests ADD COLUMN etag TEXT NOT NULL DEFAULT '';
+ALTER TABLE requests ADD COLUMN last_modified TEXT NOT NULL DEFAULT '';
+`,
+	// 10: tamper-evident records (db/seal.go): a chain of seal blocks, and
 	// the hash of every sealed row with the block that sealed it. Open
 	// seals the rows already there, in id order, right after this step.
 	`
@@ -269,7 +289,7 @@ CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 }
 
 // sealMigration is the schema version that added the seal tables.
-const sealMigration = 8
+const sealMigration = 10
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)
@@ -282,6 +302,7 @@ func (s *Store) expand(sqlText string) string {
 			"{{TIME}}", "TIMESTAMPTZ",
 			"{{BLOB}}", "BYTEA",
 			"{{BIGINT}}", "BIGINT",
+			"{{EPOCH}}", "'1970-01-01 00:00:00+00'",
 		)
 	} else {
 		r = strings.NewReplacer(
@@ -289,6 +310,7 @@ func (s *Store) expand(sqlText string) string {
 			"{{TIME}}", "TIMESTAMP",
 			"{{BLOB}}", "BLOB",
 			"{{BIGINT}}", "INTEGER",
+			"{{EPOCH}}", "'1970-01-01 00:00:00+00:00'", // the driver's time format
 		)
 	}
 	return r.Replace(sqlText)

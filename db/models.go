@@ -182,6 +182,8 @@ type Request struct {
 	Bytes            int64
 	DurationMS       int64
 	RetryAfter       string     // the raw Retry-After header
+	ETag             string     `gorm:"column:etag"` // the response's ETag (page requests), sent back as If-None-Match
+	LastModified     string     // the response's Last-Modified (page requests), sent back as If-Modified-Since
 	RetryNotBefore   *time.Time // when the next request to the host may start, per Retry-After
 	Outcome          string     // ok, redirect, retry, auth, challenge, noindex, error, refused, ...
 	Error            string

@@ -183,3 +183,26 @@ func startURL(in, site string) string {
 	}
 	return u.String()
 }
+
+// EachSite calls f with every site of the crawl list, by name, reading the
+// list a page at a time, so that a list of any length costs one page of
+// memory. It stops at f's first error and returns it.
+func (p *Policy) EachSite(ctx context.Context, f func(ListedSite) error) error {
+	const page = 1000
+	after := ""
+	for {
+		sites, err := p.store.SitesAfter(ctx, after, page)
+		if err != nil {
+			return fmt.Errorf("policy: list sites: %w", err)
+		}
+		for _, s := range sites {
+			if err := f(ListedSite{Site: s.Site, Excluded: s.Excluded}); err != nil {
+				return err
+			}
+		}
+		if len(sites) < page {
+			return nil
+		}
+		after = sites[len(sites)-1].Name
+	}
+}

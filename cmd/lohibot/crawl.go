@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"log/slog"
 	"net/netip"
 	"net/url"
@@ -30,6 +31,9 @@ type crawlOptions struct {
 	delay        time.Duration
 	recrawlAfter time.Duration
 	parallel     int
+	inFlight     int
+	conns        int
+	zeroLimit    bool // a limit flag was given as 0
 	allowPrivate bool
 	sourceIP     string
 	node         string
@@ -63,10 +67,15 @@ robots.txt and errors; otherwise one line per site. Ctrl-C stops cleanly: the
 request log and the cycles stay consistent, and an interrupted cycle is taken
 up again (with what is left of its budget) by the next crawl.`,
 		Example: `  lohibot crawl example.com
-  lohibot crawl --all --delay 10s --max-sites-parallel 64
+  lohibot crawl --all --delay 10s
   lohibot crawl https://shop.example.co.uk/start --node crawler1 --source-ip 79.139.58.98
   lohibot crawl --all --db postgres://crawler@db.internal/lohibot --node crawler2`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range []string{"max-sites-parallel", "max-in-flight", "max-conns"} {
+				if v, _ := cmd.Flags().GetInt(name); cmd.Flags().Changed(name) && v == 0 {
+					o.zeroLimit = true
+				}
+			}
 			return runCrawl(cmd.Context(), a, &o, args)
 		},
 	}
@@ -75,7 +84,9 @@ up again (with what is left of its budget) by the next crawl.`,
 	f.DurationVar(&o.delay, "delay", crawler.DefaultDelay, "minimum gap between the end of one request to a host and the start of the next")
 	o.recrawlAfter = crawler.DefaultRecrawlAfter
 	f.Var((*daysDuration)(&o.recrawlAfter), "recrawl-after", "visit a site at most once per this interval (a Go duration, or days: 7d)")
-	f.IntVar(&o.parallel, "max-sites-parallel", crawler.DefaultMaxSitesParallel, "sites crawled at once")
+	f.IntVar(&o.parallel, "max-sites-parallel", 0, "upper bound on the sites crawled at once; it does not set the speed (0: "+strconv.Itoa(crawler.SitesPerCPU)+" per CPU)")
+	f.IntVar(&o.inFlight, "max-in-flight", 0, "requests in flight at once, across all hosts (0: "+strconv.Itoa(crawler.InFlightPerCPU)+" per CPU)")
+	f.IntVar(&o.conns, "max-conns", 0, "idle connections kept open between requests (0: "+strconv.Itoa(crawler.DefaultMaxConns)+", or a quarter of the open-file limit)")
 	f.BoolVar(&o.allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
 	f.StringVar(&o.sourceIP, "source-ip", "", "send requests from this local IPv4 address")
 	f.StringVar(&o.node, "node", "", "this crawler's name in the request log (default: the host name)")
@@ -156,8 +167,8 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	if o.recrawlAfter <= 0 {
 		bad = append(bad, "--recrawl-after must be positive")
 	}
-	if o.parallel < 1 {
-		bad = append(bad, "--max-sites-parallel must be at least 1")
+	if o.parallel < 0 || o.inFlight < 0 || o.conns < 0 || o.zeroLimit {
+		bad = append(bad, "--max-sites-parallel, --max-in-flight and --max-conns must be at least 1 (leave them out for the machine-sized defaults)")
 	}
 	if o.timeout <= 0 || o.leaseTTL <= 0 {
 		bad = append(bad, "--timeout and --lease-ttl must be positive")
@@ -181,6 +192,7 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return err
 	}
 	copts.Delay, copts.RecrawlAfter, copts.MaxSitesParallel = o.delay, o.recrawlAfter, o.parallel
+	copts.MaxInFlight, copts.MaxConns = o.inFlight, o.conns
 	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
 	if o.signingKey != "" {
 		key, err := botauth.ReadPrivateKey(o.signingKey)
@@ -204,11 +216,36 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return err
 	}
 	defer store.Close()
-	targets, err := crawler.Targets(ctx, p, args, o.all)
-	if err != nil {
-		return err
+	// With --all the crawl list is read a page at a time as sites start,
+	// so a list of any length costs one page of memory.
+	var (
+		targets iter.Seq2[crawler.Target, error]
+		total   int64
+	)
+	if o.all {
+		if total, err = store.CountSites(ctx); err != nil {
+			return err
+		}
+		targets = crawler.Listed(ctx, store)
+	} else {
+		ts, err := crawler.Targets(ctx, p, args, false)
+		if err != nil {
+			return err
+		}
+		total = int64(len(ts))
+		targets = func(yield func(crawler.Target, error) bool) {
+			seen := map[string]bool{}
+			for _, t := range ts {
+				if !seen[t.Site] {
+					seen[t.Site] = true
+					if !yield(t, nil) {
+						return
+					}
+				}
+			}
+		}
 	}
-	if len(targets) == 0 {
+	if total == 0 {
 		// A remark, not data: stdout stays JSON-only with --json.
 		fmt.Fprintln(a.errOut, "nothing to crawl: the crawl list is empty")
 		return nil
@@ -247,7 +284,7 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 			defer t.Stop()
 			for {
 				outMu.Lock()
-				fmt.Fprintf(a.out, "\r\033[K%s", progressLine(c.Stats(), len(targets)))
+				fmt.Fprintf(a.out, "\r\033[K%s", progressLine(c.Stats(), total))
 				outMu.Unlock()
 				select {
 				case <-bctx.Done():
@@ -262,19 +299,30 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 			fmt.Fprintf(a.out, "\r\033[K")
 		}
 	}
-	results, err := c.Crawl(ctx, targets)
-	stopBar()
-	s := c.Stats()
-	nothing, pages := 0, 0
-	for _, r := range results {
+	var (
+		resMu   sync.Mutex // guards sites, nothing, pages and refuse
+		sites   int
+		nothing int  // sites where nothing was fetched
+		pages   int  // pages fetched over all sites
+		refuse  bool // a site failed, or (sites named) was excluded
+	)
+	err = c.CrawlEach(ctx, targets, func(r crawler.SiteResult) {
+		resMu.Lock()
+		defer resMu.Unlock()
+		sites++
 		pages += r.Pages
 		if r.Status == crawler.SiteNothingFetched {
 			nothing++
 		}
-	}
+		if r.Status == crawler.SiteFailed || (!o.all && r.Status == crawler.SiteExcluded) {
+			refuse = true
+		}
+	})
+	stopBar()
+	s := c.Stats()
 	if !a.json {
 		fmt.Fprintf(a.out, "%d %s (%d with nothing fetched): %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
-			len(results), plural(len(results), "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"),
+			sites, plural(sites, "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"),
 			s.Requests, plural(s.Requests, "request", "requests"), s.RobotsRefused, s.HostsLeft, plural(s.HostsLeft, "host", "hosts"),
 			s.Errors, plural(s.Errors, "error", "errors"))
 	}
@@ -285,10 +333,8 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		}
 		return err
 	}
-	for _, r := range results {
-		if r.Status == crawler.SiteFailed || (!o.all && r.Status == crawler.SiteExcluded) {
-			return refused
-		}
+	if refuse {
+		return refused
 	}
 	// A run that tried and got not a single page did not crawl.
 	if nothing > 0 && pages == 0 {
@@ -314,11 +360,11 @@ func siteLine(r crawler.SiteResult) string {
 	return b.String()
 }
 
-func progressLine(s crawler.Stats, total int) string {
+func progressLine(s crawler.Stats, total int64) string {
 	const width = 24
 	filled := 0
 	if total > 0 {
-		filled = int(s.SitesDone) * width / total
+		filled = int(s.SitesDone * width / total)
 	}
 	return fmt.Sprintf("[%s%s] %d/%d sites · %d pages · %d refused by robots.txt · %d errors",
 		strings.Repeat("#", filled), strings.Repeat(".", width-filled), s.SitesDone, total, s.Pages, s.RobotsRefused, s.Errors)

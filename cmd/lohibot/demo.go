@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/internal/demo"
 )
 
@@ -76,7 +77,7 @@ func runDemo(ctx context.Context, a *app, o *demoOptions, dsn string) error {
 		Dir:      o.dir,
 		Keep:     o.keep || o.dir != "",
 		Delay:    o.delay,
-		Progress: progressLine,
+		Progress: func(s crawler.Stats, sites int) string { return progressLine(s, int64(sites)) },
 		Terminal: isTerminal(a.out),
 		Command:  selfCommand(),
 	})

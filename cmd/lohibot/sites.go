@@ -155,24 +155,18 @@ func newSitesListCmd(a *app) *cobra.Command {
 				return err
 			}
 			defer store.Close()
-			sites, err := p.Sites(ctx)
-			if err != nil {
-				return err
-			}
-			for _, s := range sites {
+			// A page of the list at a time: the output streams.
+			return p.EachSite(ctx, func(s policy.ListedSite) error {
 				if a.json {
-					if err := a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: s.Excluded}); err != nil {
-						return err
-					}
-					continue
+					return a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: s.Excluded})
 				}
 				status := ""
 				if s.Excluded {
 					status = "\t(excluded)"
 				}
-				fmt.Fprintf(a.out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
-			}
-			return nil
+				_, err := fmt.Fprintf(a.out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
+				return err
+			})
 		},
 	}
 }

@@ -138,6 +138,78 @@ var figures = []Figure{
 		Peer: `^BenchmarkCrawl/colly$`, PeerName: "Colly",
 	},
 	{
+		Name: "crawl 200 × 25 @ 200 ms, default settings", Target: "≤ 1.10 × bound, ≤ Colly (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlScale/200x25@200ms/lohibot$`,
+		Value: []Metric{{"x-bound", nil}}, Unit: "x", Pass: atMost(1.10),
+	},
+	{
+		Name: "crawl 200 × 25 @ 200 ms vs Colly v2", Target: "≤ Colly (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlScale/200x25@200ms/lohibot$`,
+		Value: []Metric{{"s/crawl", nil}}, Unit: "s", RatioGoal: true,
+		Peer: `^BenchmarkCrawlScale/200x25@200ms/colly$`, PeerName: "Colly",
+	},
+	{
+		Name: "crawl 3,000 × 25 @ 1 s, default settings", Target: "≤ 1.15 × bound (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlScale/3000x25@1s/lohibot$`,
+		Value: []Metric{{"x-bound", nil}}, Unit: "x", Pass: atMost(1.15),
+	},
+	{
+		Name: "crawl 3,000 × 25 @ 1 s vs Colly v2", Target: "≤ Colly (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlScale/3000x25@1s/lohibot$`,
+		Value: []Metric{{"s/crawl", nil}}, Unit: "s", RatioGoal: true,
+		Peer: `^BenchmarkCrawlScale/3000x25@1s/colly$`, PeerName: "Colly",
+	},
+	{
+		Name: "crawl 8,000 × 25 @ 5 s (default delay)", Target: "≤ 1.10 × bound (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlScaleDefaultDelay/lohibot$`,
+		Value: []Metric{{"x-bound", nil}}, Unit: "x", Pass: atMost(1.10),
+	},
+	{
+		Name: "crawl 8,000 × 25 @ 5 s, peak RSS (with the local web)", Target: "< 250 MB (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlScaleDefaultDelay/lohibot$`,
+		Value: []Metric{rssMB}, Unit: "MB", Pass: below(250),
+	},
+	{
+		Name: "due-site scan, 1M sites / 20M requests (SQLite)", Target: "< 1 s (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlList/sqlite$`,
+		Value: []Metric{{"scan-s", nil}}, Unit: "s", Pass: below(1),
+	},
+	{
+		Name: "report SITE, 1M sites / 20M requests (SQLite)", Target: "< 1 s (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlList/sqlite$`,
+		Value: []Metric{{"report-s", nil}}, Unit: "s", Pass: below(1),
+	},
+	{
+		Name: "audit SITE, 1M sites / 20M requests (SQLite)", Target: "< 1 s (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlList/sqlite$`,
+		Value: []Metric{{"audit-s", nil}}, Unit: "s", Pass: below(1),
+	},
+	{
+		Name: "due-site scan, 1M sites / 20M requests (PostgreSQL)", Target: "< 1 s (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlList/postgres$`,
+		Value: []Metric{{"scan-s", nil}}, Unit: "s", Pass: below(1),
+	},
+	{
+		Name: "report SITE, 1M sites / 20M requests (PostgreSQL)", Target: "< 1 s (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlList/postgres$`,
+		Value: []Metric{{"report-s", nil}}, Unit: "s", Pass: below(1),
+	},
+	{
+		Name: "audit SITE, 1M sites / 20M requests (PostgreSQL)", Target: "< 1 s (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlList/postgres$`,
+		Value: []Metric{{"audit-s", nil}}, Unit: "s", Pass: below(1),
+	},
+	{
+		Name: "crawl 1,000 × 25 @ 1 s on PostgreSQL, one crawler", Target: "≤ 1.25 × bound (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlFleet/one$`,
+		Value: []Metric{{"x-bound", nil}}, Unit: "x", Pass: atMost(1.25),
+	},
+	{
+		Name: "crawl 1,000 × 25 @ 1 s on PostgreSQL, two crawlers", Target: "≤ 1.25 × bound (#14)",
+		Pkg: "crawler", Ours: `^BenchmarkCrawlFleet/two$`,
+		Value: []Metric{{"x-bound", nil}}, Unit: "x", Pass: atMost(1.25),
+	},
+	{
 		Name: "audit of 1,000,000 request rows (SQLite)", Target: "< 20 s (#6)",
 		Pkg: "policy/audit", Ours: `^BenchmarkAuditMillion$`,
 		Value: []Metric{{"s/audit", nil}, nsToS}, Unit: "s", Pass: below(20),

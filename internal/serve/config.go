@@ -103,8 +103,10 @@ type CrawlerConfig struct {
 	// RecrawlAfter is how long after a cycle started a site is crawled
 	// again. Default crawler.DefaultRecrawlAfter.
 	RecrawlAfter Duration `toml:"recrawl_after"`
-	// MaxSitesParallel is how many sites are crawled at once. Default
-	// crawler.DefaultMaxSitesParallel.
+	// MaxSitesParallel is an upper bound on the sites crawled at once (it
+	// does not set the speed: a site waiting for its gap holds no request
+	// slot). Zero (the default) means the crawler's machine-sized default,
+	// crawler.SitesPerCPU per CPU.
 	MaxSitesParallel int `toml:"max_sites_parallel"`
 	// ScanInterval is how often the crawl list is searched for sites that
 	// are due. Default one minute.
@@ -238,14 +240,13 @@ func DefaultConfig() *Config {
 			ReviewFolder:    mailbot.DefaultReviewFolder,
 		},
 		Crawler: CrawlerConfig{
-			Enabled:          true,
-			UserAgent:        crawler.UserAgent,
-			Delay:            Duration(crawler.DefaultDelay),
-			RecrawlAfter:     Duration(crawler.DefaultRecrawlAfter),
-			MaxSitesParallel: crawler.DefaultMaxSitesParallel,
-			ScanInterval:     Duration(DefaultScanInterval),
-			Timeout:          Duration(crawler.DefaultTimeout),
-			SignatureAgent:   botauth.DefaultAgent,
+			Enabled:        true,
+			UserAgent:      crawler.UserAgent,
+			Delay:          Duration(crawler.DefaultDelay),
+			RecrawlAfter:   Duration(crawler.DefaultRecrawlAfter),
+			ScanInterval:   Duration(DefaultScanInterval),
+			Timeout:        Duration(crawler.DefaultTimeout),
+			SignatureAgent: botauth.DefaultAgent,
 
 			SignatureValidity: Duration(botauth.DefaultValidity),
 		},
@@ -522,8 +523,8 @@ func (c *Config) Validate() error {
 	if cr.Delay <= 0 || cr.RecrawlAfter <= 0 || cr.ScanInterval <= 0 || cr.Timeout <= 0 {
 		add("crawler durations must be positive")
 	}
-	if cr.MaxSitesParallel < 1 {
-		add("crawler.max_sites_parallel must be at least 1")
+	if cr.MaxSitesParallel < 0 {
+		add("crawler.max_sites_parallel must not be negative (0: the default)")
 	}
 	fleet, err := c.Fleet()
 	if err != nil {

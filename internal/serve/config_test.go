@@ -210,7 +210,7 @@ func TestValidate(t *testing.T) {
 		}, "only allowed for a server on loopback"},
 		{"bad imap url", func(c *serve.Config) { c.Mail.IMAP, c.Mail.Password = "http://imap/", "x" }, "mail.imap"},
 		{"bad http", func(c *serve.Config) { c.HTTP = "8080" }, "http"},
-		{"zero parallel", func(c *serve.Config) { c.Crawler.MaxSitesParallel = 0 }, "max_sites_parallel"},
+		{"negative parallel", func(c *serve.Config) { c.Crawler.MaxSitesParallel = -1 }, "max_sites_parallel"},
 		{"negative delay", func(c *serve.Config) { c.Crawler.Delay = -1 }, "durations must be positive"},
 		{"contact not an address", func(c *serve.Config) { c.Page.Contact = "write to us" }, "contact"},
 		{"page url relative", func(c *serve.Config) { c.Page.URL = "/bot" }, "page URL"},

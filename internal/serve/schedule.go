@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"slices"
 	"sync"
 	"time"
 
@@ -75,7 +74,7 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config, retired *sync
 		}
 	}
 	finished := make(chan struct{}, 1)
-	backlog := false // the last scan found more due sites than free slots
+	backlog := false // the last scan filled every free slot: more sites may be due
 	scan := time.NewTimer(0)
 	defer scan.Stop()
 	for {
@@ -92,14 +91,14 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config, retired *sync
 				continue
 			}
 		}
-		due, err := s.dueSites(crawlCtx, cfg, c.Holder())
+		due, full, err := s.dueSites(crawlCtx, c)
 		if err != nil && ctx.Err() == nil {
 			s.log.Error("crawl list not read", "err", err)
 		}
 		s.metrics.sitesDue.Set(float64(len(due)))
 		started := 0
 		for _, t := range due {
-			if !s.claim(t.Site, cfg.Crawler.MaxSitesParallel) {
+			if !s.claim(t.Site, c.MaxSitesParallel()) {
 				break
 			}
 			started++
@@ -111,7 +110,7 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config, retired *sync
 				s.crawlOne(crawlCtx, c, t)
 			})
 		}
-		backlog = started < len(due)
+		backlog = full || started < len(due)
 		scan.Reset(time.Duration(cfg.Crawler.ScanInterval))
 	}
 }
@@ -179,80 +178,25 @@ func (s *Server) countRequests(ctx context.Context, cycle, fromID int64) {
 	}
 }
 
-// dueRow is a listed, not excluded site with its last cycle and its cycle
-// lease.
-type dueRow struct {
-	Name         string
-	StartURL     string
-	CycleID      *int64
-	StartedAt    *time.Time
-	Status       *string
-	LeaseHolder  *string
-	LeaseExpires *time.Time
-}
-
-// dueSites returns the sites of the crawl list that are due, never-crawled
-// ones first, then by the start of their last cycle: not excluded, not
-// being crawled by this process or (per its live cycle lease) by another
-// crawler, and either never crawled, interrupted (a cycle left running or
-// stopped: the crawler resumes it), or last started RecrawlAfter ago or
-// more. The crawler checks all of this again under its lease; this only
-// keeps the scheduler from handing it sites it would skip.
-func (s *Server) dueSites(ctx context.Context, cfg *Config, holder string) ([]crawler.Target, error) {
-	var rows []dueRow
-	err := s.store.DB.WithContext(ctx).Raw(`SELECT s.name AS name, s.start_url AS start_url,
-		c.id AS cycle_id, c.started_at AS started_at, c.status AS status,
-		l.holder AS lease_holder, l.expires_at AS lease_expires
-		FROM sites s
-		LEFT JOIN exclusions e ON e.site = s.name
-		LEFT JOIN crawl_cycles c ON c.id = (SELECT MAX(c2.id) FROM crawl_cycles c2 WHERE c2.site = s.name)
-		LEFT JOIN host_leases l ON l.host = 'cycle:' || s.name
-		WHERE e.site IS NULL`).Scan(&rows).Error
-	if err != nil {
-		return nil, fmt.Errorf("serve: due sites: %w", err)
-	}
-	now := db.Now()
-	recrawl := time.Duration(cfg.Crawler.RecrawlAfter)
+// dueSites returns as many due sites as c may start now (the crawler's
+// rule: crawler.DueSites), passing over those this server is crawling, and
+// whether it found that many (more may be due).
+func (s *Server) dueSites(ctx context.Context, c *crawler.Crawler) (due []crawler.Target, full bool, err error) {
 	s.mu.Lock()
 	running := make(map[string]bool, len(s.running))
 	for k := range s.running {
 		running[k] = true
 	}
 	s.mu.Unlock()
-	var due []dueRow
-	for _, r := range rows {
-		switch {
-		case running[r.Name]:
-		case r.LeaseExpires != nil && r.LeaseExpires.After(now) && r.LeaseHolder != nil && *r.LeaseHolder != holder:
-			// Another crawler of the fleet is on it.
-		case r.CycleID == nil || r.StartedAt == nil:
-			due = append(due, r)
-		case *r.Status == db.CycleRunning || *r.Status == db.CycleStopped:
-			due = append(due, r)
-		case now.Sub(*r.StartedAt) >= recrawl:
-			due = append(due, r)
-		}
+	free := c.MaxSitesParallel() - len(running)
+	if free <= 0 {
+		return nil, true, nil
 	}
-	slices.SortStableFunc(due, func(a, b dueRow) int {
-		switch {
-		case a.StartedAt == nil && b.StartedAt == nil:
-			return 0
-		case a.StartedAt == nil:
-			return -1
-		case b.StartedAt == nil:
-			return 1
-		}
-		return a.StartedAt.Compare(*b.StartedAt)
-	})
-	out := make([]crawler.Target, len(due))
-	for i, r := range due {
-		start := r.StartURL
-		if start == "" {
-			start = "https://" + r.Name + "/"
-		}
-		out[i] = crawler.Target{Site: r.Name, StartURL: start}
+	due, err = c.DueSites(ctx, free, func(site string) bool { return running[site] })
+	if err != nil {
+		return due, false, fmt.Errorf("serve: due sites: %w", err)
 	}
-	return out, nil
+	return due, len(due) == free, nil
 }
 
 // crawlerOptions turns cfg into the crawler's options.

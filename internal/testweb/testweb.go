@@ -103,6 +103,10 @@ type Options struct {
 	// Latency is added before every response (not robots.txt). Zero means
 	// none.
 	Latency time.Duration
+	// Validators makes the plain sites' pages carry an ETag and a
+	// Last-Modified, and answer a request whose If-None-Match matches (or,
+	// without one, whose If-Modified-Since is not older) 304 Not Modified.
+	Validators bool
 }
 
 // Site is one virtual site of the web.
@@ -375,6 +379,10 @@ func (w *Web) doc(rw http.ResponseWriter, status int, title, head, body string) 
 		html.EscapeString(title), html.EscapeString(title), head, html.EscapeString(title), html.EscapeString(w.Canary), body)
 }
 
+// validatorsSince is the Last-Modified of every page when
+// Options.Validators is set.
+const validatorsSince = "Mon, 02 Jan 2006 15:04:05 GMT"
+
 func links(paths ...string) string {
 	var b strings.Builder
 	for _, p := range paths {
@@ -413,6 +421,16 @@ func (w *Web) page(rw *StatusWriter, r *http.Request, host, kind string, n int) 
 		if kind == KindPlain {
 			// Other sites' links feed anchor text only.
 			body += fmt.Sprintf("<a href=\"%s\">friends at %s</a>\n", w.URL("big.test", "/"), "big.test")
+		}
+		if w.opts.Validators {
+			etag := fmt.Sprintf("\"%s-%d\"", host, i)
+			rw.Header().Set("ETag", etag)
+			rw.Header().Set("Last-Modified", validatorsSince)
+			inm, ims := r.Header.Get("If-None-Match"), r.Header.Get("If-Modified-Since")
+			if inm == etag || (inm == "" && ims == validatorsSince) {
+				rw.WriteHeader(http.StatusNotModified)
+				return
+			}
 		}
 		w.doc(rw, 200, fmt.Sprintf("%s page %d", host, i), "", body)
 	case KindRobots:

@@ -1,0 +1,13 @@
+package crawler
+
+// CacheSizes returns how many hosts and robots.txt entries the crawler
+// keeps in memory (tests of the bounded caches).
+func (c *Crawler) CacheSizes() (hosts, robots int) {
+	c.hostsMu.Lock()
+	hosts = len(c.hosts)
+	c.hostsMu.Unlock()
+	c.robotsMu.Lock()
+	robots = len(c.robots)
+	c.robotsMu.Unlock()
+	return hosts, robots
+}

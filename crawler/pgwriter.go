@@ -1,0 +1,138 @@
+package crawler
+
+import (
+	"context"
+	"sync"
+)
+
+// PostgreSQL group commit.
+const (
+	// pgWriters is how many PostgreSQL writer goroutines (and connections)
+	// a crawler runs: groups commit in parallel, each waiting for its own
+	// WAL flush.
+	pgWriters = 4
+	// pgMaxGroup bounds the callers committed together on PostgreSQL:
+	// each has a savepoint, and PostgreSQL keeps the subtransactions of a
+	// transaction cheaply only up to 64.
+	pgMaxGroup = 48
+)
+
+// startPGWriters starts the PostgreSQL writers; done is closed when they
+// have all stopped (after ctx ends).
+func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
+	var wg sync.WaitGroup
+	for range pgWriters {
+		wg.Go(func() { c.pgWriter(ctx) })
+	}
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+}
+
+// pgWriter is a PostgreSQL writer goroutine: it commits the pending work of
+// many callers in one transaction (group commit), as the SQLite writer
+// does, so that a busy crawler pays one WAL flush per group rather than per
+// request. Each caller's work runs inside a savepoint: a logical error
+// (nothing to send: excluded, budget spent, lease lost, a stale policy)
+// undoes that caller's writes only, and a database error undoes the group,
+// whose callers are then run alone, each in its own transaction. A caller
+// is answered only after its group committed, so a request is still logged
+// and its budget slot reserved before it is sent. It stops when ctx ends.
+func (c *Crawler) pgWriter(ctx context.Context) {
+	run := func(ops []*writeOp) error {
+		tx, err := c.store.SQL.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		t := &wtx{c: c, tx: tx}
+		alone := len(ops) == 1
+		results := make([]error, len(ops))
+		for i, op := range ops {
+			if err := op.ctx.Err(); err != nil {
+				results[i] = err
+				continue
+			}
+			if !alone {
+				if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
+					tx.Rollback()
+					return err
+				}
+			}
+			err := op.f(t)
+			switch {
+			case err == nil:
+			case !logicalError(err):
+				tx.Rollback()
+				return err
+			case alone:
+				tx.Rollback()
+				op.done <- err
+				return nil
+			default:
+				if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT op`); err != nil {
+					tx.Rollback()
+					return err
+				}
+				results[i] = err
+			}
+		}
+		if err := tx.Commit(); err != nil {
+			return err
+		}
+		for i, op := range ops {
+			op.done <- results[i]
+		}
+		return nil
+	}
+	for {
+		var ops []*writeOp
+		select {
+		case <-ctx.Done():
+			return
+		case op := <-c.writes:
+			ops = append(ops, op)
+		}
+	drain:
+		for len(ops) < pgMaxGroup {
+			select {
+			case op := <-c.writes:
+				ops = append(ops, op)
+			default:
+				break drain
+			}
+		}
+		if err := run(ops); err != nil {
+			if len(ops) == 1 {
+				ops[0].done <- err
+				continue
+			}
+			// One caller's failure must not fail the others: alone, each.
+			for _, op := range ops {
+				if err := run([]*writeOp{op}); err != nil {
+					op.done <- err
+				}
+			}
+		}
+	}
+}
+
+// withLeaseTx runs f, which takes, renews or gives back leases, in a
+// transaction of its own on PostgreSQL, outside the writers' groups: lease
+// rows are what two crawlers of a fleet contend for, and a group holding
+// one while waiting for another crawler's would hold up (or deadlock with)
+// everything else in it. On SQLite, which has one writer, it is withTx.
+func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx *wtx) error) error {
+	if !c.pg {
+		return c.withTx(ctx, f)
+	}
+	tx, err := c.store.SQL.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := f(&wtx{c: c, tx: tx}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
