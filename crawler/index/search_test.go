@@ -2,9 +2,12 @@ package index_test
 
 import (
 	"context"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot/crawler/extract"
 	"github.com/lohisoft/lohibot/crawler/index"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
@@ -64,4 +67,55 @@ func TestSearch(t *testing.T) {
 			t.Errorf("Search(bakery, limit 1) returned %d results", len(got))
 		}
 	})
+}
+
+// TestSearchFindsWordsAcrossLineBreaks stores what extraction makes of a
+// link and a heading written across a <br> and blocks, as the crawler does,
+// checks the index keeps the words apart and searches a word of each.
+func TestSearchFindsWordsAcrossLineBreaks(t *testing.T) {
+	ctx := context.Background()
+	store, err := db.Open(ctx, dbtest.DSN(t, "sqlite"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	base, _ := url.Parse("https://shop.test/")
+	home, err := extract.Parse(strings.NewReader(`<title>Shop</title><h1>Hello<div>World</div></h1>
+		<a href="/team">Our<br>Team</a><a href="/new"><p>Shop</p><p>Now</p></a>`), "", base, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var texts []string
+	for _, l := range home.Links {
+		texts = append(texts, l.Text)
+	}
+	if strings.Join(texts, "|") != "Our Team|Shop Now" || strings.Join(home.H1, "|") != "Hello World" {
+		t.Errorf("extracted link texts %q, h1 %q; want [Our Team Shop Now], [Hello World]", texts, home.H1)
+	}
+	now := time.Now().UTC()
+	rows := []any{
+		&db.Page{URL: "https://shop.test/", Site: "shop.test", Title: home.Title, H1: strings.Join(home.H1, "\n"), FetchedAt: now},
+		&db.Page{URL: "https://shop.test/team", Site: "shop.test", Title: "People", FetchedAt: now},
+		&db.Page{URL: "https://shop.test/new", Site: "shop.test", Title: "Arrivals", FetchedAt: now},
+	}
+	for _, l := range home.Links {
+		rows = append(rows, &db.Anchor{FromURL: "https://shop.test/", ToURL: l.URL, ToSite: "shop.test", AnchorText: l.Text, SeenAt: now})
+	}
+	for _, r := range rows {
+		if err := store.DB.Create(r).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for query, want := range map[string]string{
+		"team": "https://shop.test/team", "our team": "https://shop.test/team",
+		"now": "https://shop.test/new", "world": "https://shop.test/",
+	} {
+		got, err := index.Search(ctx, store, query, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 1 || got[0].URL != want {
+			t.Errorf("Search(%q) = %+v, want %s", query, got, want)
+		}
+	}
 }
