@@ -39,6 +39,12 @@ type sealTable struct {
 	cols  []string
 	ready string
 	stamp string
+	// order, when set, is a column that grows with id as rows are written
+	// (strictly when strict), on the engines orderOn allows ("" for both):
+	// a row out of that order was inserted or renumbered.
+	order   string
+	strict  bool
+	orderOn Dialect
 }
 
 // sealTables are the sealed tables, in the order a block hashes them
@@ -47,15 +53,19 @@ type sealTable struct {
 var sealTables = []sealTable{
 	{"mail_messages", []string{"id", "message_id", "received_at", "sent_date", "from_addr", "subject", "intent",
 		"domains", "lang", "auth", "auth_domain", "outcome", "review_status", "review_reason", "reviewed_by",
-		"reviewed_at", "source", "size", "sha256", "raw"}, "review_status <> 'pending'", "received_at"},
+		"reviewed_at", "source", "size", "sha256", "raw"}, "review_status <> 'pending'", "received_at", "", false, ""},
 	{"policy_events", []string{"id", "version", "happened_at", "kind", "site", "actor", "reason", "evidence",
-		"source", "detail"}, "1 = 1", "happened_at"},
+		"source", "detail"}, "1 = 1", "happened_at", "version", true, ""},
 	{"requests", []string{"id", "cycle_id", "budget_slot", "site", "host", "origin", "url", "method", "purpose",
 		"node", "attempt", "redirect_of", "robots_snapshot_id", "robots_rule", "robots_line", "policy_check",
 		"delay_ms", "sent_at", "completed_at", "status", "bytes", "duration_ms", "retry_after", "retry_not_before",
-		"outcome", "error"}, "completed_at IS NOT NULL", "sent_at"},
+		"outcome", "error"}, "completed_at IS NOT NULL", "sent_at",
+		// SQLite's writers take sent_at inside their serialised write
+		// transactions, so it never decreases with id; PostgreSQL's
+		// concurrent writers take ids and times in different orders.
+		"sent_at", false, SQLite},
 	{"robots_snapshots", []string{"id", "origin", "fetched_at", "status", "final_url", "body", "sha256",
-		"outcome", "error", "request_id"}, "1 = 1", "fetched_at"},
+		"outcome", "error", "request_id"}, "1 = 1", "fetched_at", "", false, ""},
 }
 
 // SealedTables returns the names of the sealed tables.
