@@ -203,13 +203,17 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 		return lastOrderID != 0 && (k < lastOrder || (t.strict && k == lastOrder))
 	}
 	// Sealed rows: still there, with the same content.
-	q := s.rebind("SELECT s.row_id, s.block_id, s.hash, " + sealSelect(t, "t.") + " FROM seal_rows s LEFT JOIN " + t.name +
+	orderSel := "NULL"
+	if orderIdx >= 0 {
+		orderSel = "t." + t.order
+	}
+	q := s.rebind("SELECT s.row_id, s.block_id, s.hash, t.id, " + orderSel + ", " + s.sealSelect(t, "t.") + " FROM seal_rows s LEFT JOIN " + t.name +
 		" t ON t.id = s.row_id WHERE s.tbl = ? ORDER BY s.row_id")
 	rows, err := s.SQL.QueryContext(ctx, q, t.name)
 	if err != nil {
 		return fmt.Errorf("db: verify %s: %w", t.name, err)
 	}
-	vals := make([]any, len(t.cols)+3)
+	vals := make([]any, s.sealWidth(t)+5)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -230,12 +234,12 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 		if vals[3] == nil {
 			p = &SealProblem{Check: SealDeleted, Table: t.name, RowID: id, BlockID: bid,
 				Evidence: fmt.Sprintf("%s row %d was sealed in block %d and has been deleted since", t.name, id, bid)}
-		} else if h := rowHash(t.name, t.cols, vals[3:]); h != sealed {
+		} else if h := s.contentHash(t, vals[5:]); h != sealed {
 			p = &SealProblem{Check: SealChanged, Table: t.name, RowID: id, BlockID: bid,
 				Evidence: fmt.Sprintf("%s row %d was changed after block %d sealed it: its content hashed to %s, now to %s", t.name, id, bid, sealed, h)}
 		}
 		if p == nil && orderIdx >= 0 {
-			if k, ok := orderKey(vals[3+orderIdx]); ok {
+			if k, ok := orderKey(vals[4]); ok {
 				if outOfOrder(k) {
 					p = &SealProblem{Check: SealReordered, Table: t.name, RowID: id, BlockID: bid,
 						Evidence: fmt.Sprintf("%s row %d has a %s before that of row %d, which has a smaller id: rows were inserted or renumbered out of order", t.name, id, t.order, lastOrderID)}
