@@ -39,6 +39,12 @@ type sealTable struct {
 	cols  []string
 	ready string
 	stamp string
+	// order, when set, is a column that grows with id as rows are written
+	// (strictly when strict), on the engines orderOn allows ("" for both):
+	// a row out of that order was inserted or renumbered.
+	order   string
+	strict  bool
+	orderOn Dialect
 }
 
 // sealTables are the sealed tables, in the order a block hashes them
@@ -47,15 +53,19 @@ type sealTable struct {
 var sealTables = []sealTable{
 	{"mail_messages", []string{"id", "message_id", "received_at", "sent_date", "from_addr", "subject", "intent",
 		"domains", "lang", "auth", "auth_domain", "outcome", "review_status", "review_reason", "reviewed_by",
-		"reviewed_at", "source", "size", "sha256", "raw", "reasons"}, "review_status <> 'pending'", "received_at"},
+		"reviewed_at", "source", "size", "sha256", "raw", "reasons"}, "review_status <> 'pending'", "received_at", "", false, ""},
 	{"policy_events", []string{"id", "version", "happened_at", "kind", "site", "actor", "reason", "evidence",
-		"source", "detail", "purged_pages", "purged_anchors"}, "1 = 1", "happened_at"},
+		"source", "detail", "purged_pages", "purged_anchors"}, "1 = 1", "happened_at", "version", true, ""},
 	{"requests", []string{"id", "cycle_id", "budget_slot", "site", "host", "origin", "url", "method", "purpose",
 		"node", "attempt", "redirect_of", "robots_snapshot_id", "robots_rule", "robots_line", "policy_check",
 		"delay_ms", "sent_at", "completed_at", "status", "bytes", "duration_ms", "retry_after", "retry_not_before",
-		"outcome", "error", "sig_keyid", "sig_created", "sig_expires", "etag", "last_modified"}, "completed_at IS NOT NULL", "sent_at"},
+		"outcome", "error", "sig_keyid", "sig_created", "sig_expires", "etag", "last_modified"}, "completed_at IS NOT NULL", "sent_at",
+		// SQLite's writers take sent_at inside their serialised write
+		// transactions, so it never decreases with id; PostgreSQL's
+		// concurrent writers take ids and times in different orders.
+		"sent_at", false, SQLite},
 	{"robots_snapshots", []string{"id", "origin", "fetched_at", "status", "final_url", "body", "sha256",
-		"outcome", "error", "request_id"}, "1 = 1", "fetched_at"},
+		"outcome", "error", "request_id"}, "1 = 1", "fetched_at", "", false, ""},
 }
 
 // SealedTables returns the names of the sealed tables.
@@ -301,7 +311,7 @@ func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
 			}
 			for i := 0; i < len(ps.pending); i += 500 {
 				chunk := ps.pending[i:min(i+500, len(ps.pending))]
-				if err := scanSealRows(tx, t, "id IN ?", []any{chunk}, visit); err != nil {
+				if err := s.scanSealRows(tx, t, "id IN ?", []any{chunk}, visit); err != nil {
 					return err
 				}
 			}
@@ -311,7 +321,7 @@ func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
 				}
 			}
 			if ns.hw > ps.hw {
-				if err := scanSealRows(tx, t, "id > ? AND id <= ?", []any{ps.hw, ns.hw}, visit); err != nil {
+				if err := s.scanSealRows(tx, t, "id > ? AND id <= ?", []any{ps.hw, ns.hw}, visit); err != nil {
 					return err
 				}
 			}
@@ -383,27 +393,60 @@ func cmpInt(a, b int64) int {
 	return 0
 }
 
-// sealSelect is the column list a sealed table's rows are read with for
-// hashing.
-func sealSelect(t sealTable, alias string) string {
+// sealSelect is the select list a sealed table's row content is read with
+// for hashing: on PostgreSQL its columns; on SQLite one text, the SQL
+// literal of each column (quote()) joined by commas, which the pure-Go
+// driver reads many times faster than the columns one by one, and which
+// tells every value and storage class apart just as well.
+func (s *Store) sealSelect(t sealTable, alias string) string {
 	cols := make([]string, len(t.cols))
 	for i, c := range t.cols {
 		cols[i] = alias + c
+		if s.Dialect != Postgres {
+			cols[i] = "quote(" + cols[i] + ")"
+		}
+	}
+	if s.Dialect != Postgres {
+		return strings.Join(cols, " || ',' || ")
 	}
 	return strings.Join(cols, ", ")
 }
 
+// sealWidth is how many values sealSelect yields.
+func (s *Store) sealWidth(t sealTable) int {
+	if s.Dialect != Postgres {
+		return 1
+	}
+	return len(t.cols)
+}
+
+// contentHash hashes a row's content as read with sealSelect.
+func (s *Store) contentHash(t sealTable, vals []any) string {
+	if s.Dialect == Postgres {
+		return rowHash(t.name, t.cols, vals)
+	}
+	h := sha256.New()
+	h.Write([]byte("lohibot row v1 sqlite\x00" + t.name + "\x00"))
+	switch v := vals[0].(type) {
+	case string:
+		h.Write([]byte(v))
+	case []byte:
+		h.Write(v)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // scanSealRows reads the rows of t matching where, in id order, and calls
 // visit with whether each is final, its id and its hash.
-func scanSealRows(tx *gorm.DB, t sealTable, where string, args []any, visit func(ready bool, id int64, h string)) error {
-	q := "SELECT CASE WHEN " + t.ready + " THEN 1 ELSE 0 END, " + sealSelect(t, "") +
+func (s *Store) scanSealRows(tx *gorm.DB, t sealTable, where string, args []any, visit func(ready bool, id int64, h string)) error {
+	q := "SELECT CASE WHEN " + t.ready + " THEN 1 ELSE 0 END, id, " + s.sealSelect(t, "") +
 		" FROM " + t.name + " WHERE " + where + " ORDER BY id"
 	rows, err := tx.Raw(q, args...).Rows()
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.name, err)
 	}
 	defer rows.Close()
-	vals := make([]any, len(t.cols)+1)
+	vals := make([]any, s.sealWidth(t)+2)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -414,7 +457,7 @@ func scanSealRows(tx *gorm.DB, t sealTable, where string, args []any, visit func
 		}
 		id, _ := asInt(vals[1])
 		ready, _ := asInt(vals[0])
-		visit(ready == 1, id, rowHash(t.name, t.cols, vals[1:]))
+		visit(ready == 1, id, s.contentHash(t, vals[2:]))
 	}
 	return rows.Err()
 }

@@ -16,6 +16,7 @@ const (
 	SealInserted  = "inserted"  // a row appeared below a block's high-water id without being sealed or awaited
 	SealBackdated = "backdated" // an unsealed row claims to be older than the chain head allows
 	SealChain     = "chain"     // a block is missing, out of order, or no longer has its hash or root
+	SealReordered = "reordered" // a row's version (or time) does not follow the row before it in id order
 )
 
 // SealProblem is one way the records differ from what was sealed.
@@ -162,14 +163,39 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 // verifyTable checks the sealed rows of one table against their content, and
 // its unsealed rows against what the chain says was there.
 func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBlock, rep *SealReport, emit func(SealProblem) error) error {
+	// The order column, if this engine keeps it in id order.
+	orderIdx := -1
+	if t.order != "" && (t.orderOn == "" || t.orderOn == s.Dialect) {
+		orderIdx = slices.Index(t.cols, t.order)
+	}
+	var (
+		lastOrder   int64
+		lastOrderID int64 // 0: no sealed row seen yet
+	)
+	orderKey := func(v any) (int64, bool) {
+		if n, ok := asInt(v); ok && t.order == "version" {
+			return n, true
+		}
+		if tm := anyTime(v); tm.Valid {
+			return tm.Time.UnixNano(), true
+		}
+		return 0, false
+	}
+	outOfOrder := func(k int64) bool {
+		return lastOrderID != 0 && (k < lastOrder || (t.strict && k == lastOrder))
+	}
 	// Sealed rows: still there, with the same content.
-	q := s.rebind("SELECT s.row_id, s.block_id, s.hash, " + sealSelect(t, "t.") + " FROM seal_rows s LEFT JOIN " + t.name +
+	orderSel := "NULL"
+	if orderIdx >= 0 {
+		orderSel = "t." + t.order
+	}
+	q := s.rebind("SELECT s.row_id, s.block_id, s.hash, t.id, " + orderSel + ", " + s.sealSelect(t, "t.") + " FROM seal_rows s LEFT JOIN " + t.name +
 		" t ON t.id = s.row_id WHERE s.tbl = ? ORDER BY s.row_id")
 	rows, err := s.SQL.QueryContext(ctx, q, t.name)
 	if err != nil {
 		return fmt.Errorf("db: verify %s: %w", t.name, err)
 	}
-	vals := make([]any, len(t.cols)+3)
+	vals := make([]any, s.sealWidth(t)+5)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
@@ -190,9 +216,21 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 		if vals[3] == nil {
 			p = &SealProblem{Check: SealDeleted, Table: t.name, RowID: id, BlockID: bid,
 				Evidence: fmt.Sprintf("%s row %d was sealed in block %d and has been deleted since", t.name, id, bid)}
-		} else if h := rowHash(t.name, t.cols, vals[3:]); h != sealed {
+		} else if h := s.contentHash(t, vals[5:]); h != sealed {
 			p = &SealProblem{Check: SealChanged, Table: t.name, RowID: id, BlockID: bid,
 				Evidence: fmt.Sprintf("%s row %d was changed after block %d sealed it: its content hashed to %s, now to %s", t.name, id, bid, sealed, h)}
+		}
+		if p == nil && orderIdx >= 0 {
+			if k, ok := orderKey(vals[4]); ok {
+				if outOfOrder(k) {
+					p = &SealProblem{Check: SealReordered, Table: t.name, RowID: id, BlockID: bid,
+						Evidence: fmt.Sprintf("%s row %d has a %s before that of row %d, which has a smaller id: rows were inserted or renumbered out of order", t.name, id, t.order, lastOrderID)}
+				}
+				if lastOrderID == 0 || k > lastOrder {
+					lastOrder = k
+				}
+				lastOrderID = id
+			}
 		}
 		if p != nil {
 			if err := emit(*p); err != nil {
@@ -229,7 +267,11 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 		}
 		return 0
 	}
-	q = s.rebind("SELECT t.id, t." + t.stamp + " FROM " + t.name + " t WHERE NOT EXISTS (SELECT 1 FROM seal_rows s WHERE s.tbl = ? AND s.row_id = t.id) ORDER BY t.id")
+	orderCol := "NULL"
+	if orderIdx >= 0 {
+		orderCol = "t." + t.order
+	}
+	q = s.rebind("SELECT t.id, t." + t.stamp + ", " + orderCol + " FROM " + t.name + " t WHERE NOT EXISTS (SELECT 1 FROM seal_rows s WHERE s.tbl = ? AND s.row_id = t.id) ORDER BY t.id")
 	rows, err = s.SQL.QueryContext(ctx, q, t.name)
 	if err != nil {
 		return fmt.Errorf("db: verify %s: %w", t.name, err)
@@ -238,10 +280,10 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 	present := map[int64]bool{}
 	for rows.Next() {
 		var (
-			id  int64
-			raw any
+			id       int64
+			raw, ord any
 		)
-		if err := rows.Scan(&id, &raw); err != nil {
+		if err := rows.Scan(&id, &raw, &ord); err != nil {
 			return fmt.Errorf("db: verify %s: %w", t.name, err)
 		}
 		rep.Unsealed++
@@ -257,6 +299,9 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 			b := firstCover(id)
 			p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id, BlockID: b,
 				Evidence: fmt.Sprintf("%s row %d is not sealed, yet block %d saw every row up to id %d and did not await it: it was inserted after sealing", t.name, id, b, headState.hw)}
+		case id > headState.hw && orderIdx >= 0 && func() bool { k, ok := orderKey(ord); return ok && outOfOrder(k) }():
+			p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id,
+				Evidence: fmt.Sprintf("%s row %d is not sealed yet and has a %s before that of sealed row %d, which has a smaller id: it was inserted among the sealed rows", t.name, id, t.order, lastOrderID)}
 		case id > headState.hw && stamp.Valid && stamp.Time.Before(headAt.Add(-BackdateSlack)):
 			p = &SealProblem{Check: SealBackdated, Table: t.name, RowID: id,
 				Evidence: fmt.Sprintf("%s row %d is newer than the chain head (block %d, sealed %s) but says %s %s: it was written after sealing and backdated",
