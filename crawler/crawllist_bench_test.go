@@ -160,12 +160,12 @@ func generateCrawlList(ctx context.Context, store *db.Store, sites int, withLog 
 				SELECT i, 's' || lpad(i::text, 7, '0') || '.com', 'bench', CASE WHEN i %% 100 = 0 THEN %s ELSE %s END,
 				CASE WHEN i %% 100 = 0 THEN %s ELSE %s END + interval '2 minutes', 'done', 20, 20, 5000
 				FROM generate_series(1, %d) i`, ts(old), ts(recent), ts(old), ts(recent), sites),
-			fmt.Sprintf(`INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, purpose, node, robots_rule, policy_check,
+			`INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, purpose, node, robots_rule, policy_check,
 				delay_ms, sent_at, completed_at, status, bytes, outcome)
 				SELECT c.id, k, c.site, 'www.' || c.site, 'https://www.' || c.site, 'https://www.' || c.site || '/p/' || k || '.html',
 				'page', 'bench', 'allowed', 'allowed (policy v0)', 5000, c.started_at + k * interval '5 seconds',
 				c.started_at + k * interval '5 seconds' + interval '80 milliseconds', 200, 4096, 'ok'
-				FROM crawl_cycles c CROSS JOIN generate_series(1, 20) k`),
+				FROM crawl_cycles c CROSS JOIN generate_series(1, 20) k`,
 			`SELECT setval(pg_get_serial_sequence('crawl_cycles', 'id'), (SELECT MAX(id) FROM crawl_cycles))`,
 			`ANALYZE`,
 		}

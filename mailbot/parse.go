@@ -84,9 +84,6 @@ func printable(s string) string {
 	return s
 }
 
-// ownSite is LohiSoft's own domain.
-const ownSite = "lohisoft.com"
-
 // fromAddress returns the bare, lowercase address of a From header (see
 // message.Address).
 func fromAddress(v string) string { return message.Address(v) }

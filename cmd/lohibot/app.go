@@ -49,6 +49,9 @@ type exitError struct {
 	code   int
 	err    error
 	silent bool
+	// hint is printed on the lines after the error, such as "See 'lohibot
+	// x --help'."; "" for none.
+	hint string
 }
 
 func (e *exitError) Error() string {
@@ -56,6 +59,11 @@ func (e *exitError) Error() string {
 		return fmt.Sprintf("exit %d", e.code)
 	}
 	return e.err.Error()
+}
+
+// usageError is bad usage of cmd: exit 2, with a pointer to its help.
+func usageError(cmd *cobra.Command, err error) error {
+	return &exitError{code: exitBadInput, err: err, hint: fmt.Sprintf("See '%s --help'.", cmd.CommandPath())}
 }
 
 func (e *exitError) Unwrap() error { return e.err }
@@ -104,6 +112,9 @@ func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer
 			// Errors may quote a DSN, an IMAP URL or a driver's message:
 			// never with a password in it.
 			fmt.Fprintln(safeErr, "lohibot:", redact.String(userMessage(err)))
+			if ee != nil && ee.hint != "" {
+				fmt.Fprintln(safeErr, ee.hint)
+			}
 		}
 		return exitCode(err)
 	}
@@ -120,7 +131,7 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
 		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
 	}
-	return &exitError{code: exitBadInput, err: fmt.Errorf("%s\nSee '%s --help'.", msg, cmd.CommandPath())}
+	return usageError(cmd, errors.New(msg))
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -161,7 +172,7 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 	root.PersistentFlags().StringVar(&a.resolver, "resolver", "", "DNS server HOST:PORT for every lookup instead of the system's")
 	root.PersistentFlags().BoolVar(&a.json, "json", false, "print data as JSON (one object per line)")
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
-		return &exitError{code: exitBadInput, err: fmt.Errorf("%w\nSee '%s --help'.", err, cmd.CommandPath())}
+		return usageError(cmd, err)
 	})
 
 	root.AddCommand(
@@ -255,7 +266,7 @@ func countWord(n int) string {
 
 func noArgs(cmd *cobra.Command, args []string) error {
 	if len(args) > 0 {
-		return &exitError{code: exitBadInput, err: fmt.Errorf("unexpected arguments %q\nSee '%s --help'.", args, cmd.CommandPath())}
+		return usageError(cmd, fmt.Errorf("unexpected arguments %q", args))
 	}
 	return nil
 }

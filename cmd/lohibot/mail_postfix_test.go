@@ -31,9 +31,10 @@ func TestAcknowledgementsThroughPostfix(t *testing.T) {
 	if !strings.Contains(r.stdout, "3 replies sent, 0 waiting") {
 		t.Errorf("mail import --smtp:\n%s", r.stdout)
 	}
-	got := pf.WaitDelivered(t, 3, 10*time.Second)
+	pf.WaitDelivered(t, 3, 10*time.Second)
 	time.Sleep(300 * time.Millisecond) // nothing more arrives
-	if got = pf.Delivered(t); len(got) != 3 {
+	got := pf.Delivered(t)
+	if len(got) != 3 {
 		t.Fatalf("Postfix delivered %d replies, want 3", len(got))
 	}
 	t.Logf("3 replies sent and delivered in %s", time.Since(start).Round(time.Millisecond))

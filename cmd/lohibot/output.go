@@ -81,6 +81,6 @@ func argCountError(cmd *cobra.Command, args []string, want string) error {
 	if len(args) > 0 {
 		what = fmt.Sprintf(" takes %s %s, got %d: %s", want, argName(cmd), len(args), strings.Join(args, " "))
 	}
-	return &exitError{code: exitBadInput, err: fmt.Errorf("%s%s\nUsage: %s\nSee '%s --help'.",
-		strings.TrimPrefix(cmd.CommandPath(), "lohibot "), what, cmd.UseLine(), cmd.CommandPath())}
+	return &exitError{code: exitBadInput, err: fmt.Errorf("%s%s", strings.TrimPrefix(cmd.CommandPath(), "lohibot "), what),
+		hint: fmt.Sprintf("Usage: %s\nSee '%s --help'.", cmd.UseLine(), cmd.CommandPath())}
 }

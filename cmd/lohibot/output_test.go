@@ -99,7 +99,7 @@ func TestCrawlNothingFetched(t *testing.T) {
 	plain := web.Plain()
 	down, login, good := plain[0], plain[1], plain[2]
 	web.Handle(down.Host, "/robots.txt", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "down", 500) })
-	web.Handle(login.Host, "/", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "login", 401) })
+	web.Handle(login.Host, "/", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "login", http.StatusUnauthorized) })
 	dsn := dbtest.DSN(t, "sqlite")
 	base := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms"}
 

@@ -84,10 +84,6 @@ func agreed(res *Result, m *message.Message, sc *scored, toks []token) bool {
 // (deeper levels are what the sender wrote before); "" when the quote is
 // someone else's.
 func ourQuote(quoted string) string {
-	head := quoted
-	if len(head) > 600 {
-		head = head[:600]
-	}
 	lines := strings.Split(quoted, "\n")
 	// The attribution or header block is in the first lines.
 	attrib := ""
