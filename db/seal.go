@@ -59,11 +59,7 @@ var sealTables = []sealTable{
 	{"requests", []string{"id", "cycle_id", "budget_slot", "site", "host", "origin", "url", "method", "purpose",
 		"node", "attempt", "redirect_of", "robots_snapshot_id", "robots_rule", "robots_line", "policy_check",
 		"delay_ms", "sent_at", "completed_at", "status", "bytes", "duration_ms", "retry_after", "retry_not_before",
-		"outcome", "error", "sig_keyid", "sig_created", "sig_expires", "etag", "last_modified"}, "completed_at IS NOT NULL", "sent_at",
-		// SQLite's writers take sent_at inside their serialised write
-		// transactions, so it never decreases with id; PostgreSQL's
-		// concurrent writers take ids and times in different orders.
-		"sent_at", false, SQLite},
+		"outcome", "error", "sig_keyid", "sig_created", "sig_expires", "etag", "last_modified"}, "completed_at IS NOT NULL", "sent_at", "", false, ""},
 	{"robots_snapshots", []string{"id", "origin", "fetched_at", "status", "final_url", "body", "sha256",
 		"outcome", "error", "request_id"}, "1 = 1", "fetched_at", "", false, ""},
 }

@@ -205,8 +205,6 @@ func TestSealTamperRows(t *testing.T) {
 			[]any{db.Now().Add(-time.Hour)}, db.SealBackdated, "policy_events", 9, ""},
 		{"append event with an old version", "INSERT INTO policy_events (id, version, happened_at, kind, site) VALUES (9, 0, ?, 'reinclude', 'x.example')",
 			[]any{db.Now()}, db.SealInserted, "policy_events", 9, ""},
-		{"append request dated among the sealed ones", "INSERT INTO requests (id, site, host, origin, url, purpose, sent_at, completed_at, outcome) VALUES (9, 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok')",
-			[]any{db.Now().Add(-time.Hour).Add(1500 * time.Millisecond), db.Now()}, db.SealInserted, "requests", 9, "sqlite"},
 		{"renumber request", "UPDATE requests SET id = 7 WHERE id = 2", nil, db.SealDeleted, "requests", 2, ""},
 		{"swap message content", "UPDATE mail_messages SET subject = 'other' WHERE id = 1", nil, db.SealChanged, "mail_messages", 1, ""},
 		{"edit block", "UPDATE seal_blocks SET state = 'requests 1 \n'", nil, db.SealChain, "", 0, ""},
