@@ -280,7 +280,9 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	switch {
 	case status == db.CycleDone && reason == reasonExcluded:
 		res.Status = SiteExcluded
-	case status == db.CycleDone && res.Pages == 0 && !cy.Resumed:
+	case status == db.CycleDone && res.Pages == 0 && res.NotModified == 0 && !cy.Resumed:
+		// (A page answered 304 Not Modified was fetched: its stored
+		// entry is still right.)
 		res.Status, res.Reason = SiteNothingFetched, r.nothingFetched(reason)
 	case status == db.CycleDone:
 		res.Status = SiteCrawled

@@ -12,6 +12,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // writeExcludedThenCrawled writes a log in which example.com is excluded at
@@ -54,9 +55,10 @@ type auditSummary struct {
 		Checked    int64  `json:"checked"`
 		Violations int64  `json:"violations"`
 	} `json:"rules"`
-	Sites      int64 `json:"sites"`
-	Requests   int64 `json:"requests"`
-	Violations int64 `json:"violations"`
+	Sites      int64           `json:"sites"`
+	Requests   int64           `json:"requests"`
+	Violations int64           `json:"violations"`
+	Seal       json.RawMessage `json:"seal"` // the integrity rule's chain head
 }
 
 func TestAuditCommand(t *testing.T) {
@@ -79,8 +81,8 @@ func TestAuditCommand(t *testing.T) {
 		t.Fatalf("audit --json on an empty log: exit %d, want 0\n%s%s", res.code, res.stdout, res.stderr)
 	}
 	sum := decodeLines[auditSummary](t, res.stdout)
-	if len(sum) != 1 || !sum[0].Summary || !sum[0].OK || len(sum[0].Rules) != 5 || sum[0].Violations != 0 {
-		t.Errorf("audit --json on an empty log = %+v, want one summary object of 5 rules, 0 violations", sum)
+	if len(sum) != 1 || !sum[0].Summary || !sum[0].OK || len(sum[0].Rules) != len(audit.Rules()) || sum[0].Violations != 0 {
+		t.Errorf("audit --json on an empty log = %+v, want one summary object of every rule, 0 violations", sum)
 	}
 
 	id := writeExcludedThenCrawled(t, dsn)

@@ -173,19 +173,22 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	if o.timeout <= 0 || o.leaseTTL <= 0 {
 		bad = append(bad, "--timeout and --lease-ttl must be positive")
 	}
-	if !o.all {
-		if _, err := policy.SitesOf(args); err != nil && len(args) > 0 {
+	var plain []string // the arguments without credentials
+	for i, arg := range args {
+		if hasUserinfo(arg) {
+			// Not echoed: the argument holds a password.
+			bad = append(bad, fmt.Sprintf("argument %d: a start URL with credentials (user:password@) is refused: the bot never logs in", i+1))
+			continue
+		}
+		plain = append(plain, arg)
+	}
+	if !o.all && len(plain) > 0 {
+		if _, err := policy.SitesOf(plain); err != nil {
 			bad = append(bad, userMessage(err))
 		}
 	}
 	if len(bad) > 0 {
 		return usageErrorf("%s", strings.Join(bad, "\n"))
-	}
-	for i, arg := range args {
-		if hasUserinfo(arg) {
-			// Not echoed: the argument holds a password.
-			return usageErrorf("argument %d: a start URL with credentials (user:password@) is refused: the bot never logs in", i+1)
-		}
 	}
 	copts, err := a.crawlerOptions(o.allowPrivate, o.sourceIP, o.userAgent, o.node)
 	if err != nil {

@@ -259,7 +259,7 @@ func TestMailWatchDovecot(t *testing.T) {
 	dir := t.TempDir()
 	pwFile := filepath.Join(dir, "pw")
 	os.WriteFile(pwFile, []byte(dovecottest.Password+"\n"), 0o600)
-	env := []string{"LOHIBOT_DB=" + filepath.Join(dir, "l.db")}
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
 
 	// Without --insecure, the self-signed certificate is refused.
 	r := runCLI(t, env, "mail", "watch", "--imap", srv.URL(true), "--password-file", pwFile, "--once")
@@ -357,8 +357,7 @@ func TestMailWatchDovecotCorpus(t *testing.T) {
 	}
 	slices.Sort(wantSites)
 
-	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "l.db")
+	dbPath := dbtest.DSN(t, "sqlite")
 	env := []string{"LOHIBOT_DB=" + dbPath, "LOHIBOT_IMAP_PASSWORD=" + dovecottest.Password}
 	r := runCLI(t, env, "mail", "watch", "--imap", srv.URL(true), "--insecure", "--once", "--json")
 	if r.code != 0 {
@@ -390,8 +389,7 @@ func TestMailWatchDovecotCorpus(t *testing.T) {
 // process; Ctrl-C ends the watch with exit 0 and a summary.
 func TestMailWatchBackgroundProcess(t *testing.T) {
 	srv := dovecottest.Start(t)
-	dir := t.TempDir()
-	dbPath := filepath.Join(dir, "l.db")
+	dbPath := dbtest.DSN(t, "sqlite")
 	cmd := lohibotProcess(context.Background(), "--db", dbPath, "mail", "watch", "--imap", srv.URL(true), "--insecure")
 	cmd.Env = append(cmd.Env, "LOHIBOT_IMAP_PASSWORD="+dovecottest.Password)
 	var stdout, stderr lockedBuffer

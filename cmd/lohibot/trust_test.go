@@ -227,7 +227,8 @@ func TestOversizedMail(t *testing.T) {
 			t.Fatalf("mail import: exit %d, stderr %.300q", r.code, r.stderr)
 		}
 		var sum struct{ Messages, Excluded, Queued int }
-		if err := json.Unmarshal([]byte(r.stdout), &sum); err != nil {
+		lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+		if err := json.Unmarshal([]byte(lines[len(lines)-1]), &sum); err != nil { // the summary is last
 			t.Fatalf("summary %q: %v", r.stdout, err)
 		}
 		if sum.Messages != 3 || sum.Queued != 2 || sum.Excluded != 1 {
