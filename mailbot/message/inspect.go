@@ -27,7 +27,7 @@ type Inspection struct {
 	NewText string `json:"new_text"`
 	// Quoted is the rest of the decoded text: quoted earlier messages,
 	// signatures, forwarded headers; never read as the request.
-	Quoted      string       `json:"quoted"`
+	Quoted      string         `json:"quoted"`
 	Attachments []AttachedFile `json:"attachments"`
 }
 
