@@ -24,22 +24,28 @@ var update = flag.Bool("update", false, "rewrite the golden files of testdata/go
 const goldenDir = "testdata/golden"
 
 // goldenCases are the renderings kept in testdata/golden: every format in
-// English, and the text in Italian.
+// English and the text in Italian of writeStory's site, whose promises were
+// kept; and the text and HTML in English of the same site with a promise
+// broken (a request after the exclusion, outside any cycle).
 var goldenCases = []struct {
 	file, format, lang string
+	broken             bool
 }{
-	{"report.en.txt", report.FormatText, "en"},
-	{"report.it.txt", report.FormatText, "it"},
-	{"report.json", report.FormatJSON, ""},
-	{"report.en.html", report.FormatHTML, "en"},
+	{"report.en.txt", report.FormatText, "en", false},
+	{"report.it.txt", report.FormatText, "it", false},
+	{"report.json", report.FormatJSON, "", false},
+	{"report.en.html", report.FormatHTML, "en", false},
+	{"broken.en.txt", report.FormatText, "en", true},
+	{"broken.en.html", report.FormatHTML, "en", true},
 }
 
 // goldenReport builds the report of writeStory's site on a fresh database
-// of engine. Everything the output depends on is fixed: the story's times,
+// at dsn; with broken, a page request is sent after the exclusion, outside
+// any cycle. Everything the output depends on is fixed: the story's times,
 // the generation time, the reply below, and the IDs (a fresh database
 // numbers rows from 1 in the order the story writes them). Nothing is
 // sealed, so the report has no seal head (whose time and hash would vary).
-func goldenReport(t *testing.T, dsn string) *report.Report {
+func goldenReport(t *testing.T, dsn string, broken bool) *report.Report {
 	t.Helper()
 	f := writeStory(t, dsn)
 	var mail db.MailMessage
@@ -53,6 +59,10 @@ func goldenReport(t *testing.T, dsn string) *report.Report {
 		Attempts: 1, SentAt: &sent, Raw: []byte("Subject: ack\r\n\r\nbody")}); err != nil {
 		t.Fatal(err)
 	}
+	if broken {
+		f.request(0, nil, db.PurposePage, "https://www.example.com/late", t0.Add(9*24*time.Hour), 100*time.Millisecond, 200, "ok",
+			func(r *db.Request) { r.CycleID = nil; r.Error = "late\x1b[2K" })
+	}
 	rep, err := report.Build(f.ctx, f.store, "example.com", &report.Options{Now: func() time.Time { return t0.Add(30 * 24 * time.Hour) }})
 	if err != nil {
 		t.Fatal(err)
@@ -65,18 +75,23 @@ func goldenReport(t *testing.T, dsn string) *report.Report {
 // every engine of dbtest against the same files: the report must not
 // depend on the engine.
 func TestGolden(t *testing.T) {
-	dbtest.ForEach(t, func(t *testing.T, dsn string) {
-		rep := goldenReport(t, dsn)
-		for _, c := range goldenCases {
-			t.Run(c.file, func(t *testing.T) {
-				var buf bytes.Buffer
-				if err := report.Write(&buf, rep, c.format, c.lang); err != nil {
-					t.Fatal(err)
-				}
-				checkGolden(t, filepath.Join(goldenDir, c.file), buf.Bytes())
-			})
-		}
-	})
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			reps := map[bool]*report.Report{
+				false: goldenReport(t, dbtest.DSN(t, engine), false),
+				true:  goldenReport(t, dbtest.DSN(t, engine), true),
+			}
+			for _, c := range goldenCases {
+				t.Run(c.file, func(t *testing.T) {
+					var buf bytes.Buffer
+					if err := report.Write(&buf, reps[c.broken], c.format, c.lang); err != nil {
+						t.Fatal(err)
+					}
+					checkGolden(t, filepath.Join(goldenDir, c.file), buf.Bytes())
+				})
+			}
+		})
+	}
 }
 
 // checkGolden compares got with the file at path, or rewrites the file
