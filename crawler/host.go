@@ -6,12 +6,12 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/retryafter"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -210,7 +210,7 @@ func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) ti
 	next := end.Add(hs.gap)
 	st := res.resp.Status
 	if st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
-		if nb, ok := retryNotBefore(k.RetryAfter, end); ok {
+		if nb, ok := retryafter.NotBefore(k.RetryAfter, end); ok {
 			nb = nb.UTC().Truncate(time.Microsecond)
 			if nb.Before(end) {
 				nb = end
@@ -246,27 +246,6 @@ func backoff(gap time.Duration, n int) time.Duration {
 	}
 	d += time.Duration(rand.Int64N(int64(d/2) + 1))
 	return max(min(d, 10*time.Minute), gap)
-}
-
-// retryNotBefore reads Retry-After (RFC 9110 10.2.3): delay-seconds from
-// the end of the response, or an HTTP-date.
-func retryNotBefore(h string, end time.Time) (time.Time, bool) {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return time.Time{}, false
-	}
-	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if n < 0 {
-			return time.Time{}, false
-		}
-		n = min(n, 1<<31)
-		return end.Add(time.Duration(n) * time.Second), true
-	}
-	t, err := http.ParseTime(h)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
 }
 
 // nextHop resolves a redirect's Location against from and says why it is

@@ -5,13 +5,14 @@ import (
 	"database/sql/driver"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 	"unsafe"
 
 	"modernc.org/libc"
 	"modernc.org/libc/sys/types"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/lohisoft/lohibot/internal/sqlitetime"
 )
 
 // liteConn is a connection of the crawler's own to the SQLite database
@@ -42,24 +43,6 @@ var litePragmas = []string{
 	// transaction that split a b-tree page, SQLite scans the whole cache's
 	// hash table.
 	"PRAGMA cache_size = -8192",
-}
-
-// liteTimeFormat is how the database/sql driver (glebarez/go-sqlite) writes
-// a time.Time, so that both write the same text and compare alike.
-const liteTimeFormat = "2006-01-02 15:04:05.999999999-07:00"
-
-// liteTimeFormats are the forms a stored time is read back from (those of
-// the driver).
-var liteTimeFormats = []string{
-	liteTimeFormat,
-	"2006-01-02T15:04:05.999999999-07:00",
-	"2006-01-02 15:04:05.999999999",
-	"2006-01-02T15:04:05.999999999",
-	"2006-01-02 15:04:05",
-	"2006-01-02T15:04:05",
-	"2006-01-02 15:04",
-	"2006-01-02T15:04",
-	"2006-01-02",
 }
 
 // openLite opens the SQLite file at path for writing, with the same busy
@@ -167,7 +150,7 @@ func (c *liteConn) bind(st uintptr, args []any) error {
 			return fmt.Errorf("sqlite: argument %d: %w", i+1, err)
 		}
 		if t, ok := v.(time.Time); ok {
-			v = t.Format(liteTimeFormat)
+			v = t.Format(sqlitetime.Format)
 		}
 		switch x := v.(type) {
 		case string:
@@ -385,11 +368,8 @@ func liteAssign(dest, v any) error {
 
 // parseLiteTime reads a time as the driver writes it.
 func parseLiteTime(s string) (time.Time, error) {
-	ts := strings.TrimSuffix(s, "Z")
-	for _, f := range liteTimeFormats {
-		if t, err := time.ParseInLocation(f, ts, time.UTC); err == nil {
-			return t, nil
-		}
+	if t, ok := sqlitetime.Parse(s); ok {
+		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("unreadable time %q", s)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler/extract"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/retryafter"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
@@ -508,7 +509,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 	case st == http.StatusTooManyRequests || st >= 500:
 		k.Outcome = "retry"
 		ra := k.RetryAfter
-		if nb, ok := retryNotBefore(ra, res.completedAt); ok && (st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable) {
+		if nb, ok := retryafter.NotBefore(ra, res.completedAt); ok && (st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable) {
 			if wait := nb.Sub(res.completedAt); wait > MaxRetryAfter {
 				k.Outcome = "retry-after-too-long"
 				r.leave(hs.host, fmt.Sprintf("Retry-After %q asks for %s, beyond the 1 hour cap", ra, wait.Round(1e9)))

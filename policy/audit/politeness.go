@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/retryafter"
 )
 
 // hostState is what the politeness rule remembers of one host.
@@ -120,7 +120,7 @@ func (a *auditor) remember(hs *hostState, r *row, ref RequestRef) {
 	}
 	hs.hasOpen = true
 	if r.completed && r.hasStatus && (r.status == http.StatusTooManyRequests || r.status == http.StatusServiceUnavailable) && strings.TrimSpace(r.retryAfter) != "" {
-		if nb, ok := retryNotBefore(r.retryAfter, r.completedAt); ok {
+		if nb, ok := retryafter.NotBefore(r.retryAfter, r.completedAt); ok {
 			hs.retry = &retryWait{by: ref, header: r.retryAfter, notBefore: nb}
 		}
 	}
@@ -157,26 +157,6 @@ func stopReason(ref RequestRef) string {
 		return fmt.Sprintf("status %d", *ref.Status)
 	}
 	return ref.Outcome
-}
-
-// retryNotBefore reads a Retry-After header (RFC 9110 10.2.3): delay-seconds
-// counted from the completion of the response, or an HTTP-date.
-func retryNotBefore(header string, completed time.Time) (time.Time, bool) {
-	h := strings.TrimSpace(header)
-	if n, err := strconv.ParseInt(h, 10, 64); err == nil {
-		if n < 0 {
-			return time.Time{}, false
-		}
-		if n > 1<<31 {
-			n = 1 << 31
-		}
-		return completed.Add(time.Duration(n) * time.Second), true
-	}
-	t, err := http.ParseTime(h)
-	if err != nil {
-		return time.Time{}, false
-	}
-	return t.UTC(), true
 }
 
 // delayInForce is the minimum gap before r: the cycle's --delay, or the

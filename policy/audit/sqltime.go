@@ -3,6 +3,8 @@ package audit
 import (
 	"fmt"
 	"time"
+
+	"github.com/lohisoft/lohibot/internal/sqlitetime"
 )
 
 // dbTime scans a timestamp as either engine returns it: a time.Time
@@ -35,19 +37,9 @@ func (d *dbTime) parse(s string) error {
 		d.t, d.valid = t, true
 		return nil
 	}
-	for _, layout := range []string{
-		"2006-01-02 15:04:05.999999999-07:00",
-		"2006-01-02T15:04:05.999999999-07:00",
-		"2006-01-02 15:04:05.999999999Z07:00",
-		"2006-01-02T15:04:05.999999999Z07:00",
-		"2006-01-02 15:04:05.999999999",
-		"2006-01-02T15:04:05.999999999",
-		"2006-01-02 15:04:05.999999999 -0700 MST",
-	} {
-		if t, err := time.Parse(layout, s); err == nil {
-			d.t, d.valid = t.UTC(), true
-			return nil
-		}
+	if t, ok := sqlitetime.Parse(s); ok {
+		d.t, d.valid = t.UTC(), true
+		return nil
 	}
 	return fmt.Errorf("audit: cannot read %q as a time", s)
 }

@@ -2,10 +2,10 @@ package report
 
 import (
 	"fmt"
-	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot/internal/retryafter"
 )
 
 // timeline is the geometry of one cycle's SVG timeline: one lane per host,
@@ -84,17 +84,10 @@ func retryUntil(r *Request) (time.Time, bool) {
 	if r.RetryNotBefore != nil {
 		return *r.RetryNotBefore, true
 	}
-	h := strings.TrimSpace(r.RetryAfter)
-	if h == "" || r.CompletedAt == nil {
+	if r.CompletedAt == nil {
 		return time.Time{}, false
 	}
-	if n, err := strconv.Atoi(h); err == nil && n >= 0 {
-		return r.CompletedAt.Add(time.Duration(n) * time.Second), true
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return t.UTC(), true
-	}
-	return time.Time{}, false
+	return retryafter.NotBefore(r.RetryAfter, *r.CompletedAt)
 }
 
 // newTimeline lays out a cycle's requests.
