@@ -86,6 +86,8 @@ type Store struct {
 	SQL *sql.DB
 
 	sealer sealer // the background sealer (db/sealer.go)
+
+	queries // the entity queries, on the pool
 }
 
 // Open connects to the database named by dsn, creating it when it does not
@@ -171,7 +173,7 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		sqlDB.Close()
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
-	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB}
+	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB, queries: queries{g: gdb, dialect: dialect}}
 	if !create {
 		if ok, err := s.hasSchema(ctx); err != nil || !ok {
 			sqlDB.Close()
@@ -291,21 +293,5 @@ func IsNotFound(err error) bool {
 	return errors.Is(err, ErrNotFound) || errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, sql.ErrNoRows)
 }
 
-// rebind turns the ? placeholders of q into PostgreSQL's $n when the store
-// is PostgreSQL. q must hold no ? inside a string literal.
-func (s *Store) rebind(q string) string {
-	if s.Dialect != Postgres {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			fmt.Fprintf(&b, "$%d", n)
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
-}
+// sqlErrNoRows is database/sql's not-found error.
+var sqlErrNoRows = sql.ErrNoRows
