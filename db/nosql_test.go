@@ -26,8 +26,6 @@ var notMoved = map[string]bool{
 	"internal/dbtest/dbtest.go":     true,
 	"internal/serve/http.go":        true,
 	"internal/serve/schedule.go":    true,
-	"mailbot/process.go":            true,
-	"mailbot/review.go":             true,
 	"policy/audit/budget.go":        true,
 	"policy/audit/exclusions.go":    true,
 	"policy/audit/politeness.go":    true,
@@ -35,10 +33,6 @@ var notMoved = map[string]bool{
 	"policy/audit/robots.go":        true,
 	"policy/audit/run.go":           true,
 	"policy/audit/storage.go":       true,
-	"policy/gate.go":                true,
-	"policy/note.go":                true,
-	"policy/policy.go":              true,
-	"policy/sites.go":               true,
 }
 
 // sqlText matches a string literal that looks like SQL.
