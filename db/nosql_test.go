@@ -24,8 +24,6 @@ var notMoved = map[string]bool{
 	"crawler/robots.go":             true,
 	"crawler/store.go":              true,
 	"internal/dbtest/dbtest.go":     true,
-	"internal/serve/http.go":        true,
-	"internal/serve/schedule.go":    true,
 	"policy/audit/budget.go":        true,
 	"policy/audit/exclusions.go":    true,
 	"policy/audit/politeness.go":    true,

@@ -1,0 +1,52 @@
+package db
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ping checks that the database answers a query. It does I/O.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.SQL.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// LastRequestID returns the highest id in the request log, 0 when it is
+// empty. It does I/O.
+func (s *Store) LastRequestID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.SQL.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("db: last request: %w", err)
+	}
+	return id, nil
+}
+
+// RequestCount is how many requests of a cycle had one purpose and status.
+type RequestCount struct {
+	Purpose string
+	Status  int // 0 for a request without a response
+	N       int
+}
+
+// RequestCounts counts the requests of cycle logged after the request with
+// id afterID, by purpose and status. It does I/O.
+func (s *Store) RequestCounts(ctx context.Context, cycle, afterID int64) ([]RequestCount, error) {
+	q := `SELECT purpose, COALESCE(status, 0), COUNT(*) FROM requests WHERE cycle_id = ? AND id > ? GROUP BY purpose, COALESCE(status, 0)`
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), cycle, afterID)
+	if err != nil {
+		return nil, fmt.Errorf("db: count requests: %w", err)
+	}
+	defer rows.Close()
+	var out []RequestCount
+	for rows.Next() {
+		var c RequestCount
+		if err := rows.Scan(&c.Purpose, &c.Status, &c.N); err != nil {
+			return nil, fmt.Errorf("db: count requests: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: count requests: %w", err)
+	}
+	return out, nil
+}
