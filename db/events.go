@@ -155,3 +155,13 @@ func (w *PolicyWatch) Changes(ctx context.Context, after, upto int64) ([]Exclusi
 	}
 	return out, rows.Err()
 }
+
+// PolicyEvent returns the policy event with row id id, or an error
+// wrapping ErrNotFound. It does I/O.
+func (q queries) PolicyEvent(ctx context.Context, id int64) (*PolicyEvent, error) {
+	var ev PolicyEvent
+	if err := q.with(ctx).Where("id = ?", id).Take(&ev).Error; err != nil {
+		return nil, notFound(err, fmt.Sprintf("policy event %d", id))
+	}
+	return &ev, nil
+}

@@ -133,3 +133,22 @@ func (s *Store) AnchorTexts(ctx context.Context, urls []string) (map[string][]st
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// SitePages returns the indexed pages of site, by URL. It does I/O.
+func (q queries) SitePages(ctx context.Context, site string) ([]Page, error) {
+	var out []Page
+	if err := q.with(ctx).Where("site = ?", site).Order("url").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read pages: %w", err)
+	}
+	return out, nil
+}
+
+// AnchorsTo returns the link texts pointing to site, by target URL, source
+// URL and text. It does I/O.
+func (q queries) AnchorsTo(ctx context.Context, site string) ([]Anchor, error) {
+	var out []Anchor
+	if err := q.with(ctx).Where("to_site = ?", site).Order("to_url, from_url, anchor_text").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read link texts: %w", err)
+	}
+	return out, nil
+}

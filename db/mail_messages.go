@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -107,4 +108,26 @@ func (q queries) CloseMailReview(ctx context.Context, id int64, from, status, by
 		return false, fmt.Errorf("db: close review of mail message %d: %w", id, res.Error)
 	}
 	return res.RowsAffected > 0, nil
+}
+
+// MailAbout returns the stored messages, without their raw bytes, whose
+// domains name site, and the message whose Message-ID is messageID (unless
+// it is ""), oldest received first. It does I/O.
+func (q queries) MailAbout(ctx context.Context, site, messageID string) ([]MailMessage, error) {
+	pattern := "% " + escapeLike(site) + " %"
+	g := q.with(ctx).Model(&MailMessage{}).Omit("raw").
+		Where("(' ' || domains || ' ') LIKE ? ESCAPE '\\'", pattern)
+	if messageID != "" {
+		g = g.Or("message_id = ?", messageID)
+	}
+	var out []MailMessage
+	if err := g.Order("received_at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read mail about %s: %w", site, err)
+	}
+	return out, nil
+}
+
+// escapeLike escapes the LIKE wildcards of s (with \ as the escape).
+func escapeLike(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }

@@ -50,3 +50,23 @@ func (s *Store) RequestCounts(ctx context.Context, cycle, afterID int64) ([]Requ
 	}
 	return out, nil
 }
+
+// SiteRequests returns the request log of site, in the order the requests
+// were sent. It does I/O.
+func (q queries) SiteRequests(ctx context.Context, site string) ([]Request, error) {
+	var out []Request
+	if err := q.with(ctx).Where("site = ?", site).Order("sent_at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read requests: %w", err)
+	}
+	return out, nil
+}
+
+// RequestOrigins returns the distinct origins the requests to site went
+// to, in no particular order. It does I/O.
+func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, error) {
+	var out []string
+	if err := q.with(ctx).Model(&Request{}).Where("site = ?", site).Distinct("origin").Pluck("origin", &out).Error; err != nil {
+		return nil, fmt.Errorf("db: read request origins: %w", err)
+	}
+	return out, nil
+}
