@@ -17,10 +17,10 @@
 // Work in progress (issue 12): SQL still lives outside db in the files
 // listed by notMoved in nosql_test.go, which fails when a file gains SQL or
 // becomes clean without leaving the list. They are the crawler's hot paths
-// (crawler/store.go, cycle.go, abandon.go, robots.go, litewriter.go,
-// pgwriter.go), the audit's streaming reader (policy/audit/run.go,
-// robots.go, budget.go, exclusions.go, storage.go, politeness.go) and the
-// test helper internal/dbtest. Until they move, Store keeps its exported DB
+// (crawler/store.go, cycle.go, abandon.go, litewriter.go, pgwriter.go:
+// the write transactions and their group commit), the audit's streaming
+// reader (policy/audit/run.go, robots.go, budget.go, exclusions.go,
+// storage.go, politeness.go) and the test helper internal/dbtest. Until they move, Store keeps its exported DB
 // and SQL handles for them; no other code may use those.
 package db
 

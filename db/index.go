@@ -152,3 +152,24 @@ func (q queries) AnchorsTo(ctx context.Context, site string) ([]Anchor, error) {
 	}
 	return out, nil
 }
+
+// CycleLinksTo returns the targets of the links to site found in the pages
+// cycle fetched, in the order they were stored (repeats included). It
+// does I/O.
+func (s *Store) CycleLinksTo(ctx context.Context, cycle int64, site string) ([]string, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT a.to_url FROM anchors a JOIN requests r ON r.id = a.request_id
+		WHERE r.cycle_id = ? AND a.to_site = ? ORDER BY a.id`), cycle, site)
+	if err != nil {
+		return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}

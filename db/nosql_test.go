@@ -21,7 +21,6 @@ var notMoved = map[string]bool{
 	"crawler/cycle.go":           true,
 	"crawler/litewriter.go":      true,
 	"crawler/pgwriter.go":        true,
-	"crawler/robots.go":          true,
 	"crawler/store.go":           true,
 	"internal/dbtest/dbtest.go":  true,
 	"policy/audit/budget.go":     true,

@@ -70,3 +70,22 @@ func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, err
 	}
 	return out, nil
 }
+
+// CyclePageURLs returns the URLs of the page requests of cycle, in no
+// particular order. It does I/O.
+func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cycle, PurposePage)
+	if err != nil {
+		return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}
