@@ -164,36 +164,24 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 // resumeState reads what an interrupted cycle did already: the URLs it
 // requested, and the same-site links of the pages it fetched.
 func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen map[string]bool, links []string, err error) {
-	seen = map[string]bool{}
-	rows, err := c.store.SQL.QueryContext(ctx, c.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cy.ID, db.PurposePage)
+	urls, err := c.store.CyclePageURLs(ctx, cy.ID)
 	if err != nil {
 		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
-	for rows.Next() {
-		var u string
-		if err := rows.Scan(&u); err != nil {
-			rows.Close()
-			return nil, nil, err
-		}
+	seen = make(map[string]bool, len(urls))
+	for _, u := range urls {
 		seen[u] = true
 	}
-	rows.Close()
-	rows, err = c.store.SQL.QueryContext(ctx, c.rebind(`SELECT a.to_url FROM anchors a JOIN requests r ON r.id = a.request_id
-		WHERE r.cycle_id = ? AND a.to_site = ? ORDER BY a.id`), cy.ID, site)
+	found, err := c.store.CycleLinksTo(ctx, cy.ID, site)
 	if err != nil {
 		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var u string
-		if err := rows.Scan(&u); err != nil {
-			return nil, nil, err
-		}
+	for _, u := range found {
 		if !seen[u] {
 			links = append(links, u)
 		}
 	}
-	return seen, links, rows.Err()
+	return seen, links, nil
 }
 
 // days writes an interval as the --recrawl-after flag takes it: 7d for

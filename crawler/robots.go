@@ -3,7 +3,6 @@ package crawler
 import (
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -132,19 +131,16 @@ func (c *Crawler) robotsFor(ctx context.Context, cycleID *int64, site, origin st
 
 // loadSnapshot reads the newest snapshot of origin, or nil.
 func (c *Crawler) loadSnapshot(ctx context.Context, origin string) (*robotsEntry, error) {
-	var (
-		e    robotsEntry
-		body []byte
-	)
-	err := c.store.SQL.QueryRowContext(ctx, c.rebind(`SELECT id, fetched_at, status, outcome, final_url, body, sha256, error
-		FROM robots_snapshots WHERE origin = ? ORDER BY fetched_at DESC, id DESC LIMIT 1`), origin).
-		Scan(&e.SnapshotID, &e.FetchedAt, &e.Status, &e.Outcome, &e.FinalURL, &body, &e.Sha256, &e.Error)
-	if errors.Is(err, sql.ErrNoRows) {
+	sn, err := c.store.LatestRobotsSnapshot(ctx, origin)
+	if errors.Is(err, db.ErrNotFound) {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("crawler: robots snapshot: %w", err)
 	}
+	body := sn.Body
+	e := robotsEntry{SnapshotID: sn.ID, FetchedAt: sn.FetchedAt, Status: sn.Status, Outcome: sn.Outcome,
+		FinalURL: sn.FinalURL, Sha256: sn.Sha256, Error: sn.Error}
 	e.Origin = origin
 	e.FetchedAt = e.FetchedAt.UTC()
 	e.Bytes = len(body)

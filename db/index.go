@@ -133,3 +133,43 @@ func (s *Store) AnchorTexts(ctx context.Context, urls []string) (map[string][]st
 func likeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
+
+// SitePages returns the indexed pages of site, by URL. It does I/O.
+func (q queries) SitePages(ctx context.Context, site string) ([]Page, error) {
+	var out []Page
+	if err := q.with(ctx).Where("site = ?", site).Order("url").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read pages: %w", err)
+	}
+	return out, nil
+}
+
+// AnchorsTo returns the link texts pointing to site, by target URL, source
+// URL and text. It does I/O.
+func (q queries) AnchorsTo(ctx context.Context, site string) ([]Anchor, error) {
+	var out []Anchor
+	if err := q.with(ctx).Where("to_site = ?", site).Order("to_url, from_url, anchor_text").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read link texts: %w", err)
+	}
+	return out, nil
+}
+
+// CycleLinksTo returns the targets of the links to site found in the pages
+// cycle fetched, in the order they were stored (repeats included). It
+// does I/O.
+func (s *Store) CycleLinksTo(ctx context.Context, cycle int64, site string) ([]string, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT a.to_url FROM anchors a JOIN requests r ON r.id = a.request_id
+		WHERE r.cycle_id = ? AND a.to_site = ? ORDER BY a.id`), cycle, site)
+	if err != nil {
+		return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}

@@ -5,15 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/mailbot/reply"
@@ -283,17 +279,15 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 	pl := p.plan(m, raw, source)
 	res := &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
 		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
-	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := p.store.InTx(ctx, func(tx *db.Tx) error {
 		row := pl.row // a retry of the transaction starts from the plan again
-		ins := tx.Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "message_id"}}, DoNothing: true}).Create(&row)
-		if ins.Error != nil {
-			return fmt.Errorf("store message: %w", ins.Error)
+		inserted, err := tx.InsertMailMessage(ctx, &row)
+		if err != nil {
+			return fmt.Errorf("store message: %w", err)
 		}
-		if ins.RowsAffected == 0 {
+		if !inserted {
 			// Stored before (or by a concurrent run that committed first).
-			var old db.MailMessage
-			err := tx.Select("id", "intent", "domains", "outcome", "review_status", "review_reason").
-				Where("message_id = ?", row.MessageID).Take(&old).Error
+			old, err := tx.MailOutcomeByMessageID(ctx, row.MessageID)
 			if err != nil {
 				return fmt.Errorf("read stored message: %w", err)
 			}
@@ -315,13 +309,12 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 		if len(pl.sites) == 0 {
 			return nil
 		}
-		var err error
 		if len(pl.sites) == 1 {
 			// policy.Exclude runs in its own savepoint already.
 			err = p.exclude(ctx, tx, m, &row, pl.sites)
 		} else {
 			// All the sites or none.
-			err = tx.Transaction(func(stx *gorm.DB) error {
+			err = tx.InTx(ctx, func(stx *db.Tx) error {
 				return p.exclude(ctx, stx, m, &row, pl.sites)
 			})
 		}
@@ -338,10 +331,8 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 		if row.ReviewReason != "" {
 			reason = row.ReviewReason + "; " + reason
 		}
-		upd := tx.Model(&db.MailMessage{}).Where("id = ?", row.ID).Updates(map[string]any{
-			"outcome": string(OutcomeFailed), "review_status": ReviewPending, "review_reason": reason})
-		if upd.Error != nil {
-			return fmt.Errorf("record failure: %w", upd.Error)
+		if err := tx.SetMailOutcome(ctx, row.ID, string(OutcomeFailed), ReviewPending, reason); err != nil {
+			return fmt.Errorf("record failure: %w", err)
 		}
 		res.Outcome = OutcomeFailed
 		res.ReviewStatus = ReviewPending
@@ -420,7 +411,7 @@ type exclusionDetail struct {
 
 // exclude excludes each site with its own evidence, through a policy that
 // writes inside tx.
-func (p *Processor) exclude(ctx context.Context, tx *gorm.DB, m *Message, row *db.MailMessage, sites []string) error {
+func (p *Processor) exclude(ctx context.Context, tx *db.Tx, m *Message, row *db.MailMessage, sites []string) error {
 	pol := p.policyIn(tx)
 	for _, site := range sites {
 		c := policy.Change{
@@ -442,8 +433,8 @@ func (p *Processor) exclude(ctx context.Context, tx *gorm.DB, m *Message, row *d
 
 // policyIn returns a Policy whose changes happen inside tx (as savepoints),
 // so a message and the exclusions it causes commit together.
-func (p *Processor) policyIn(tx *gorm.DB) *policy.Policy {
-	return policy.New(&db.Store{DB: tx, Dialect: p.store.Dialect, SQL: p.store.SQL}, &policy.Options{Now: p.now})
+func (p *Processor) policyIn(tx *db.Tx) *policy.Policy {
+	return policy.New(p.store, &policy.Options{Now: p.now}).In(tx)
 }
 
 func detailOf(row *db.MailMessage, auth Auth, site, approvedBy string) string {
@@ -518,6 +509,3 @@ func appendUnique(list []string, s string) []string {
 	}
 	return append(list, s)
 }
-
-// errorIsNotFound hides gorm's not-found error.
-func errorIsNotFound(err error) bool { return errors.Is(err, gorm.ErrRecordNotFound) }

@@ -8,8 +8,6 @@ import (
 	"strings"
 	"time"
 
-	"gorm.io/gorm"
-
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -74,11 +72,7 @@ func preview(text string, n int) string {
 
 // Pending lists the messages waiting for staff, oldest first. It does I/O.
 func (p *Processor) Pending(ctx context.Context) ([]ReviewItem, error) {
-	var rows []db.MailMessage
-	err := p.store.DB.WithContext(ctx).
-		Select("id", "message_id", "received_at", "sent_date", "from_addr", "subject", "intent", "domains",
-			"auth_domain", "outcome", "review_reason", "raw").
-		Where("review_status = ?", ReviewPending).Order("received_at, id").Find(&rows).Error
+	rows, err := p.store.MailMessagesInReview(ctx, ReviewPending)
 	if err != nil {
 		return nil, fmt.Errorf("mailbot: list review: %w", err)
 	}
@@ -179,8 +173,8 @@ func (p *Processor) decide(ctx context.Context, id int64, by string, sites []str
 		override = appendUnique(override, site)
 	}
 	var ap *Approval
-	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		row, err := messageRow(tx, id, pendingOnly)
+	err := p.store.InTx(ctx, func(tx *db.Tx) error {
+		row, err := messageRow(ctx, tx, id, pendingOnly)
 		if err != nil {
 			return err
 		}
@@ -196,8 +190,8 @@ func (p *Processor) decide(ctx context.Context, id int64, by string, sites []str
 		targets := override
 		if len(targets) == 0 && act == ActionReinclude {
 			// What this message excluded, when it was applied by mistake.
-			var evs []db.PolicyEvent
-			if err := tx.Where("evidence = ? AND kind = ?", row.MessageID, db.EventExclude).Order("version").Find(&evs).Error; err != nil {
+			evs, err := tx.EventsByEvidenceKind(ctx, row.MessageID, db.EventExclude)
+			if err != nil {
 				return err
 			}
 			for _, ev := range evs {
@@ -265,7 +259,7 @@ func (p *Processor) decide(ctx context.Context, id int64, by string, sites []str
 			status = ReviewDismissed
 		}
 		ap.ReviewStatus = status
-		return closeReview(tx, row.ID, status, by, p.now())
+		return closeReview(ctx, tx, row.ID, status, by, p.now())
 	})
 	if err != nil {
 		return nil, wrapReview(err)
@@ -275,10 +269,9 @@ func (p *Processor) decide(ctx context.Context, id int64, by string, sites []str
 
 // messageRow reads message id, without its bytes; with pendingOnly, a
 // message that does not wait for review is refused with ErrNotPending.
-func messageRow(tx *gorm.DB, id int64, pendingOnly bool) (*db.MailMessage, error) {
-	var row db.MailMessage
-	err := tx.Omit("raw").Where("id = ?", id).Take(&row).Error
-	if errorIsNotFound(err) {
+func messageRow(ctx context.Context, tx *db.Tx, id int64, pendingOnly bool) (*db.MailMessage, error) {
+	row, err := tx.MailMessageHead(ctx, id)
+	if errors.Is(err, db.ErrNotFound) {
 		return nil, fmt.Errorf("%w: %d", ErrNoMessage, id)
 	}
 	if err != nil {
@@ -293,18 +286,17 @@ func messageRow(tx *gorm.DB, id int64, pendingOnly bool) (*db.MailMessage, error
 		}
 		return nil, fmt.Errorf("%w: message %d (%s)", ErrNotPending, id, status)
 	}
-	return &row, nil
+	return row, nil
 }
 
 // closeReview moves a pending message to status; it fails with
 // ErrNotPending when a concurrent review got there first.
-func closeReview(tx *gorm.DB, id int64, status, by string, now time.Time) error {
-	res := tx.Model(&db.MailMessage{}).Where("id = ? AND review_status = ?", id, ReviewPending).
-		Updates(map[string]any{"review_status": status, "reviewed_by": by, "reviewed_at": now.UTC()})
-	if res.Error != nil {
-		return res.Error
+func closeReview(ctx context.Context, tx *db.Tx, id int64, status, by string, now time.Time) error {
+	closed, err := tx.CloseMailReview(ctx, id, ReviewPending, status, by, now)
+	if err != nil {
+		return err
 	}
-	if res.RowsAffected == 0 {
+	if !closed {
 		return fmt.Errorf("%w: message %d", ErrNotPending, id)
 	}
 	return nil

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sync"
 
@@ -34,10 +33,7 @@ func (v Verdict) String() string {
 //
 // A Gate is safe for concurrent use by multiple goroutines.
 type Gate struct {
-	sqlDB       *sql.DB
-	postgres    bool
-	versionStmt *sql.Stmt
-	eventsQuery string
+	watch *db.PolicyWatch
 
 	catchUpMu sync.Mutex // serialises catchUp, so events apply in order
 
@@ -48,59 +44,25 @@ type Gate struct {
 
 // NewGate loads every exclusion into memory and returns a Gate. It does I/O.
 func (p *Policy) NewGate(ctx context.Context) (*Gate, error) {
-	g := &Gate{sqlDB: p.store.SQL, postgres: p.store.Dialect == db.Postgres, excluded: make(map[string]struct{})}
-	ph1, ph2 := "?", "?"
-	if p.store.Dialect == db.Postgres {
-		ph1, ph2 = "$1", "$2"
-	}
-	g.eventsQuery = "SELECT kind, site FROM policy_events WHERE version > " + ph1 + " AND version <= " + ph2 +
-		" AND kind IN ('" + db.EventExclude + "', '" + db.EventReinclude + "') ORDER BY version"
-	stmt, err := g.sqlDB.PrepareContext(ctx, "SELECT version FROM policy_state WHERE id = 1")
+	w, err := p.store.NewPolicyWatch(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("policy: gate: %w", err)
 	}
-	g.versionStmt = stmt
+	g := &Gate{watch: w, excluded: make(map[string]struct{})}
 	if err := g.load(ctx); err != nil {
-		stmt.Close()
+		w.Close()
 		return nil, err
 	}
 	return g, nil
 }
 
 // Close releases the Gate's prepared statement.
-func (g *Gate) Close() error { return g.versionStmt.Close() }
+func (g *Gate) Close() error { return g.watch.Close() }
 
 // load reads the full exclusion set at a consistent version.
 func (g *Gate) load(ctx context.Context) error {
-	opts := &sql.TxOptions{ReadOnly: true}
-	if g.postgres {
-		// One snapshot for the version and the set (SQLite's read
-		// transactions are snapshots already).
-		opts.Isolation = sql.LevelRepeatableRead
-	}
-	tx, err := g.sqlDB.BeginTx(ctx, opts)
+	version, set, err := g.watch.Snapshot(ctx)
 	if err != nil {
-		return fmt.Errorf("policy: gate load: %w", err)
-	}
-	defer tx.Rollback()
-	var version int64
-	if err := tx.QueryRowContext(ctx, "SELECT version FROM policy_state WHERE id = 1").Scan(&version); err != nil {
-		return fmt.Errorf("policy: gate load: %w", err)
-	}
-	rows, err := tx.QueryContext(ctx, "SELECT site FROM exclusions")
-	if err != nil {
-		return fmt.Errorf("policy: gate load: %w", err)
-	}
-	defer rows.Close()
-	set := make(map[string]struct{}, 1024)
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return fmt.Errorf("policy: gate load: %w", err)
-		}
-		set[s] = struct{}{}
-	}
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("policy: gate load: %w", err)
 	}
 	g.mu.Lock()
@@ -113,8 +75,8 @@ func (g *Gate) load(ctx context.Context) error {
 // does one small read of the database, plus the new events when the policy
 // changed since the last call.
 func (g *Gate) Check(ctx context.Context, site string) (Verdict, error) {
-	var version int64
-	if err := g.versionStmt.QueryRowContext(ctx).Scan(&version); err != nil {
+	version, err := g.watch.Version(ctx)
+	if err != nil {
 		return Verdict{}, fmt.Errorf("policy: gate: %w", err)
 	}
 	g.mu.RLock()
@@ -145,31 +107,18 @@ func (g *Gate) catchUp(ctx context.Context, target int64) error {
 	if target <= seen {
 		return nil // another goroutine caught up meanwhile
 	}
-	rows, err := g.sqlDB.QueryContext(ctx, g.eventsQuery, seen, target)
+	events, err := g.watch.Changes(ctx, seen, target)
 	if err != nil {
-		return fmt.Errorf("policy: gate: %w", err)
-	}
-	defer rows.Close()
-	type event struct{ kind, site string }
-	var events []event
-	for rows.Next() {
-		var e event
-		if err := rows.Scan(&e.kind, &e.site); err != nil {
-			return fmt.Errorf("policy: gate: %w", err)
-		}
-		events = append(events, e)
-	}
-	if err := rows.Err(); err != nil {
 		return fmt.Errorf("policy: gate: %w", err)
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	for _, e := range events {
-		switch e.kind {
+		switch e.Kind {
 		case db.EventExclude:
-			g.excluded[e.site] = struct{}{}
+			g.excluded[e.Site] = struct{}{}
 		case db.EventReinclude:
-			delete(g.excluded, e.site)
+			delete(g.excluded, e.Site)
 		}
 	}
 	g.version = target

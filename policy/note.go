@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	"gorm.io/gorm"
-
 	"github.com/lohisoft/lohibot/db"
 )
 
@@ -18,12 +16,12 @@ func (p *Policy) Record(ctx context.Context, kind, site string, c Change) (*db.P
 		return nil, ErrNoActor
 	}
 	var ev *db.PolicyEvent
-	err := p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := p.lock(tx); err != nil {
+	err := p.inTx(ctx, func(tx *db.Tx) error {
+		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
 		var err error
-		ev, err = appendEvent(tx, p.now().UTC(), kind, site, c)
+		ev, err = appendEvent(ctx, tx, p.now().UTC(), kind, site, c)
 		return err
 	})
 	if err != nil {

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
-
 	"github.com/lohisoft/lohibot/db"
 )
 
@@ -31,6 +28,7 @@ type Options struct {
 // concurrent use; every method does I/O on the store.
 type Policy struct {
 	store *db.Store
+	tx    *db.Tx // nil, or the transaction every change and read runs in (In)
 	now   func() time.Time
 }
 
@@ -48,6 +46,40 @@ func New(store *db.Store, opts *Options) *Policy {
 
 // Store returns the store the policy works on.
 func (p *Policy) Store() *db.Store { return p.store }
+
+// In returns a copy of p whose reads and changes happen inside tx, each
+// change in its own savepoint, so that they commit or roll back with what
+// else tx does. The copy is valid only while tx is.
+func (p *Policy) In(tx *db.Tx) *Policy {
+	c := *p
+	c.tx = tx
+	return &c
+}
+
+// inTx runs fn in a new transaction, or in a savepoint of p.tx.
+func (p *Policy) inTx(ctx context.Context, fn func(tx *db.Tx) error) error {
+	if p.tx != nil {
+		return p.tx.InTx(ctx, fn)
+	}
+	return p.store.InTx(ctx, fn)
+}
+
+// reader is what the policy reads, from the store or from p.tx.
+type reader interface {
+	Exclusion(ctx context.Context, site string) (*db.Exclusion, error)
+	Exclusions(ctx context.Context) ([]db.Exclusion, error)
+	SiteEvents(ctx context.Context, site string) ([]db.PolicyEvent, error)
+	Sites(ctx context.Context) ([]db.Site, error)
+	ExcludedListedSites(ctx context.Context) ([]string, error)
+}
+
+// reader returns p.tx when set, else the store.
+func (p *Policy) reader() reader {
+	if p.tx != nil {
+		return p.tx
+	}
+	return p.store
+}
 
 // Change describes who asks for a policy change, and why.
 type Change struct {
@@ -116,50 +148,49 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 		c.Evidence = c.Actor
 	}
 	var results []ExcludeResult
-	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := p.lock(tx); err != nil {
+	err = p.inTx(ctx, func(tx *db.Tx) error {
+		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
 		results = results[:0]
 		now := p.now()
 		for i, site := range sites {
-			var ex db.Exclusion
-			err := tx.Where("site = ?", site).Take(&ex).Error
+			ex, err := tx.Exclusion(ctx, site)
 			switch {
 			case err == nil:
-				purged, err := db.PurgeIndex(ctx, tx, site)
+				purged, err := tx.PurgeIndex(ctx, site)
 				if err != nil {
 					return err
 				}
-				if _, err := appendPurgeEvent(tx, now, db.EventExcludeRepeat, site, c, purged); err != nil {
+				if _, err := appendPurgeEvent(ctx, tx, now, db.EventExcludeRepeat, site, c, purged); err != nil {
 					return err
 				}
 				if !ex.Verified && !c.Unverified {
 					// Asked again by someone who speaks for the site.
-					if err := tx.Model(&db.Exclusion{}).Where("site = ?", site).Update("verified", true).Error; err != nil {
+					if err := tx.VerifyExclusion(ctx, site); err != nil {
 						return err
 					}
 					ex.Verified = true
 				}
-				results = append(results, ExcludeResult{Input: inputs[i], Site: site, Already: true, Exclusion: &ex, Purged: purged})
+				results = append(results, ExcludeResult{Input: inputs[i], Site: site, Already: true, Exclusion: ex, Purged: purged})
 				continue
-			case !errors.Is(err, gorm.ErrRecordNotFound):
+			case !errors.Is(err, db.ErrNotFound):
 				return err
 			}
-			purged, err := db.PurgeIndex(ctx, tx, site)
+			purged, err := tx.PurgeIndex(ctx, site)
 			if err != nil {
 				return err
 			}
-			ev, err := appendPurgeEvent(tx, now, db.EventExclude, site, c, purged)
+			ev, err := appendPurgeEvent(ctx, tx, now, db.EventExclude, site, c, purged)
 			if err != nil {
 				return err
 			}
-			ex = db.Exclusion{Site: site, ExcludedAt: now, Actor: c.Actor, Reason: c.Reason,
+			ex = &db.Exclusion{Site: site, ExcludedAt: now, Actor: c.Actor, Reason: c.Reason,
 				Evidence: c.Evidence, Source: c.Source, EventID: ev.ID, Verified: !c.Unverified}
-			if err := tx.Create(&ex).Error; err != nil {
+			if err := tx.CreateExclusion(ctx, ex); err != nil {
 				return err
 			}
-			results = append(results, ExcludeResult{Input: inputs[i], Site: site, Exclusion: &ex, Purged: purged})
+			results = append(results, ExcludeResult{Input: inputs[i], Site: site, Exclusion: ex, Purged: purged})
 		}
 		return nil
 	})
@@ -185,22 +216,22 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 	if c.Evidence == "" {
 		c.Evidence = c.Actor
 	}
-	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := p.lock(tx); err != nil {
+	err = p.inTx(ctx, func(tx *db.Tx) error {
+		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
-		res := tx.Where("site = ?", site).Delete(&db.Exclusion{})
-		if res.Error != nil {
-			return res.Error
-		}
-		if res.RowsAffected == 0 {
-			return fmt.Errorf("%w: %s", ErrNotExcluded, site)
-		}
-		purged, err := db.PurgeIndex(ctx, tx, site)
+		deleted, err := tx.DeleteExclusion(ctx, site)
 		if err != nil {
 			return err
 		}
-		_, err = appendPurgeEvent(tx, p.now(), db.EventReinclude, site, c, purged)
+		if !deleted {
+			return fmt.Errorf("%w: %s", ErrNotExcluded, site)
+		}
+		purged, err := tx.PurgeIndex(ctx, site)
+		if err != nil {
+			return err
+		}
+		_, err = appendPurgeEvent(ctx, tx, p.now(), db.EventReinclude, site, c, purged)
 		return err
 	})
 	if err != nil {
@@ -214,8 +245,8 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 
 // Exclusions lists the current exclusions, sorted by site.
 func (p *Policy) Exclusions(ctx context.Context) ([]db.Exclusion, error) {
-	var out []db.Exclusion
-	if err := p.store.DB.WithContext(ctx).Order("site").Find(&out).Error; err != nil {
+	out, err := p.reader().Exclusions(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("policy: list exclusions: %w", err)
 	}
 	return out, nil
@@ -228,61 +259,38 @@ func (p *Policy) Check(ctx context.Context, input string) (string, *db.Exclusion
 	if err != nil {
 		return "", nil, err
 	}
-	var ex db.Exclusion
-	err = p.store.DB.WithContext(ctx).Where("site = ?", site).Take(&ex).Error
-	if errors.Is(err, gorm.ErrRecordNotFound) {
+	ex, err := p.reader().Exclusion(ctx, site)
+	if errors.Is(err, db.ErrNotFound) {
 		return site, nil, nil
 	}
 	if err != nil {
 		return site, nil, fmt.Errorf("policy: check: %w", err)
 	}
-	return site, &ex, nil
+	return site, ex, nil
 }
 
 // History returns the policy events of a site, oldest first.
 func (p *Policy) History(ctx context.Context, site string) ([]db.PolicyEvent, error) {
-	var out []db.PolicyEvent
-	err := p.store.DB.WithContext(ctx).Where("site = ?", site).Order("version").Find(&out).Error
+	out, err := p.reader().SiteEvents(ctx, site)
 	if err != nil {
 		return nil, fmt.Errorf("policy: history: %w", err)
 	}
 	return out, nil
 }
 
-// lock takes the policy write lock at the start of a transaction that
-// changes the policy, before it reads what it is about to change, so that
-// two writers never both find a site unexcluded and both exclude it. On
-// PostgreSQL it locks the policy_state row; SQLite transactions begin
-// IMMEDIATE, holding the database's write lock already.
-func (p *Policy) lock(tx *gorm.DB) error {
-	if p.store.Dialect != db.Postgres {
-		return nil
-	}
-	var version int64
-	return tx.Raw("SELECT version FROM policy_state WHERE id = 1 FOR UPDATE").Scan(&version).Error
-}
-
-// appendEvent bumps the policy version and appends one event carrying it.
-// The UPDATE takes the row lock that orders all policy writers, so versions
-// become visible in increasing order.
-func appendEvent(tx *gorm.DB, now time.Time, kind, site string, c Change) (*db.PolicyEvent, error) {
-	return appendPurgeEvent(tx, now, kind, site, c, db.IndexPurge{})
+// appendEvent bumps the policy version and appends one event carrying it
+// (db.Tx.AppendEvent).
+func appendEvent(ctx context.Context, tx *db.Tx, now time.Time, kind, site string, c Change) (*db.PolicyEvent, error) {
+	return appendPurgeEvent(ctx, tx, now, kind, site, c, db.IndexPurge{})
 }
 
 // appendPurgeEvent is appendEvent for a change that purged the site's index
 // entries, recording the counts.
-func appendPurgeEvent(tx *gorm.DB, now time.Time, kind, site string, c Change, purged db.IndexPurge) (*db.PolicyEvent, error) {
-	if err := tx.Exec("UPDATE policy_state SET version = version + 1 WHERE id = 1").Error; err != nil {
-		return nil, err
-	}
-	var version int64
-	if err := tx.Raw("SELECT version FROM policy_state WHERE id = 1").Scan(&version).Error; err != nil {
-		return nil, err
-	}
-	ev := &db.PolicyEvent{Version: version, HappenedAt: now, Kind: kind, Site: site,
+func appendPurgeEvent(ctx context.Context, tx *db.Tx, now time.Time, kind, site string, c Change, purged db.IndexPurge) (*db.PolicyEvent, error) {
+	ev := &db.PolicyEvent{HappenedAt: now, Kind: kind, Site: site,
 		Actor: c.Actor, Reason: c.Reason, Evidence: c.Evidence, Source: c.Source, Detail: c.Detail,
 		PurgedPages: purged.Pages, PurgedAnchors: purged.Anchors}
-	if err := tx.Clauses(clause.Returning{}).Create(ev).Error; err != nil {
+	if err := tx.AppendEvent(ctx, ev); err != nil {
 		return nil, err
 	}
 	return ev, nil

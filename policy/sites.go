@@ -7,8 +7,6 @@ import (
 	"net/url"
 	"strings"
 
-	"gorm.io/gorm"
-
 	"github.com/lohisoft/lohibot/db"
 )
 
@@ -42,46 +40,44 @@ func (p *Policy) AddSites(ctx context.Context, inputs []string, c Change) ([]Add
 		starts[i] = startURL(in, sites[i])
 	}
 	var out []AddedSite
-	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := p.lock(tx); err != nil {
+	err = p.inTx(ctx, func(tx *db.Tx) error {
+		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
 		out = out[:0]
 		now := p.now()
 		for i, site := range sites {
-			var s db.Site
-			err := tx.Where("name = ?", site).Take(&s).Error
+			s, err := tx.Site(ctx, site)
 			switch {
 			case err == nil:
 				added := AddedSite{Listed: true}
 				if isURL(inputs[i]) && s.StartURL != starts[i] {
 					added.Replaced = s.StartURL
-					s.StartURL = starts[i]
-					if err := tx.Model(&s).Update("start_url", s.StartURL).Error; err != nil {
+					if err := tx.SetStartURL(ctx, s, starts[i]); err != nil {
 						return err
 					}
 					cc := c
 					cc.Detail = fmt.Sprintf(`{"start_url":%q}`, s.StartURL)
-					if _, err := appendEvent(tx, now, db.EventSiteUpdate, site, cc); err != nil {
+					if _, err := appendEvent(ctx, tx, now, db.EventSiteUpdate, site, cc); err != nil {
 						return err
 					}
 				}
-				added.Site = s
+				added.Site = *s
 				out = append(out, added)
 				continue
-			case !errors.Is(err, gorm.ErrRecordNotFound):
+			case !errors.Is(err, db.ErrNotFound):
 				return err
 			}
-			s = db.Site{Name: site, StartURL: starts[i], AddedAt: now, AddedBy: c.Actor}
-			if err := tx.Create(&s).Error; err != nil {
+			s = &db.Site{Name: site, StartURL: starts[i], AddedAt: now, AddedBy: c.Actor}
+			if err := tx.CreateSite(ctx, s); err != nil {
 				return err
 			}
 			cc := c
 			cc.Detail = fmt.Sprintf(`{"start_url":%q}`, s.StartURL)
-			if _, err := appendEvent(tx, now, db.EventSiteAdd, site, cc); err != nil {
+			if _, err := appendEvent(ctx, tx, now, db.EventSiteAdd, site, cc); err != nil {
 				return err
 			}
-			out = append(out, AddedSite{Site: s})
+			out = append(out, AddedSite{Site: *s})
 		}
 		return nil
 	})
@@ -99,20 +95,20 @@ func (p *Policy) RemoveSites(ctx context.Context, inputs []string, c Change) ([]
 	if err != nil {
 		return nil, err
 	}
-	err = p.store.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		if err := p.lock(tx); err != nil {
+	err = p.inTx(ctx, func(tx *db.Tx) error {
+		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
 		now := p.now()
 		for _, site := range sites {
-			res := tx.Where("name = ?", site).Delete(&db.Site{})
-			if res.Error != nil {
-				return res.Error
+			deleted, err := tx.DeleteSite(ctx, site)
+			if err != nil {
+				return err
 			}
-			if res.RowsAffected == 0 {
+			if !deleted {
 				return fmt.Errorf("%w: %s", ErrNotListed, site)
 			}
-			if _, err := appendEvent(tx, now, db.EventSiteRemove, site, c); err != nil {
+			if _, err := appendEvent(ctx, tx, now, db.EventSiteRemove, site, c); err != nil {
 				return err
 			}
 		}
@@ -130,13 +126,12 @@ func (p *Policy) RemoveSites(ctx context.Context, inputs []string, c Change) ([]
 // Sites returns the crawl list sorted by name, each with whether it is
 // excluded (an excluded site stays listed but is never crawled).
 func (p *Policy) Sites(ctx context.Context) ([]ListedSite, error) {
-	var sites []db.Site
-	if err := p.store.DB.WithContext(ctx).Order("name").Find(&sites).Error; err != nil {
+	sites, err := p.reader().Sites(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("policy: list sites: %w", err)
 	}
-	var excluded []string
-	if err := p.store.DB.WithContext(ctx).Model(&db.Exclusion{}).
-		Joins("JOIN sites ON sites.name = exclusions.site").Pluck("exclusions.site", &excluded).Error; err != nil {
+	excluded, err := p.reader().ExcludedListedSites(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("policy: list sites: %w", err)
 	}
 	ex := make(map[string]bool, len(excluded))

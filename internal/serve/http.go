@@ -67,8 +67,7 @@ func (s *Server) Check(ctx context.Context) *Health {
 	h := &Health{Status: StatusOK, Down: []string{}}
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 	defer cancel()
-	var one int
-	if err := s.store.SQL.QueryRowContext(ctx, "SELECT 1").Scan(&one); err != nil {
+	if err := s.store.Ping(ctx); err != nil {
 		h.Database = Part{Status: StatusDown, Error: err.Error()}
 		h.Down = append(h.Down, "database")
 	} else {

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
@@ -137,8 +136,8 @@ func (s *Server) release(site string) {
 // crawlOne crawls one site and feeds the metrics from its result and its
 // requests in the log.
 func (s *Server) crawlOne(ctx context.Context, c *crawler.Crawler, t crawler.Target) {
-	var fromID int64
-	if err := s.store.SQL.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&fromID); err != nil {
+	fromID, err := s.store.LastRequestID(ctx)
+	if err != nil {
 		if ctx.Err() == nil {
 			s.log.Warn("request log not read", "err", err)
 		}
@@ -158,23 +157,13 @@ func (s *Server) crawlOne(ctx context.Context, c *crawler.Crawler, t crawler.Tar
 func (s *Server) countRequests(ctx context.Context, cycle, fromID int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	q := `SELECT purpose, COALESCE(status, 0), COUNT(*) FROM requests WHERE cycle_id = ? AND id > ? GROUP BY purpose, COALESCE(status, 0)`
-	rows, err := s.store.SQL.QueryContext(ctx, rebind(s.store, q), cycle, fromID)
+	counts, err := s.store.RequestCounts(ctx, cycle, fromID)
 	if err != nil {
 		s.log.Warn("request log not read", "err", err)
 		return
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var (
-			purpose   string
-			status, n int
-		)
-		if err := rows.Scan(&purpose, &status, &n); err != nil {
-			s.log.Warn("request log not read", "err", err)
-			return
-		}
-		s.metrics.Request(purpose, status, n)
+	for _, c := range counts {
+		s.metrics.Request(c.Purpose, c.Status, c.N)
 	}
 }
 
@@ -226,22 +215,4 @@ func crawlerOptions(cfg *Config, s *Server) (*crawler.Options, error) {
 		Logger:           s.log,
 		Signer:           s.signing.Load().Signer,
 	}, nil
-}
-
-// rebind turns ? placeholders into PostgreSQL's $n.
-func rebind(store *db.Store, q string) string {
-	if store.Dialect != db.Postgres {
-		return q
-	}
-	out := make([]byte, 0, len(q)+8)
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			out = append(out, fmt.Sprintf("$%d", n)...)
-			continue
-		}
-		out = append(out, q[i])
-	}
-	return string(out)
 }

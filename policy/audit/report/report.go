@@ -21,8 +21,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"gorm.io/gorm"
-
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy/audit"
 )
@@ -269,11 +267,10 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 	} else if !db.IsNotFound(err) {
 		return nil, fmt.Errorf("report: %s: %w", site, err)
 	}
-	g := store.DB.WithContext(ctx)
-	for _, step := range []func(context.Context, *gorm.DB, *Report) error{
+	for _, step := range []func(context.Context, *db.Store, *Report) error{
 		buildStatus, buildEvents, buildCycles, buildRobots, buildIndex, buildMail,
 	} {
-		if err := step(ctx, g, rep); err != nil {
+		if err := step(ctx, store, rep); err != nil {
 			return nil, fmt.Errorf("report: %s: %w", site, err)
 		}
 	}
@@ -286,38 +283,35 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 	return rep, nil
 }
 
-func buildStatus(ctx context.Context, g *gorm.DB, rep *Report) error {
-	var s db.Site
-	err := g.Where("name = ?", rep.Site).Take(&s).Error
+func buildStatus(ctx context.Context, g *db.Store, rep *Report) error {
+	s, err := g.Site(ctx, rep.Site)
 	switch {
 	case err == nil:
 		rep.Status.Listed, rep.Status.StartURL = true, s.StartURL
 		t := s.AddedAt.UTC()
 		rep.Status.ListedSince = &t
-	case !errors.Is(err, gorm.ErrRecordNotFound):
+	case !errors.Is(err, db.ErrNotFound):
 		return err
 	}
-	var ex db.Exclusion
-	err = g.Where("site = ?", rep.Site).Take(&ex).Error
+	ex, err := g.Exclusion(ctx, rep.Site)
 	switch {
 	case err == nil:
 		rep.Status.Excluded = true
 		x := &Exclusion{Since: ex.ExcludedAt.UTC(), By: ex.Actor, Reason: ex.Reason, Evidence: ex.Evidence, Source: ex.Source}
-		var ev db.PolicyEvent
-		if err := g.Where("id = ?", ex.EventID).Take(&ev).Error; err == nil {
+		if ev, err := g.PolicyEvent(ctx, ex.EventID); err == nil {
 			x.Version = ev.Version
-			x.IndexPurged = eventPurge(ev)
+			x.IndexPurged = eventPurge(*ev)
 		}
 		rep.Status.Exclusion = x
-	case !errors.Is(err, gorm.ErrRecordNotFound):
+	case !errors.Is(err, db.ErrNotFound):
 		return err
 	}
 	return nil
 }
 
-func buildEvents(ctx context.Context, g *gorm.DB, rep *Report) error {
-	var evs []db.PolicyEvent
-	if err := g.Where("site = ?", rep.Site).Order("version").Find(&evs).Error; err != nil {
+func buildEvents(ctx context.Context, g *db.Store, rep *Report) error {
+	evs, err := g.SiteEvents(ctx, rep.Site)
+	if err != nil {
 		return err
 	}
 	for _, e := range evs {
@@ -327,13 +321,13 @@ func buildEvents(ctx context.Context, g *gorm.DB, rep *Report) error {
 	return nil
 }
 
-func buildCycles(ctx context.Context, g *gorm.DB, rep *Report) error {
-	var cycles []db.CrawlCycle
-	if err := g.Where("site = ?", rep.Site).Order("started_at, id").Find(&cycles).Error; err != nil {
+func buildCycles(ctx context.Context, g *db.Store, rep *Report) error {
+	cycles, err := g.SiteCycles(ctx, rep.Site)
+	if err != nil {
 		return err
 	}
-	var reqs []db.Request
-	if err := g.Where("site = ?", rep.Site).Order("sent_at, id").Find(&reqs).Error; err != nil {
+	reqs, err := g.SiteRequests(ctx, rep.Site)
+	if err != nil {
 		return err
 	}
 	byID := make(map[int64]int)
@@ -402,9 +396,9 @@ func buildCycles(ctx context.Context, g *gorm.DB, rep *Report) error {
 // hash always covers the whole stored body.
 const maxBodyShown = 100 << 10
 
-func buildRobots(ctx context.Context, g *gorm.DB, rep *Report) error {
-	var origins []string
-	if err := g.Model(&db.Request{}).Where("site = ?", rep.Site).Distinct("origin").Pluck("origin", &origins).Error; err != nil {
+func buildRobots(ctx context.Context, g *db.Store, rep *Report) error {
+	origins, err := g.RequestOrigins(ctx, rep.Site)
+	if err != nil {
 		return err
 	}
 	set := make(map[string]bool)
@@ -430,8 +424,8 @@ func buildRobots(ctx context.Context, g *gorm.DB, rep *Report) error {
 		all = append(all, o)
 	}
 	slices.Sort(all)
-	var snaps []db.RobotsSnapshot
-	if err := g.Where("origin IN ?", all).Order("origin, fetched_at, id").Find(&snaps).Error; err != nil {
+	snaps, err := g.RobotsSnapshotsOf(ctx, all)
+	if err != nil {
 		return err
 	}
 	for _, s := range snaps {
@@ -448,17 +442,17 @@ func buildRobots(ctx context.Context, g *gorm.DB, rep *Report) error {
 	return nil
 }
 
-func buildIndex(ctx context.Context, g *gorm.DB, rep *Report) error {
-	var pages []db.Page
-	if err := g.Where("site = ?", rep.Site).Order("url").Find(&pages).Error; err != nil {
+func buildIndex(ctx context.Context, g *db.Store, rep *Report) error {
+	pages, err := g.SitePages(ctx, rep.Site)
+	if err != nil {
 		return err
 	}
 	for _, p := range pages {
 		rep.Pages = append(rep.Pages, Page{ID: p.ID, URL: p.URL, Title: p.Title, Description: p.Description,
 			H1: p.H1, H2: p.H2, H3: p.H3, Status: p.Status, FetchedAt: p.FetchedAt.UTC(), RequestID: p.RequestID})
 	}
-	var anchors []db.Anchor
-	if err := g.Where("to_site = ?", rep.Site).Order("to_url, from_url, anchor_text").Find(&anchors).Error; err != nil {
+	anchors, err := g.AnchorsTo(ctx, rep.Site)
+	if err != nil {
 		return err
 	}
 	for _, a := range anchors {
@@ -467,17 +461,13 @@ func buildIndex(ctx context.Context, g *gorm.DB, rep *Report) error {
 	return nil
 }
 
-func buildMail(ctx context.Context, g *gorm.DB, rep *Report) error {
-	pattern := "% " + escapeLike(rep.Site) + " %"
-	q := g.Model(&db.MailMessage{}).Omit("raw").
-		Where("(' ' || domains || ' ') LIKE ? ESCAPE '\\'", pattern)
+func buildMail(ctx context.Context, g *db.Store, rep *Report) error {
 	evidence := ""
 	if x := rep.Status.Exclusion; x != nil && x.Evidence != "" {
 		evidence = strings.Trim(x.Evidence, "<>")
-		q = q.Or("message_id = ?", evidence)
 	}
-	var msgs []db.MailMessage
-	if err := q.Order("received_at, id").Find(&msgs).Error; err != nil {
+	msgs, err := g.MailAbout(ctx, rep.Site, evidence)
+	if err != nil {
 		return err
 	}
 	for _, m := range msgs {
@@ -530,10 +520,6 @@ func (r *Report) OK() bool {
 		}
 	}
 	return true
-}
-
-func escapeLike(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
 }
 
 func utcPtr(t *time.Time) *time.Time {

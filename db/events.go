@@ -1,0 +1,167 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+
+	"gorm.io/gorm/clause"
+)
+
+// LockPolicy takes the policy write lock at the start of a transaction
+// that changes the policy, before it reads what it is about to change, so
+// that two writers never both find a site unexcluded and both exclude it.
+// On PostgreSQL it locks the policy_state row; SQLite transactions begin
+// IMMEDIATE, holding the database's write lock already. It does I/O.
+func (tx *Tx) LockPolicy(ctx context.Context) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	var version int64
+	if err := tx.with(ctx).Raw("SELECT version FROM policy_state WHERE id = 1 FOR UPDATE").Scan(&version).Error; err != nil {
+		return fmt.Errorf("db: lock policy: %w", err)
+	}
+	return nil
+}
+
+// AppendEvent bumps the policy version and appends ev carrying it (ev's
+// Version and ID are set). The UPDATE takes the row lock that orders all
+// policy writers, so versions become visible in increasing order. Errors
+// are returned as the driver gave them. It does I/O.
+func (tx *Tx) AppendEvent(ctx context.Context, ev *PolicyEvent) error {
+	g := tx.with(ctx)
+	if err := g.Exec("UPDATE policy_state SET version = version + 1 WHERE id = 1").Error; err != nil {
+		return err
+	}
+	var version int64
+	if err := g.Raw("SELECT version FROM policy_state WHERE id = 1").Scan(&version).Error; err != nil {
+		return err
+	}
+	ev.Version = version
+	return g.Clauses(clause.Returning{}).Create(ev).Error
+}
+
+// SiteEvents returns the policy events of site, oldest first. It does I/O.
+func (q queries) SiteEvents(ctx context.Context, site string) ([]PolicyEvent, error) {
+	var out []PolicyEvent
+	if err := q.with(ctx).Where("site = ?", site).Order("version").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read policy events: %w", err)
+	}
+	return out, nil
+}
+
+// EventsByEvidenceKind returns the policy events of kind whose evidence is
+// evidence, oldest first. It does I/O.
+func (q queries) EventsByEvidenceKind(ctx context.Context, evidence, kind string) ([]PolicyEvent, error) {
+	var out []PolicyEvent
+	if err := q.with(ctx).Where("evidence = ? AND kind = ?", evidence, kind).Order("version").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read policy events: %w", err)
+	}
+	return out, nil
+}
+
+// ExclusionChange is an exclude or re-include event, as the policy gate
+// applies it.
+type ExclusionChange struct {
+	Kind string // EventExclude or EventReinclude
+	Site string
+}
+
+// PolicyWatch reads the policy version and the exclusion changes, for a gate
+// that checks before every request. It holds a prepared statement; Close
+// releases it. It is safe for concurrent use.
+type PolicyWatch struct {
+	pool        *sql.DB
+	postgres    bool
+	versionStmt *sql.Stmt
+	eventsQuery string
+}
+
+// NewPolicyWatch prepares the version read. It does I/O.
+func (s *Store) NewPolicyWatch(ctx context.Context) (*PolicyWatch, error) {
+	w := &PolicyWatch{pool: s.SQL, postgres: s.Dialect == Postgres}
+	w.eventsQuery = s.rebind("SELECT kind, site FROM policy_events WHERE version > ? AND version <= ?" +
+		" AND kind IN ('" + EventExclude + "', '" + EventReinclude + "') ORDER BY version")
+	stmt, err := s.SQL.PrepareContext(ctx, "SELECT version FROM policy_state WHERE id = 1")
+	if err != nil {
+		return nil, err
+	}
+	w.versionStmt = stmt
+	return w, nil
+}
+
+// Close releases the prepared statement.
+func (w *PolicyWatch) Close() error { return w.versionStmt.Close() }
+
+// Version reads the current policy version: one indexed single-row read.
+func (w *PolicyWatch) Version(ctx context.Context) (int64, error) {
+	var version int64
+	err := w.versionStmt.QueryRowContext(ctx).Scan(&version)
+	return version, err
+}
+
+// Snapshot reads the policy version and the set of excluded sites at that
+// version, in one read-only snapshot. It does I/O.
+func (w *PolicyWatch) Snapshot(ctx context.Context) (int64, map[string]struct{}, error) {
+	opts := &sql.TxOptions{ReadOnly: true}
+	if w.postgres {
+		// One snapshot for the version and the set (SQLite's read
+		// transactions are snapshots already).
+		opts.Isolation = sql.LevelRepeatableRead
+	}
+	tx, err := w.pool.BeginTx(ctx, opts)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer tx.Rollback()
+	var version int64
+	if err := tx.QueryRowContext(ctx, "SELECT version FROM policy_state WHERE id = 1").Scan(&version); err != nil {
+		return 0, nil, err
+	}
+	rows, err := tx.QueryContext(ctx, "SELECT site FROM exclusions")
+	if err != nil {
+		return 0, nil, err
+	}
+	defer rows.Close()
+	set := make(map[string]struct{}, 1024)
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return 0, nil, err
+		}
+		set[s] = struct{}{}
+	}
+	if err := rows.Err(); err != nil {
+		return 0, nil, err
+	}
+	return version, set, nil
+}
+
+// Changes returns the exclude and re-include events with versions in
+// (after, upto], in version order. It does I/O.
+func (w *PolicyWatch) Changes(ctx context.Context, after, upto int64) ([]ExclusionChange, error) {
+	rows, err := w.pool.QueryContext(ctx, w.eventsQuery, after, upto)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []ExclusionChange
+	for rows.Next() {
+		var e ExclusionChange
+		if err := rows.Scan(&e.Kind, &e.Site); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// PolicyEvent returns the policy event with row id id, or an error
+// wrapping ErrNotFound. It does I/O.
+func (q queries) PolicyEvent(ctx context.Context, id int64) (*PolicyEvent, error) {
+	var ev PolicyEvent
+	if err := q.with(ctx).Where("id = ?", id).Take(&ev).Error; err != nil {
+		return nil, notFound(err, fmt.Sprintf("policy event %d", id))
+	}
+	return &ev, nil
+}

@@ -1,0 +1,141 @@
+package db_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// notMoved lists the files outside db that still hold SQL or a database
+// handle (issue 12). It may only shrink: a file that becomes clean must be
+// removed from it, and no file may be added.
+var notMoved = map[string]bool{
+	"crawler/abandon.go":         true,
+	"crawler/cycle.go":           true,
+	"crawler/litewriter.go":      true,
+	"crawler/pgwriter.go":        true,
+	"crawler/store.go":           true,
+	"internal/dbtest/dbtest.go":  true,
+	"policy/audit/budget.go":     true,
+	"policy/audit/exclusions.go": true,
+	"policy/audit/politeness.go": true,
+	"policy/audit/robots.go":     true,
+	"policy/audit/run.go":        true,
+	"policy/audit/storage.go":    true,
+}
+
+// sqlText matches a string literal that looks like SQL.
+var sqlText = regexp.MustCompile(`(?i)\b(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX)\s|BEGIN\s+IMMEDIATE|PRAGMA\s)|^\s*SELECT\s+1\s*$`)
+
+// dbImports are the packages only db may import.
+var dbImports = []string{"database/sql", "gorm.io/", "github.com/glebarez/", "modernc.org/sqlite", "github.com/jackc/pgx"}
+
+// TestNoSQLOutsideDB checks that no non-test Go file outside db holds an SQL
+// string, imports a database driver, database/sql or gorm, or reaches the
+// Store's DB and SQL handles, except the files listed in notMoved.
+func TestNoSQLOutsideDB(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	dirty := map[string][]string{}
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if d.IsDir() {
+			if rel == "db" || rel == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		var why []string
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			for _, bad := range dbImports {
+				if p == bad || strings.HasPrefix(p, bad) && strings.HasSuffix(bad, "/") || strings.HasPrefix(p, bad+"/") {
+					why = append(why, "imports "+p)
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			switch n := n.(type) {
+			case *ast.BasicLit:
+				if n.Kind == token.STRING {
+					if s, err := strconv.Unquote(n.Value); err == nil && sqlText.MatchString(s) {
+						why = append(why, fset.Position(n.Pos()).String()+": SQL "+strconv.Quote(firstLine(s)))
+					}
+				}
+			case *ast.SelectorExpr:
+				if inner, ok := n.X.(*ast.SelectorExpr); ok && (inner.Sel.Name == "DB" || inner.Sel.Name == "SQL") && isStore(inner.X) {
+					why = append(why, fset.Position(n.Pos()).String()+": store handle ."+inner.Sel.Name)
+				}
+			}
+			return true
+		})
+		if len(why) > 0 {
+			dirty[rel] = why
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files []string
+	for f := range dirty {
+		files = append(files, f)
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if !notMoved[f] {
+			t.Errorf("%s holds SQL outside db (move it into db):\n\t%s", f, strings.Join(dirty[f], "\n\t"))
+		}
+	}
+	for f := range notMoved {
+		if dirty[f] == nil {
+			t.Errorf("%s is clean now: remove it from notMoved", f)
+		}
+	}
+}
+
+// isStore reports whether x looks like a db.Store value: an identifier or
+// field named store, Store(), s.store, ...
+func isStore(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return strings.Contains(strings.ToLower(x.Name), "store")
+	case *ast.SelectorExpr:
+		return strings.Contains(strings.ToLower(x.Sel.Name), "store")
+	case *ast.CallExpr:
+		return isStore(x.Fun)
+	}
+	return false
+}
+
+func firstLine(s string) string {
+	s = strings.TrimSpace(s)
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " …"
+	}
+	if len(s) > 80 {
+		s = s[:80] + "…"
+	}
+	return s
+}

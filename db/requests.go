@@ -1,0 +1,91 @@
+package db
+
+import (
+	"context"
+	"fmt"
+)
+
+// Ping checks that the database answers a query. It does I/O.
+func (s *Store) Ping(ctx context.Context) error {
+	var one int
+	return s.SQL.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+}
+
+// LastRequestID returns the highest id in the request log, 0 when it is
+// empty. It does I/O.
+func (s *Store) LastRequestID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.SQL.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&id); err != nil {
+		return 0, fmt.Errorf("db: last request: %w", err)
+	}
+	return id, nil
+}
+
+// RequestCount is how many requests of a cycle had one purpose and status.
+type RequestCount struct {
+	Purpose string
+	Status  int // 0 for a request without a response
+	N       int
+}
+
+// RequestCounts counts the requests of cycle logged after the request with
+// id afterID, by purpose and status. It does I/O.
+func (s *Store) RequestCounts(ctx context.Context, cycle, afterID int64) ([]RequestCount, error) {
+	q := `SELECT purpose, COALESCE(status, 0), COUNT(*) FROM requests WHERE cycle_id = ? AND id > ? GROUP BY purpose, COALESCE(status, 0)`
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), cycle, afterID)
+	if err != nil {
+		return nil, fmt.Errorf("db: count requests: %w", err)
+	}
+	defer rows.Close()
+	var out []RequestCount
+	for rows.Next() {
+		var c RequestCount
+		if err := rows.Scan(&c.Purpose, &c.Status, &c.N); err != nil {
+			return nil, fmt.Errorf("db: count requests: %w", err)
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: count requests: %w", err)
+	}
+	return out, nil
+}
+
+// SiteRequests returns the request log of site, in the order the requests
+// were sent. It does I/O.
+func (q queries) SiteRequests(ctx context.Context, site string) ([]Request, error) {
+	var out []Request
+	if err := q.with(ctx).Where("site = ?", site).Order("sent_at, id").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: read requests: %w", err)
+	}
+	return out, nil
+}
+
+// RequestOrigins returns the distinct origins the requests to site went
+// to, in no particular order. It does I/O.
+func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, error) {
+	var out []string
+	if err := q.with(ctx).Model(&Request{}).Where("site = ?", site).Distinct("origin").Pluck("origin", &out).Error; err != nil {
+		return nil, fmt.Errorf("db: read request origins: %w", err)
+	}
+	return out, nil
+}
+
+// CyclePageURLs returns the URLs of the page requests of cycle, in no
+// particular order. It does I/O.
+func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cycle, PurposePage)
+	if err != nil {
+		return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var u string
+		if err := rows.Scan(&u); err != nil {
+			return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
+}

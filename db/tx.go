@@ -1,0 +1,83 @@
+package db
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"gorm.io/gorm"
+)
+
+// queries holds the handle the entity queries run on: the pool for a Store,
+// the transaction for a Tx. Store and Tx embed it, so both have the same
+// query methods (db/exclusions.go, db/events.go, db/sites.go, db/mail.go).
+type queries struct {
+	g       *gorm.DB
+	dialect Dialect
+}
+
+// with returns the handle bound to ctx.
+func (q queries) with(ctx context.Context) *gorm.DB { return q.g.WithContext(ctx) }
+
+// rebind turns the ? placeholders of query into PostgreSQL's $n on
+// PostgreSQL. query must hold no ? inside a string literal.
+func (q queries) rebind(query string) string { return rebind(q.dialect, query) }
+
+// Tx is a database transaction, made by Store.InTx or Tx.InTx. Its methods
+// are the same queries as the Store's, run inside the transaction; it holds
+// no handle to the Store it came from, so nothing done through it escapes
+// the transaction. A Tx is valid only during the function it is passed to
+// and is not safe for concurrent use.
+type Tx struct {
+	queries
+}
+
+// Dialect returns the engine the transaction runs on.
+func (tx *Tx) Dialect() Dialect { return tx.dialect }
+
+// InTx runs fn in a transaction: fn's error (or a panic) rolls back all it
+// did, nil commits. On SQLite the transaction starts IMMEDIATE, taking the
+// write lock at once. It does I/O and may block on another writer's lock.
+func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return s.DB.WithContext(ctx).Transaction(func(g *gorm.DB) error {
+		return fn(&Tx{queries{g: g, dialect: s.Dialect}})
+	})
+}
+
+// InTx runs fn in a nested transaction (a savepoint) of tx: fn's error
+// rolls back what fn did and nothing else.
+func (tx *Tx) InTx(ctx context.Context, fn func(tx *Tx) error) error {
+	return tx.with(ctx).Transaction(func(g *gorm.DB) error {
+		return fn(&Tx{queries{g: g, dialect: tx.dialect}})
+	})
+}
+
+// notFound turns gorm's and database/sql's not-found errors into
+// ErrNotFound, naming what was looked for, and wraps any other error as
+// "db: what: err".
+func notFound(err error, what string) error {
+	if errors.Is(err, gorm.ErrRecordNotFound) || errors.Is(err, sqlErrNoRows) {
+		return fmt.Errorf("%w: %s", ErrNotFound, what)
+	}
+	return fmt.Errorf("db: %s: %w", what, err)
+}
+
+// rebind turns the ? placeholders of q into PostgreSQL's $n for dialect
+// Postgres. q must hold no ? inside a string literal.
+func rebind(d Dialect, q string) string {
+	if d != Postgres {
+		return q
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(q); i++ {
+		if q[i] == '?' {
+			n++
+			fmt.Fprintf(&b, "$%d", n)
+			continue
+		}
+		b.WriteByte(q[i])
+	}
+	return b.String()
+}
