@@ -85,36 +85,7 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 		}
 		return nil
 	}
-	for {
-		var ops []*writeOp
-		select {
-		case <-ctx.Done():
-			return
-		case op := <-c.writes:
-			ops = append(ops, op)
-		}
-	drain:
-		for len(ops) < pgMaxGroup {
-			select {
-			case op := <-c.writes:
-				ops = append(ops, op)
-			default:
-				break drain
-			}
-		}
-		if err := run(ops); err != nil {
-			if len(ops) == 1 {
-				ops[0].done <- err
-				continue
-			}
-			// One caller's failure must not fail the others: alone, each.
-			for _, op := range ops {
-				if err := run([]*writeOp{op}); err != nil {
-					op.done <- err
-				}
-			}
-		}
-	}
+	commitGroups(ctx, c.writes, pgMaxGroup, run)
 }
 
 // withLeaseTx runs f, which takes, renews or gives back leases, in a

@@ -240,18 +240,28 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
 		}
 		return nil
 	}
+	commitGroups(ctx, c.writes, maxGroup, run)
+}
+
+// commitGroups takes the callers waiting on writes in groups of at most limit
+// (whoever is queued when a group starts: the group grows while the last
+// commit is on its way to disk) and commits each group with run, which
+// answers every caller of a group it committed. When a group fails as a
+// whole, each of its callers is tried alone, so that one caller's failure
+// never fails the others. It blocks until ctx ends.
+func commitGroups(ctx context.Context, writes <-chan *writeOp, limit int, run func([]*writeOp) error) {
 	for {
 		var ops []*writeOp
 		select {
 		case <-ctx.Done():
 			return
-		case op := <-c.writes:
+		case op := <-writes:
 			ops = append(ops, op)
 		}
 	drain:
-		for len(ops) < maxGroup {
+		for len(ops) < limit {
 			select {
-			case op := <-c.writes:
+			case op := <-writes:
 				ops = append(ops, op)
 			default:
 				break drain
@@ -262,7 +272,6 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
 				ops[0].done <- err
 				continue
 			}
-			// One caller's failure must not fail the others: alone, each.
 			for _, op := range ops {
 				if err := run([]*writeOp{op}); err != nil {
 					op.done <- err
