@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 
@@ -9,7 +10,6 @@ import (
 	"time"
 
 	"gorm.io/gorm"
-	"gorm.io/gorm/clause"
 )
 
 // MailMessageByID returns the stored message with row id id, raw bytes
@@ -42,11 +42,20 @@ func (s *Store) PolicyEventsByEvidence(ctx context.Context, evidence string) ([]
 // Message-ID is stored already, and reports whether it inserted. It does
 // I/O.
 func (q queries) InsertMailMessage(ctx context.Context, m *MailMessage) (bool, error) {
-	res := q.with(ctx).Clauses(clause.OnConflict{Columns: []clause.Column{{Name: "message_id"}}, DoNothing: true}).Create(m)
-	if res.Error != nil {
-		return false, fmt.Errorf("db: store mail message: %w", res.Error)
+	err := q.queryRow(ctx, `INSERT INTO mail_messages (message_id, received_at, sent_date, from_addr, subject, intent, domains,
+		lang, auth, auth_domain, outcome, review_status, review_reason, reasons, reviewed_by, reviewed_at, source, size, sha256, raw)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (message_id) DO NOTHING RETURNING id`,
+		m.MessageID, m.ReceivedAt, m.SentDate, m.FromAddr, m.Subject, m.Intent, m.Domains,
+		m.Lang, m.Auth, m.AuthDomain, m.Outcome, m.ReviewStatus, m.ReviewReason, m.Reasons, m.ReviewedBy, m.ReviewedAt,
+		m.Source, m.Size, m.Sha256, m.Raw).Scan(&m.ID)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil // stored before
 	}
-	return res.RowsAffected > 0, nil
+	if err != nil {
+		return false, fmt.Errorf("db: store mail message: %w", err)
+	}
+	return true, nil
 }
 
 // MailOutcomeByMessageID returns the stored message whose Message-ID is

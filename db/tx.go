@@ -2,8 +2,10 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"gorm.io/gorm"
@@ -20,6 +22,12 @@ type queries struct {
 // with returns the handle bound to ctx.
 func (q queries) with(ctx context.Context) *gorm.DB { return q.g.WithContext(ctx) }
 
+// queryRow runs query (with ? placeholders) on the handle through
+// database/sql, without gorm: for the statements of hot paths.
+func (q queries) queryRow(ctx context.Context, query string, args ...any) *sql.Row {
+	return q.g.Statement.ConnPool.QueryRowContext(ctx, q.rebind(query), args...)
+}
+
 // rebind turns the ? placeholders of query into PostgreSQL's $n on
 // PostgreSQL. query must hold no ? inside a string literal.
 func (q queries) rebind(query string) string { return rebind(q.dialect, query) }
@@ -31,6 +39,7 @@ func (q queries) rebind(query string) string { return rebind(q.dialect, query) }
 // and is not safe for concurrent use.
 type Tx struct {
 	queries
+	depth int // savepoints open around it
 }
 
 // Dialect returns the engine the transaction runs on.
@@ -41,16 +50,42 @@ func (tx *Tx) Dialect() Dialect { return tx.dialect }
 // write lock at once. It does I/O and may block on another writer's lock.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
 	return s.DB.WithContext(ctx).Transaction(func(g *gorm.DB) error {
-		return fn(&Tx{queries{g: g, dialect: s.Dialect}})
+		return fn(&Tx{queries: queries{g: g, dialect: s.Dialect}})
 	})
 }
 
 // InTx runs fn in a nested transaction (a savepoint) of tx: fn's error
-// rolls back what fn did and nothing else.
-func (tx *Tx) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return tx.with(ctx).Transaction(func(g *gorm.DB) error {
-		return fn(&Tx{queries{g: g, dialect: tx.dialect}})
-	})
+// (or a panic) rolls back what fn did and nothing else. The savepoint is
+// released either way, so a transaction may run thousands of them (Import
+// applies each message of a group in one) without their cost adding up.
+func (tx *Tx) InTx(ctx context.Context, fn func(tx *Tx) error) (err error) {
+	name := "lohibot_sp" + strconv.Itoa(tx.depth+1)
+	g := tx.with(ctx)
+	if err := g.Exec("SAVEPOINT " + name).Error; err != nil {
+		return fmt.Errorf("db: savepoint: %w", err)
+	}
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		// fn panicked or failed: undo what it did.
+		if rerr := g.Exec("ROLLBACK TO SAVEPOINT " + name).Error; rerr != nil {
+			if err != nil {
+				err = errors.Join(err, fmt.Errorf("db: rollback to savepoint: %w", rerr))
+			}
+			return
+		}
+		g.Exec("RELEASE SAVEPOINT " + name)
+	}()
+	if err = fn(&Tx{queries: tx.queries, depth: tx.depth + 1}); err != nil {
+		return err
+	}
+	if err = g.Exec("RELEASE SAVEPOINT " + name).Error; err != nil {
+		return fmt.Errorf("db: release savepoint: %w", err)
+	}
+	done = true
+	return nil
 }
 
 // notFound turns gorm's and database/sql's not-found errors into

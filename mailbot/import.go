@@ -34,6 +34,32 @@ type ImportSummary struct {
 	RepliesQueued int `json:"replies_queued"`
 }
 
+// importGroup is the most messages Import applies in one transaction.
+const importGroup = 256
+
+// Add counts one message's result (or the error that kept it from being
+// stored).
+func (s *ImportSummary) Add(res *Result, err error) {
+	s.Messages++
+	switch {
+	case err != nil:
+		s.Failed++
+	case res.Duplicate:
+		s.Duplicates++
+	default:
+		switch res.Outcome {
+		case OutcomeExcluded:
+			s.Excluded++
+		case OutcomeQueued:
+			s.Queued++
+		case OutcomeIgnored:
+			s.Ignored++
+		default:
+			s.Failed++
+		}
+	}
+}
+
 // Import applies every message of the files and folders named by paths (see
 // ReadSource: single messages, mboxes and Maildirs), several at a time. A
 // message that cannot be stored is counted as failed and the import goes
@@ -54,42 +80,47 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	items := make(chan item, 4*o.Workers)
+	// Messages are parsed by the workers, several at a time, and applied
+	// by one writer in groups: one transaction per group, one savepoint
+	// per message (applyGroup).
+	parsed := make(chan *pending, 4*importGroup)
 
 	var (
-		mu  sync.Mutex // guards sum
-		sum ImportSummary
-		wg  sync.WaitGroup
+		sum     ImportSummary
+		workers sync.WaitGroup
+		writer  sync.WaitGroup
 	)
 	for range o.Workers {
-		wg.Go(func() {
+		workers.Go(func() {
 			for it := range items {
-				res, err := p.Process(ctx, it.raw, it.source)
-				mu.Lock()
-				sum.Messages++
-				switch {
-				case err != nil:
-					sum.Failed++
-				case res.Duplicate:
-					sum.Duplicates++
-				default:
-					switch res.Outcome {
-					case OutcomeExcluded:
-						sum.Excluded++
-					case OutcomeQueued:
-						sum.Queued++
-					case OutcomeIgnored:
-						sum.Ignored++
-					default:
-						sum.Failed++
-					}
-				}
-				mu.Unlock()
-				if o.OnResult != nil {
-					o.OnResult(it.source, res, err)
-				}
+				parsed <- p.prepare(it.raw, it.source)
 			}
 		})
 	}
+	writer.Go(func() {
+		for first := range parsed {
+			group := []*pending{first}
+		drain:
+			for len(group) < importGroup {
+				select {
+				case it, ok := <-parsed:
+					if !ok {
+						break drain
+					}
+					group = append(group, it)
+				default:
+					break drain
+				}
+			}
+			p.applyGroup(ctx, group)
+			for _, it := range group {
+				sum.Add(it.res, it.err)
+				if o.OnResult != nil {
+					o.OnResult(it.source, it.res, it.err)
+				}
+			}
+		}
+	})
 
 	var readErr error
 	for _, path := range paths {
@@ -106,7 +137,9 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 		}
 	}
 	close(items)
-	wg.Wait()
+	workers.Wait()
+	close(parsed)
+	writer.Wait()
 	if readErr == nil {
 		readErr = ctx.Err()
 	}

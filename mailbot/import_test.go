@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/mailbot"
 )
@@ -169,4 +170,54 @@ func BenchmarkImportMbox10k(b *testing.B) {
 		b.ReportMetric(float64(sum.Excluded), "excluded/op")
 	}
 	b.ReportMetric(float64(b.Elapsed().Seconds())/float64(b.N), "s/op")
+}
+
+// TestImportGroupKeepsEachMessage checks that Import, which applies
+// messages in groups (one transaction, a savepoint each), keeps each
+// message's outcome its own: with the exclusions table gone, every
+// exclusion request is stored as failed and queued for staff, with no
+// policy event, while the other messages of the same groups are stored
+// as they would be alone.
+func TestImportGroupKeepsEachMessage(t *testing.T) {
+	proc, _, store := newSQLiteProcessor(t)
+	if err := store.DB.Exec("DROP TABLE exclusions").Error; err != nil {
+		t.Fatal(err)
+	}
+	var msgs [][]byte
+	for i := range 60 {
+		f := testFiles[i%len(testFiles)]
+		m := readTestdata(t, f)
+		// A fresh Message-ID each, so none is a duplicate.
+		msgs = append(msgs, append([]byte(fmt.Sprintf("Message-ID: <group-%d@x>\n", i)), bytes.Replace(m, []byte("Message-ID:"), []byte("X-Old-Message-ID:"), 1)...))
+	}
+	path := filepath.Join(t.TempDir(), "in.mbox")
+	writeMbox(t, path, msgs)
+	outcomes := map[string]int{}
+	sum, err := proc.Import(context.Background(), []string{path}, &mailbot.ImportOptions{
+		OnResult: func(source string, res *mailbot.Result, err error) {
+			if err != nil {
+				t.Errorf("%s: %v", source, err)
+				return
+			}
+			outcomes[string(res.Outcome)]++
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Messages != 60 || sum.Excluded != 0 || sum.Failed == 0 || sum.Failed+sum.Queued+sum.Ignored != 60 {
+		t.Errorf("summary = %+v, want 60 messages, the exclusion requests failed, none excluded", sum)
+	}
+	if outcomes[string(mailbot.OutcomeFailed)] != sum.Failed {
+		t.Errorf("OnResult outcomes %v disagree with the summary %+v", outcomes, sum)
+	}
+	if n := countRows(t, store, &db.MailMessage{}, ""); n != 60 {
+		t.Errorf("stored messages = %d, want 60", n)
+	}
+	if n := countRows(t, store, &db.MailMessage{}, "outcome = 'failed' AND review_status = 'pending'"); n != int64(sum.Failed) {
+		t.Errorf("stored failed and pending = %d, want %d", n, sum.Failed)
+	}
+	if n := countRows(t, store, &db.PolicyEvent{}, ""); n != 0 {
+		t.Errorf("policy events = %d, want 0 (each failed exclusion rolled back)", n)
+	}
 }

@@ -277,71 +277,91 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 // apply stores the message and applies its plan in one transaction.
 func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source string) (*Result, error) {
 	pl := p.plan(m, raw, source)
-	res := &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
-		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
+	var res *Result
 	err := p.store.InTx(ctx, func(tx *db.Tx) error {
-		row := pl.row // a retry of the transaction starts from the plan again
-		inserted, err := tx.InsertMailMessage(ctx, &row)
-		if err != nil {
-			return fmt.Errorf("store message: %w", err)
-		}
-		if !inserted {
-			// Stored before (or by a concurrent run that committed first).
-			old, err := tx.MailOutcomeByMessageID(ctx, row.MessageID)
-			if err != nil {
-				return fmt.Errorf("read stored message: %w", err)
-			}
-			res.Duplicate = true
-			res.Reasons = nil
-			res.ID = old.ID
-			res.Intent = Intent(old.Intent)
-			res.Domains = strings.Fields(old.Domains)
-			res.Outcome = Outcome(old.Outcome)
-			res.ReviewStatus = old.ReviewStatus
-			res.ReviewReason = old.ReviewReason
-			return nil
-		}
-		res.ID = row.ID
-		res.Outcome = Outcome(row.Outcome)
-		res.ReviewStatus = row.ReviewStatus
-		res.ReviewReason = row.ReviewReason
-		res.Excluded = nil
-		if len(pl.sites) == 0 {
-			return nil
-		}
-		if len(pl.sites) == 1 {
-			// policy.Exclude runs in its own savepoint already.
-			err = p.exclude(ctx, tx, m, &row, pl.sites)
-		} else {
-			// All the sites or none.
-			err = tx.InTx(ctx, func(stx *db.Tx) error {
-				return p.exclude(ctx, stx, m, &row, pl.sites)
-			})
-		}
-		if err == nil {
-			res.Excluded = pl.sites
-			return nil
-		}
-		if ctx.Err() != nil {
-			return err
-		}
-		// The exclusion failed but the database still works: keep the
-		// message as failed, for staff, rather than lose it.
-		reason := "exclusion failed: " + clean(err.Error())
-		if row.ReviewReason != "" {
-			reason = row.ReviewReason + "; " + reason
-		}
-		if err := tx.SetMailOutcome(ctx, row.ID, string(OutcomeFailed), ReviewPending, reason); err != nil {
-			return fmt.Errorf("record failure: %w", err)
-		}
-		res.Outcome = OutcomeFailed
-		res.ReviewStatus = ReviewPending
-		res.ReviewReason = reason
-		return nil
+		res = newResult(m, pl) // a retry of the transaction starts from the plan again
+		return p.applyIn(ctx, tx, m, pl, res)
 	})
 	if err != nil {
 		return nil, fmt.Errorf("mailbot: process %s: %w", pl.row.MessageID, err)
 	}
+	p.applied(ctx, raw, res, source)
+	return res, nil
+}
+
+// newResult is the result of a message before it is applied.
+func newResult(m *Message, pl *plan) *Result {
+	return &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
+		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
+}
+
+// applyIn stores the message and applies its plan inside tx, filling res.
+// Its error means tx must be rolled back (at least to a savepoint taken
+// before the call).
+func (p *Processor) applyIn(ctx context.Context, tx *db.Tx, m *Message, pl *plan, res *Result) error {
+	row := pl.row
+	inserted, err := tx.InsertMailMessage(ctx, &row)
+	if err != nil {
+		return fmt.Errorf("store message: %w", err)
+	}
+	if !inserted {
+		// Stored before (or by a concurrent run that committed first).
+		old, err := tx.MailOutcomeByMessageID(ctx, row.MessageID)
+		if err != nil {
+			return fmt.Errorf("read stored message: %w", err)
+		}
+		res.Duplicate = true
+		res.Reasons = nil
+		res.ID = old.ID
+		res.Intent = Intent(old.Intent)
+		res.Domains = strings.Fields(old.Domains)
+		res.Outcome = Outcome(old.Outcome)
+		res.ReviewStatus = old.ReviewStatus
+		res.ReviewReason = old.ReviewReason
+		return nil
+	}
+	res.ID = row.ID
+	res.Outcome = Outcome(row.Outcome)
+	res.ReviewStatus = row.ReviewStatus
+	res.ReviewReason = row.ReviewReason
+	res.Excluded = nil
+	if len(pl.sites) == 0 {
+		return nil
+	}
+	if len(pl.sites) == 1 {
+		// policy.Exclude runs in its own savepoint already.
+		err = p.exclude(ctx, tx, m, &row, pl.sites)
+	} else {
+		// All the sites or none.
+		err = tx.InTx(ctx, func(stx *db.Tx) error {
+			return p.exclude(ctx, stx, m, &row, pl.sites)
+		})
+	}
+	if err == nil {
+		res.Excluded = pl.sites
+		return nil
+	}
+	if ctx.Err() != nil {
+		return err
+	}
+	// The exclusion failed but the database still works: keep the
+	// message as failed, for staff, rather than lose it.
+	reason := "exclusion failed: " + clean(err.Error())
+	if row.ReviewReason != "" {
+		reason = row.ReviewReason + "; " + reason
+	}
+	if err := tx.SetMailOutcome(ctx, row.ID, string(OutcomeFailed), ReviewPending, reason); err != nil {
+		return fmt.Errorf("record failure: %w", err)
+	}
+	res.Outcome = OutcomeFailed
+	res.ReviewStatus = ReviewPending
+	res.ReviewReason = reason
+	return nil
+}
+
+// applied does what follows the commit of a message: the reply and the
+// log line.
+func (p *Processor) applied(ctx context.Context, raw []byte, res *Result, source string) {
 	res.Committed = p.now().UTC()
 	if !res.Duplicate && p.replies != nil {
 		p.queueReply(ctx, raw, res)
@@ -351,7 +371,61 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 			"intent", string(res.Intent), "outcome", string(res.Outcome), "excluded", strings.Join(res.Excluded, " "),
 			"review", res.ReviewReason, "source", source)
 	}
-	return res, nil
+}
+
+// pending is a parsed message waiting to be applied by applyGroup.
+type pending struct {
+	raw    []byte
+	source string
+	m      *Message
+	pl     *plan
+	res    *Result // set by applyGroup
+	err    error   // set by applyGroup
+}
+
+// prepare parses and plans a message, before any database work.
+func (p *Processor) prepare(raw []byte, source string) *pending {
+	m := p.safeParse(raw)
+	return &pending{raw: raw, source: source, m: m, pl: p.plan(m, raw, source)}
+}
+
+// applyGroup applies several messages in one transaction, each in its own
+// savepoint: one commit (one fsync) for the group, and what each message
+// does is still all or nothing. A message whose savepoint fails gets its
+// error and is not stored; the others are. When the transaction fails as a
+// whole, each message is tried alone, so that one message never fails
+// another. Each item gets res or err.
+func (p *Processor) applyGroup(ctx context.Context, group []*pending) {
+	err := p.store.InTx(ctx, func(tx *db.Tx) error {
+		for _, it := range group {
+			it.res, it.err = newResult(it.m, it.pl), nil
+			err := tx.InTx(ctx, func(stx *db.Tx) error {
+				return p.applyIn(ctx, stx, it.m, it.pl, it.res)
+			})
+			if err != nil {
+				if ctx.Err() != nil {
+					return err
+				}
+				it.res, it.err = nil, fmt.Errorf("mailbot: process %s: %w", it.pl.row.MessageID, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		if len(group) == 1 {
+			group[0].res, group[0].err = nil, fmt.Errorf("mailbot: process %s: %w", group[0].pl.row.MessageID, err)
+			return
+		}
+		for _, it := range group {
+			it.res, it.err = p.apply(ctx, it.m, it.raw, it.source)
+		}
+		return
+	}
+	for _, it := range group {
+		if it.err == nil {
+			p.applied(ctx, it.raw, it.res, it.source)
+		}
+	}
 }
 
 // queueReply queues the reply a processed message deserves, if any. A

@@ -414,20 +414,10 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 		OnMessage: func(ev mailbot.WatchEvent) {
 			mu.Lock()
 			defer mu.Unlock()
-			sum.Messages++
-			switch {
-			case ev.Result.Duplicate:
-				sum.Duplicates++
-			case ev.Result.Outcome == mailbot.OutcomeExcluded:
-				sum.Excluded++
+			sum.Add(ev.Result, nil)
+			if !ev.Result.Duplicate && ev.Result.Outcome == mailbot.OutcomeExcluded {
 				logger.Info("exclusion applied", "sites", strings.Join(ev.Result.Excluded, " "),
 					"time_to_exclusion", ev.TimeToExclusion().Round(time.Millisecond).String())
-			case ev.Result.Outcome == mailbot.OutcomeQueued:
-				sum.Queued++
-			case ev.Result.Outcome == mailbot.OutcomeIgnored:
-				sum.Ignored++
-			default:
-				sum.Failed++
 			}
 		},
 	})
