@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-
 )
 
 // LockPolicy takes the policy write lock at the start of a transaction
