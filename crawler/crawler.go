@@ -260,14 +260,19 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	if c.pg {
 		c.startPGWriters(wctx, c.writerDone)
 	} else {
-		lc, ck, err := c.openWriter(ctx)
+		lc, ck, wal, err := c.openWriter(ctx)
 		if err != nil {
 			wcancel()
 			gate.Close()
 			return nil, err
 		}
 		var wg sync.WaitGroup
-		wg.Go(func() { c.writer(wctx, lc) })
+		synced := make(chan syncGroup, 64)
+		wg.Go(func() { c.writer(wctx, lc, synced) })
+		wg.Go(func() {
+			defer wal.close()
+			syncer(synced, wal.sync)
+		})
 		wg.Go(func() { c.checkpointer(wctx, ck) })
 		go func() {
 			wg.Wait()

@@ -46,8 +46,8 @@ var litePragmas = []string{
 }
 
 // openLite opens the SQLite file at path for writing, with the same busy
-// timeout as the pool's connections.
-func openLite(path string) (*liteConn, error) {
+// timeout as the pool's connections, litePragmas and then pragmas.
+func openLite(path string, pragmas ...string) (*liteConn, error) {
 	c := &liteConn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
 	cpath, err := libc.CString(path)
 	if err != nil {
@@ -66,7 +66,7 @@ func openLite(path string) (*liteConn, error) {
 	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 30000)
-	for _, p := range litePragmas {
+	for _, p := range append(litePragmas[:len(litePragmas):len(litePragmas)], pragmas...) {
 		if _, err := c.exec(p); err != nil {
 			c.close()
 			return nil, fmt.Errorf("%s: %w", p, err)

@@ -2,16 +2,22 @@ package crawler
 
 import (
 	"context"
+	"errors"
+	"io"
+	"log/slog"
 	"path/filepath"
 	"testing"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
 )
 
-// TestLiteWriterSynchronousFull checks that the crawler's own SQLite
-// connection commits the request log with synchronous=FULL (2): a request
-// is logged durably before it is sent (issue 13).
-func TestLiteWriterSynchronousFull(t *testing.T) {
+// TestLiteWriterDurability checks how the crawler's SQLite connections keep
+// the request log durable (issue 13): the checkpointer's connection (and
+// any other openLite) commits with synchronous=FULL (2); the writer's
+// commits with NORMAL (1) because its syncer writes the WAL to disk before
+// any caller is answered (TestSyncerAnswersAfterSync).
+func TestLiteWriterDurability(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "l.db")
 	s, err := db.Open(context.Background(), path)
 	if err != nil {
@@ -29,5 +35,121 @@ func TestLiteWriterSynchronousFull(t *testing.T) {
 	}
 	if sync != 2 {
 		t.Errorf("PRAGMA synchronous = %d, want 2 (FULL)", sync)
+	}
+	c := &Crawler{store: s}
+	w, ck, wal, err := c.openWriter(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.close()
+	defer ck.close()
+	defer wal.close()
+	if err := w.queryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+		t.Fatal(err)
+	}
+	if sync != 1 {
+		t.Errorf("writer: PRAGMA synchronous = %d, want 1 (NORMAL, with the syncer's fsync)", sync)
+	}
+	if wal.path != path+"-wal" {
+		t.Errorf("WAL file = %s, want %s-wal", wal.path, path)
+	}
+	if _, err := w.exec("INSERT INTO sites (name, start_url, added_at, added_by) VALUES ('a.example', 'https://a.example/', '2026-01-01 00:00:00', 't')"); err != nil {
+		t.Fatal(err)
+	}
+	if err := wal.sync(); err != nil {
+		t.Errorf("WAL sync: %v", err)
+	}
+}
+
+// TestSyncerAnswersAfterSync checks that no caller of a committed group is
+// answered before the WAL sync returns, that one sync serves every group
+// committed meanwhile, and that a failed sync answers each caller with an
+// error (its request is then not sent).
+func TestSyncerAnswersAfterSync(t *testing.T) {
+	synced := make(chan syncGroup, 8)
+	release := make(chan error)
+	called := make(chan struct{}, 4)
+	syncs := 0
+	done := make(chan struct{})
+	go func() {
+		syncer(synced, func() error {
+			syncs++
+			called <- struct{}{}
+			return <-release
+		})
+		close(done)
+	}()
+	op := func() *writeOp { return &writeOp{done: make(chan error, 1)} }
+	a, b, c := op(), op(), op()
+	synced <- syncGroup{ops: []*writeOp{a, b}, results: []error{nil, ErrBudgetSpent}}
+	<-called // the syncer took the first group and is syncing
+	synced <- syncGroup{ops: []*writeOp{c}, results: []error{nil}}
+	if len(a.done)+len(b.done) != 0 {
+		t.Fatal("a caller was answered before its WAL sync returned")
+	}
+	release <- nil
+	if err := <-a.done; err != nil {
+		t.Errorf("a: %v, want nil", err)
+	}
+	if err := <-b.done; !errors.Is(err, ErrBudgetSpent) {
+		t.Errorf("b: %v, want its own result, ErrBudgetSpent", err)
+	}
+	// c waits for the next sync, which fails.
+	<-called
+	release <- errors.New("disk gone")
+	if err := <-c.done; err == nil {
+		t.Error("c: answered nil after a failed sync, want an error")
+	}
+	close(synced)
+	<-done
+	if syncs != 2 {
+		t.Errorf("%d syncs, want 2", syncs)
+	}
+}
+
+// TestWriterRollsBackLogicalErrors checks that a caller whose work ends in
+// a logical error (budget spent, lease lost, ...) leaves nothing of it in
+// the database on SQLite, as on PostgreSQL, while the other callers of the
+// same group commit.
+func TestWriterRollsBackLogicalErrors(t *testing.T) {
+	ctx := context.Background()
+	s, err := db.Open(ctx, filepath.Join(t.TempDir(), "w.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	add := func(name string, fail error) error {
+		return c.withTx(ctx, func(tx *wtx) error {
+			if _, err := tx.exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
+				name, "https://"+name+"/", db.Now()); err != nil {
+				return err
+			}
+			return fail
+		})
+	}
+	errs := make(chan error, 2)
+	go func() { errs <- add("kept.example", nil) }()
+	go func() { errs <- add("dropped.example", ErrBudgetSpent) }()
+	var spent int
+	for range 2 {
+		if err := <-errs; errors.Is(err, ErrBudgetSpent) {
+			spent++
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if spent != 1 {
+		t.Fatalf("%d callers got ErrBudgetSpent, want 1", spent)
+	}
+	if _, err := s.Site(ctx, "kept.example"); err != nil {
+		t.Errorf("kept.example: %v, want stored", err)
+	}
+	if _, err := s.Site(ctx, "dropped.example"); !errors.Is(err, db.ErrNotFound) {
+		t.Errorf("dropped.example: %v, want db.ErrNotFound (its work rolled back)", err)
 	}
 }

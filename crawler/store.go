@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -111,10 +112,10 @@ const maxGroup = 256
 
 // openWriter opens the SQLite writer's own connection to the file the
 // store uses, and one for its checkpoints.
-func (c *Crawler) openWriter(ctx context.Context) (w, ck *liteConn, err error) {
+func (c *Crawler) openWriter(ctx context.Context) (w, ck *liteConn, wal *walFile, err error) {
 	rows, err := c.store.SQL.QueryContext(ctx, `PRAGMA database_list`)
 	if err != nil {
-		return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
+		return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
 	defer rows.Close()
 	path := ""
@@ -124,19 +125,21 @@ func (c *Crawler) openWriter(ctx context.Context) (w, ck *liteConn, err error) {
 			name, file string
 		)
 		if err := rows.Scan(&seq, &name, &file); err != nil {
-			return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
+			return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 		}
 		if name == "main" {
 			path = file
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
+		return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
 	if path == "" {
-		return nil, nil, errors.New("crawler: database writer: the SQLite database is not a file")
+		return nil, nil, nil, errors.New("crawler: database writer: the SQLite database is not a file")
 	}
-	if w, err = openLite(path); err == nil {
+	// The writer commits with synchronous=NORMAL; its syncer makes each
+	// commit durable before answering (see syncer).
+	if w, err = openLite(path, "PRAGMA synchronous = NORMAL"); err == nil {
 		// Checkpoints are the checkpointer's (and, now and then, the
 		// writer's own: see writer), never a commit's.
 		if _, err = w.exec("PRAGMA wal_autocheckpoint = 0"); err == nil {
@@ -147,9 +150,45 @@ func (c *Crawler) openWriter(ctx context.Context) (w, ck *liteConn, err error) {
 		}
 	}
 	if err != nil {
-		return nil, nil, fmt.Errorf("crawler: database writer: %w", err)
+		return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
-	return w, ck, nil
+	return w, ck, &walFile{path: path + "-wal"}, nil
+}
+
+// walFile is the WAL file of the SQLite database the writer commits to.
+type walFile struct {
+	path string
+	f    *os.File
+}
+
+// sync writes what the WAL file holds to disk. The file is opened on first
+// use (the first commit created it), and opened again if it was replaced:
+// syncing a file SQLite no longer uses would prove nothing.
+func (w *walFile) sync() error {
+	if w.f != nil {
+		open, err1 := w.f.Stat()
+		now, err2 := os.Stat(w.path)
+		if err1 != nil || err2 != nil || !os.SameFile(open, now) {
+			w.f.Close()
+			w.f = nil
+		}
+	}
+	if w.f == nil {
+		f, err := os.Open(w.path)
+		if err != nil {
+			return err
+		}
+		w.f = f
+	}
+	return w.f.Sync()
+}
+
+// close closes the file.
+func (w *walFile) close() {
+	if w.f != nil {
+		w.f.Close()
+		w.f = nil
+	}
 }
 
 // Checkpoints of the SQLite writer's WAL.
@@ -199,10 +238,15 @@ func (c *Crawler) checkpointer(ctx context.Context, lc *liteConn) {
 }
 
 // writer is the SQLite writer goroutine: it owns the connection lc and
-// commits the pending work of all callers in one transaction. It stops
-// (and closes lc) when ctx ends.
-func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
+// commits the pending work of all callers in one transaction, each caller's
+// work in a savepoint of its own, so that a caller whose work ends in a
+// logical error (see logicalError) leaves nothing of it behind, as on
+// PostgreSQL. A committed group goes to the syncer, which answers its
+// callers once the WAL is on disk (see syncer): the writer goes on with
+// the next group meanwhile. It stops (and closes lc) when ctx ends.
+func (c *Crawler) writer(ctx context.Context, lc *liteConn, synced chan<- syncGroup) {
 	defer lc.close()
+	defer close(synced)
 	t := &wtx{c: c, lc: lc}
 	run := func(ops []*writeOp) error {
 		if _, err := lc.exec("BEGIN IMMEDIATE"); err != nil {
@@ -214,21 +258,32 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
 				results[i] = err
 				continue
 			}
-			if err := op.f(t); err != nil {
-				if !logicalError(err) {
+			if _, err := lc.exec("SAVEPOINT op"); err != nil {
+				lc.rollback()
+				return err
+			}
+			err := op.f(t)
+			if err != nil && !logicalError(err) {
+				lc.rollback()
+				return err
+			}
+			if err != nil {
+				results[i] = err
+				if _, err := lc.exec("ROLLBACK TO op"); err != nil {
 					lc.rollback()
 					return err
 				}
-				results[i] = err
+			}
+			if _, err := lc.exec("RELEASE op"); err != nil {
+				lc.rollback()
+				return err
 			}
 		}
 		if _, err := lc.exec("COMMIT"); err != nil {
 			lc.rollback()
 			return err
 		}
-		for i, op := range ops {
-			op.done <- results[i]
-		}
+		synced <- syncGroup{ops: ops, results: results}
 		c.walDirty.Store(true)
 		if c.walLong.Swap(false) {
 			// Copy what the checkpointer has not yet, so that the next
@@ -241,6 +296,54 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn) {
 		return nil
 	}
 	commitGroups(ctx, c.writes, maxGroup, run)
+}
+
+// syncGroup is a group the writer committed, waiting for the WAL to reach
+// the disk: its callers and what each is to be answered.
+type syncGroup struct {
+	ops     []*writeOp
+	results []error
+}
+
+// syncer answers the callers of the groups the writer committed once
+// what they wrote is durable: it takes every group committed so far, has
+// the WAL written to disk with one fsync (sync), and answers them. This is
+// synchronous=FULL's guarantee (a request is logged durably before it is
+// sent, issue 13) without its cost: the writer's connection commits with
+// synchronous=NORMAL, which writes the WAL without waiting for the disk,
+// and the writer commits the next group while the disk works. When the
+// sync fails, nothing committed since the last good one is known to be
+// durable: its callers get the error (a request not yet sent is not sent).
+// It returns when synced is closed and every group is answered.
+func syncer(synced <-chan syncGroup, sync func() error) {
+	for g := range synced {
+		groups := []syncGroup{g}
+	drain:
+		for {
+			select {
+			case g, ok := <-synced:
+				if !ok {
+					break drain
+				}
+				groups = append(groups, g)
+			default:
+				break drain
+			}
+		}
+		err := sync()
+		if err != nil {
+			err = fmt.Errorf("crawler: request log not written to disk: %w", err)
+		}
+		for _, g := range groups {
+			for i, op := range g.ops {
+				if err != nil {
+					op.done <- err
+				} else {
+					op.done <- g.results[i]
+				}
+			}
+		}
+	}
 }
 
 // commitGroups takes the callers waiting on writes in groups of at most limit
