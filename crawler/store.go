@@ -678,7 +678,14 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 			k.Stamp.KeyID, sigCreated, sigExpires, k.Validators.ETag, k.Validators.LastModified, k.ID); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
-		if !k.NextAt.IsZero() {
+		// The lease row learns the host's next_at only when it is later
+		// than --delay after this request: a crawler that takes the lease
+		// over after a crash waits until the lease's expiry plus --delay
+		// anyway (acquire), and the expiry is already after this request
+		// (begin renewed it by more than the timeout), while a Retry-After,
+		// a backoff or a Crawl-delay must outlive a crash. Leaving the host
+		// writes it too (release).
+		if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
 			if _, err := tx.exec(ctx, `UPDATE host_leases SET next_at = ?, expires_at = ? WHERE host = ? AND holder = ?`,
 				k.NextAt.UTC().Truncate(time.Microsecond), db.Now().Add(c.opts.LeaseTTL), k.Host, c.holder); err != nil {
 				return fmt.Errorf("crawler: lease: %w", err)
