@@ -56,6 +56,13 @@ func (x *textWriter) table() *tabwriter.Writer { return tabwriter.NewWriter(x.w,
 // cleanLine cleans a one-line string from the records (see clean).
 func cleanLine(s string) string { return clean(s, false) }
 
+// quoted is cleanLine(s) in double quotes, a quote inside escaped. It stands
+// for %q, which would escape again the backslashes cleanLine wrote for
+// control characters (ESC showing as \\x1b instead of \x1b).
+func quoted(s string) string {
+	return `"` + strings.ReplaceAll(cleanLine(s), `"`, `\"`) + `"`
+}
+
 // header writes the title, the generation time and the verdict.
 func (x *textWriter) header(r *Report) {
 	t := x.t
@@ -111,7 +118,7 @@ func (x *textWriter) status(r *Report) {
 		}
 		for _, m := range r.Mail {
 			if m.ID == ex.MailID && ex.MailID != 0 {
-				row("exclusion_mail", fmt.Sprintf("%s · %s · %q", fmtWhen(m.ReceivedAt), cleanLine(m.From), cleanLine(m.Subject)))
+				row("exclusion_mail", fmt.Sprintf("%s · %s · %s", fmtWhen(m.ReceivedAt), cleanLine(m.From), quoted(m.Subject)))
 			}
 		}
 		row("since_exclusion", fmt.Sprint(r.Status.RequestsSinceExclusion))
@@ -291,7 +298,7 @@ func (x *textWriter) index(r *Report) {
 		x.p("    %s\n", t("nothing_stored"))
 	}
 	for _, an := range r.Anchors {
-		x.p("    %q → %s (%s %s)\n", cleanLine(an.AnchorText), cleanLine(an.ToURL), t("col_from"), cleanLine(an.FromURL))
+		x.p("    %s → %s (%s %s)\n", quoted(an.AnchorText), cleanLine(an.ToURL), t("col_from"), cleanLine(an.FromURL))
 	}
 }
 
@@ -303,7 +310,7 @@ func (x *textWriter) mail(r *Report) {
 		x.p("  %s\n", t("no_mail"))
 	}
 	for _, m := range r.Mail {
-		x.p("\n  %s · %s · %q\n", fmtWhen(m.ReceivedAt), cleanLine(m.From), cleanLine(m.Subject))
+		x.p("\n  %s · %s · %s\n", fmtWhen(m.ReceivedAt), cleanLine(m.From), quoted(m.Subject))
 		handled := cleanLine(mailWord(t, m.Outcome))
 		if m.ReviewStatus != "" {
 			handled += " · " + cleanLine(mailWord(t, m.ReviewStatus))
