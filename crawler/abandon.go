@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lohisoft/lohibot/db"
 )
 
 // OutcomeAbandoned is the outcome of a request whose crawler died (kill -9,
@@ -21,21 +23,16 @@ const OutcomeAbandoned = "abandoned"
 // host's lease expiry when the dead holder still held that lease, else at
 // expiredAt. Only rows sent before the lease expired are closed: a row
 // sent later came from a crawler that was still alive.
-func (c *Crawler) abandon(ctx context.Context, tx *wtx, key, holder string, expiredAt time.Time) error {
+func (c *Crawler) abandon(ctx context.Context, tx db.WriteTx, key, holder string, expiredAt time.Time) error {
 	why := "not answered: the crawler " + holder + " that sent it stopped; closed when its lease expired"
 	var (
 		n   int64
 		err error
 	)
 	if site, ok := strings.CutPrefix(key, "cycle:"); ok {
-		n, err = tx.exec(ctx, `UPDATE requests SET outcome = ?, error = ?,
-			completed_at = COALESCE((SELECT h.expires_at FROM host_leases h WHERE h.host = requests.host AND h.holder = ?), ?)
-			WHERE site = ? AND completed_at IS NULL AND sent_at <= ?`,
-			OutcomeAbandoned, why, holder, expiredAt, site, expiredAt)
+		n, err = db.AbandonSiteRequests(ctx, tx, site, holder, OutcomeAbandoned, why, expiredAt)
 	} else {
-		n, err = tx.exec(ctx, `UPDATE requests SET outcome = ?, error = ?, completed_at = ?
-			WHERE host = ? AND completed_at IS NULL AND sent_at <= ?`,
-			OutcomeAbandoned, why, expiredAt, key, expiredAt)
+		n, err = db.AbandonHostRequests(ctx, tx, key, OutcomeAbandoned, why, expiredAt)
 	}
 	if err != nil {
 		return fmt.Errorf("close abandoned requests: %w", err)

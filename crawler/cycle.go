@@ -2,7 +2,6 @@ package crawler
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -88,7 +87,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 
 func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 	var cy *cycle
-	err := c.withTx(ctx, func(tx *wtx) error {
+	err := c.withTx(ctx, func(tx db.WriteTx) error {
 		var (
 			id            int64
 			status        string
@@ -96,24 +95,25 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			budget, spent int
 			delayMS       int64
 		)
-		err := tx.queryRow(ctx, (`SELECT id, status, started_at, budget, spent, delay_ms FROM crawl_cycles
-			WHERE site = ? ORDER BY id DESC LIMIT 1`), site).Scan(&id, &status, &started, &budget, &spent, &delayMS)
+		last, err := db.LastCycle(ctx, tx, site)
+		if err == nil {
+			id, status, started, budget, spent, delayMS = last.ID, last.Status, last.StartedAt, last.Budget, last.Spent, last.DelayMS
+		}
 		resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
 		now := db.Now()
 		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
 		switch {
-		case err != nil && !errors.Is(err, sql.ErrNoRows):
+		case err != nil && !errors.Is(err, db.ErrNotFound):
 			return err
 		case err == nil && status == db.CycleRunning:
 			// We hold the site's lease, so its last holder is gone.
-			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, c.opts.Node, id); err != nil {
+			if err := db.SetCycleNode(ctx, tx, id, c.opts.Node); err != nil {
 				return err
 			}
 			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
 			return nil
 		case recent && status == db.CycleStopped && spent < budget:
-			if _, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
-				db.CycleRunning, c.opts.Node, id, db.CycleStopped); err != nil {
+			if err := db.ResumeCycle(ctx, tx, id, c.opts.Node); err != nil {
 				return err
 			}
 			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
@@ -123,8 +123,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 				started.UTC().Format("2006-01-02 15:04:05 UTC"), id, days(c.opts.RecrawlAfter),
 				started.Add(c.opts.RecrawlAfter).UTC().Format("2006-01-02 15:04:05 UTC"))}
 		}
-		err = tx.queryRow(ctx, (`INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
-			VALUES (?, ?, ?, ?, ?, 0, ?, '') RETURNING id`), site, c.opts.Node, now, db.CycleRunning, Budget, c.opts.Delay.Milliseconds()).Scan(&id)
+		id, err = db.InsertCycle(ctx, tx, site, c.opts.Node, now, Budget, c.opts.Delay.Milliseconds())
 		if err != nil {
 			return err
 		}
@@ -145,14 +144,8 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := c.withTx(ctx, func(tx *wtx) error {
-		_, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
-			status, db.Now(), reason, cy.ID, db.CycleRunning)
-		if err != nil {
-			return err
-		}
-		_, err = tx.exec(ctx, db.SiteDueSinceSQL, cy.ID, db.Epoch, site)
-		return err
+	err := c.withTx(ctx, func(tx db.WriteTx) error {
+		return db.EndCycle(ctx, tx, cy.ID, site, status, reason, db.Now())
 	})
 	if err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)

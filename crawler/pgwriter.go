@@ -3,6 +3,8 @@ package crawler
 import (
 	"context"
 	"sync"
+
+	"github.com/lohisoft/lohibot/db"
 )
 
 // PostgreSQL group commit.
@@ -41,11 +43,10 @@ func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
 // and its budget slot reserved before it is sent. It stops when ctx ends.
 func (c *Crawler) pgWriter(ctx context.Context) {
 	run := func(ops []*writeOp) error {
-		tx, err := c.store.SQL.BeginTx(ctx, nil)
+		tx, err := c.store.BeginWrite(ctx)
 		if err != nil {
 			return err
 		}
-		t := &wtx{c: c, tx: tx}
 		alone := len(ops) == 1
 		results := make([]error, len(ops))
 		for i, op := range ops {
@@ -54,12 +55,12 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 				continue
 			}
 			if !alone {
-				if _, err := tx.ExecContext(ctx, `SAVEPOINT op`); err != nil {
+				if err := tx.Savepoint(ctx); err != nil {
 					tx.Rollback()
 					return err
 				}
 			}
-			err := op.f(t)
+			err := op.f(tx)
 			switch {
 			case err == nil:
 			case !logicalError(err):
@@ -70,7 +71,7 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 				op.done <- err
 				return nil
 			default:
-				if _, err := tx.ExecContext(ctx, `ROLLBACK TO SAVEPOINT op`); err != nil {
+				if err := tx.RollbackToSavepoint(ctx); err != nil {
 					tx.Rollback()
 					return err
 				}
@@ -93,15 +94,15 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 // rows are what two crawlers of a fleet contend for, and a group holding
 // one while waiting for another crawler's would hold up (or deadlock with)
 // everything else in it. On SQLite, which has one writer, it is withTx.
-func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx *wtx) error) error {
+func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx db.WriteTx) error) error {
 	if !c.pg {
 		return c.withTx(ctx, f)
 	}
-	tx, err := c.store.SQL.BeginTx(ctx, nil)
+	tx, err := c.store.BeginWrite(ctx)
 	if err != nil {
 		return err
 	}
-	if err := f(&wtx{c: c, tx: tx}); err != nil {
+	if err := f(tx); err != nil {
 		tx.Rollback()
 		return err
 	}

@@ -2,12 +2,9 @@ package crawler
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
@@ -25,55 +22,6 @@ var (
 	ErrLeaseLost = errors.New("crawler: host lease lost")
 )
 
-// rebind turns ? placeholders into PostgreSQL's $n when needed.
-func (c *Crawler) rebind(q string) string {
-	if !c.pg {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
-}
-
-// wtx is a write transaction: on PostgreSQL a database/sql transaction
-// (statements rebound to $n), on SQLite the writer's own connection inside
-// its group transaction (statements prepared once).
-type wtx struct {
-	c  *Crawler
-	tx *sql.Tx   // PostgreSQL
-	lc *liteConn // SQLite
-}
-
-func (t *wtx) exec(ctx context.Context, q string, args ...any) (int64, error) {
-	if t.lc != nil {
-		return t.lc.exec(q, args...)
-	}
-	res, err := t.tx.ExecContext(ctx, t.c.rebind(q), args...)
-	if err != nil {
-		return 0, err
-	}
-	return res.RowsAffected()
-}
-
-// rowScanner is the one row of queryRow.
-type rowScanner interface{ Scan(dest ...any) error }
-
-func (t *wtx) queryRow(ctx context.Context, q string, args ...any) rowScanner {
-	if t.lc != nil {
-		return t.lc.queryRow(q, args...)
-	}
-	return t.tx.QueryRowContext(ctx, t.c.rebind(q), args...)
-}
-
 // logicalError reports whether err is an answer of a transaction's own
 // logic (nothing to send, ask again) rather than a database failure.
 func logicalError(err error) bool {
@@ -82,13 +30,15 @@ func logicalError(err error) bool {
 		errors.Is(err, ErrExcluded) || errors.As(err, &skip)
 }
 
-// withTx runs f in a write transaction: f is handed to a writer goroutine,
+// withTx runs f in a write transaction (on SQLite the writer's own
+// connection inside its group transaction, statements prepared once; on
+// PostgreSQL a transaction of the pool): f is handed to a writer goroutine,
 // which commits the work of many callers in one transaction (group
 // commit): on SQLite the one writer, with prepared statements; on
 // PostgreSQL one of pgWriters, each caller in a savepoint (see pgWriter).
 // f may run twice (it must only set its results), when another f of its
 // group failed.
-func (c *Crawler) withTx(ctx context.Context, f func(tx *wtx) error) error {
+func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error {
 	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1)}
 	select {
 	case c.writes <- w:
@@ -103,7 +53,7 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx *wtx) error) error {
 // writeOp is one caller's work for the SQLite writer.
 type writeOp struct {
 	ctx  context.Context
-	f    func(tx *wtx) error
+	f    func(tx db.WriteTx) error
 	done chan error
 }
 
@@ -112,41 +62,18 @@ const maxGroup = 256
 
 // openWriter opens the SQLite writer's own connection to the file the
 // store uses, and one for its checkpoints.
-func (c *Crawler) openWriter(ctx context.Context) (w, ck *liteConn, wal *walFile, err error) {
-	rows, err := c.store.SQL.QueryContext(ctx, `PRAGMA database_list`)
+func (c *Crawler) openWriter(ctx context.Context) (w, ck *db.FastConn, wal *walFile, err error) {
+	path, err := c.store.SQLiteFile(ctx)
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
 	}
-	defer rows.Close()
-	path := ""
-	for rows.Next() {
-		var (
-			seq        int64
-			name, file string
-		)
-		if err := rows.Scan(&seq, &name, &file); err != nil {
-			return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
-		}
-		if name == "main" {
-			path = file
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, nil, nil, fmt.Errorf("crawler: database writer: %w", err)
-	}
-	if path == "" {
-		return nil, nil, nil, errors.New("crawler: database writer: the SQLite database is not a file")
-	}
 	// The writer commits with synchronous=NORMAL; its syncer makes each
-	// commit durable before answering (see syncer).
-	if w, err = openLite(path, "PRAGMA synchronous = NORMAL"); err == nil {
-		// Checkpoints are the checkpointer's (and, now and then, the
-		// writer's own: see writer), never a commit's.
-		if _, err = w.exec("PRAGMA wal_autocheckpoint = 0"); err == nil {
-			ck, err = openLite(path)
-		}
-		if err != nil {
-			w.close()
+	// commit durable before answering (see syncer). Checkpoints are the
+	// checkpointer's (and, now and then, the writer's own: see writer),
+	// never a commit's.
+	if w, err = db.OpenFastConn(path, db.FastOptions{SyncLater: true, ManualCheckpoints: true}); err == nil {
+		if ck, err = db.OpenFastConn(path, db.FastOptions{}); err != nil {
+			w.Close()
 		}
 	}
 	if err != nil {
@@ -213,8 +140,8 @@ const (
 // busy writer never leaves behind; so once the WAL is walRestartFrames
 // long, the checkpointer asks the writer to copy the few pages left itself
 // (see writer).
-func (c *Crawler) checkpointer(ctx context.Context, lc *liteConn) {
-	defer lc.close()
+func (c *Crawler) checkpointer(ctx context.Context, lc *db.FastConn) {
+	defer lc.Close()
 	t := time.NewTicker(checkpointEvery)
 	defer t.Stop()
 	for {
@@ -226,8 +153,8 @@ func (c *Crawler) checkpointer(ctx context.Context, lc *liteConn) {
 		if !c.walDirty.Swap(false) {
 			continue
 		}
-		var busy, frames, copied int64
-		if err := lc.queryRow(`PRAGMA wal_checkpoint(PASSIVE)`).Scan(&busy, &frames, &copied); err != nil {
+		frames, err := lc.Checkpoint()
+		if err != nil {
 			c.log.Warn("database checkpoint failed", "err", err)
 			continue
 		}
@@ -244,12 +171,11 @@ func (c *Crawler) checkpointer(ctx context.Context, lc *liteConn) {
 // PostgreSQL. A committed group goes to the syncer, which answers its
 // callers once the WAL is on disk (see syncer): the writer goes on with
 // the next group meanwhile. It stops (and closes lc) when ctx ends.
-func (c *Crawler) writer(ctx context.Context, lc *liteConn, synced chan<- syncGroup) {
-	defer lc.close()
+func (c *Crawler) writer(ctx context.Context, lc *db.FastConn, synced chan<- syncGroup) {
+	defer lc.Close()
 	defer close(synced)
-	t := &wtx{c: c, lc: lc}
 	run := func(ops []*writeOp) error {
-		if _, err := lc.exec("BEGIN IMMEDIATE"); err != nil {
+		if err := lc.Begin(); err != nil {
 			return err
 		}
 		results := make([]error, len(ops))
@@ -258,29 +184,29 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn, synced chan<- syncGr
 				results[i] = err
 				continue
 			}
-			if _, err := lc.exec("SAVEPOINT op"); err != nil {
-				lc.rollback()
+			if err := lc.Savepoint(); err != nil {
+				lc.Rollback()
 				return err
 			}
-			err := op.f(t)
+			err := op.f(lc)
 			if err != nil && !logicalError(err) {
-				lc.rollback()
+				lc.Rollback()
 				return err
 			}
 			if err != nil {
 				results[i] = err
-				if _, err := lc.exec("ROLLBACK TO op"); err != nil {
-					lc.rollback()
+				if err := lc.RollbackToSavepoint(); err != nil {
+					lc.Rollback()
 					return err
 				}
 			}
-			if _, err := lc.exec("RELEASE op"); err != nil {
-				lc.rollback()
+			if err := lc.ReleaseSavepoint(); err != nil {
+				lc.Rollback()
 				return err
 			}
 		}
-		if _, err := lc.exec("COMMIT"); err != nil {
-			lc.rollback()
+		if err := lc.Commit(); err != nil {
+			lc.Rollback()
 			return err
 		}
 		synced <- syncGroup{ops: ops, results: results}
@@ -289,7 +215,7 @@ func (c *Crawler) writer(ctx context.Context, lc *liteConn, synced chan<- syncGr
 			// Copy what the checkpointer has not yet, so that the next
 			// transaction starts the WAL over (unless a reader still
 			// uses it: then the checkpointer asks again).
-			if _, err := lc.exec(`PRAGMA wal_checkpoint(PASSIVE)`); err != nil {
+			if _, err := lc.Checkpoint(); err != nil {
 				c.log.Warn("database checkpoint failed", "err", err)
 			}
 		}
@@ -387,13 +313,6 @@ func commitGroups(ctx context.Context, writes <-chan *writeOp, limit int, run fu
 // errWriterStopped answers writes after Close.
 var errWriterStopped = errors.New("crawler: closed")
 
-// leaseState is a lease row as read.
-type leaseState struct {
-	holder    string
-	expiresAt time.Time
-	nextAt    time.Time
-}
-
 // acquire tries to take the lease key (a host, or "cycle:SITE") for this
 // crawler. It returns the row's next_at when taken, or busyUntil (the
 // lease's expiry) when another live crawler holds it. An expired lease of a
@@ -407,47 +326,44 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			got  bool
 			busy time.Time
 		)
-		err = c.withLeaseTx(ctx, func(tx *wtx) error {
-			n, err := tx.exec(ctx, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, ?, ?, ?) ON CONFLICT (host) DO NOTHING`,
-				key, c.holder, exp, now)
+		err = c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+			ok, err := db.InsertLease(ctx, tx, key, c.holder, exp, now)
 			if err != nil {
 				return err
 			}
-			if n == 1 {
+			if ok {
 				got, nextAt = true, now
 				return nil
 			}
-			var l leaseState
-			if err := tx.queryRow(ctx, (`SELECT holder, expires_at, next_at FROM host_leases WHERE host = ?`), key).
-				Scan(&l.holder, &l.expiresAt, &l.nextAt); err != nil {
+			l, err := db.ReadLease(ctx, tx, key)
+			if err != nil {
 				return err
 			}
 			switch {
-			case l.holder == c.holder:
-				n, err = tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, exp, key, c.holder)
-				nextAt = l.nextAt
-			case l.holder == "":
-				n, err = tx.exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ? WHERE host = ? AND holder = ''`, c.holder, exp, key)
-				nextAt = l.nextAt
-			case l.expiresAt.After(now):
-				busy = l.expiresAt
+			case l.Holder == c.holder:
+				ok, err = db.RenewLease(ctx, tx, key, c.holder, exp)
+				nextAt = l.NextAt
+			case l.Holder == "":
+				ok, err = db.ClaimLease(ctx, tx, key, c.holder, exp)
+				nextAt = l.NextAt
+			case l.ExpiresAt.After(now):
+				busy = l.ExpiresAt
 				return nil
 			default:
-				nextAt = l.nextAt
-				if t := l.expiresAt.Add(gap); t.After(nextAt) {
+				nextAt = l.NextAt
+				if t := l.ExpiresAt.Add(gap); t.After(nextAt) {
 					nextAt = t.UTC().Truncate(time.Microsecond)
 				}
-				c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.holder, "expired_at", l.expiresAt)
-				n, err = tx.exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ?, next_at = ? WHERE host = ? AND holder = ? AND expires_at < ?`,
-					c.holder, exp, nextAt, key, l.holder, now)
-				if err == nil && n == 1 {
-					err = c.abandon(ctx, tx, key, l.holder, l.expiresAt)
+				c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.Holder, "expired_at", l.ExpiresAt)
+				ok, err = db.TakeOverLease(ctx, tx, key, c.holder, exp, nextAt, l.Holder, now)
+				if err == nil && ok {
+					err = c.abandon(ctx, tx, key, l.Holder, l.ExpiresAt)
 				}
 			}
 			if err != nil {
 				return err
 			}
-			got = n == 1
+			got = ok
 			return nil
 		})
 		if err != nil {
@@ -466,40 +382,29 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 // release gives a lease back, keeping next_at (raised to nextAt when later)
 // so that the next holder keeps the gap.
 func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
-	return c.withLeaseTx(ctx, func(tx *wtx) error {
-		now := db.Now()
-		if nextAt.IsZero() {
-			_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, c.holder)
-			return err
+	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		if !nextAt.IsZero() {
+			nextAt = nextAt.UTC().Truncate(time.Microsecond)
 		}
-		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ?, next_at = ? WHERE host = ? AND holder = ?`,
-			now, nextAt.UTC().Truncate(time.Microsecond), key, c.holder)
-		return err
+		return db.ReleaseLease(ctx, tx, key, c.holder, db.Now(), nextAt)
 	})
 }
 
 // renewAll pushes back the expiry of every lease this crawler holds.
 func (c *Crawler) renewAll(ctx context.Context) error {
-	return c.withLeaseTx(ctx, func(tx *wtx) error {
-		q := `UPDATE host_leases SET expires_at = ? WHERE holder = ?`
-		if c.pg {
-			// Rows a writer's group has locked are passed over (the
-			// completion in that group renews its host's lease itself),
-			// so the heartbeat never waits for, nor deadlocks with, a
-			// group.
-			q = `UPDATE host_leases SET expires_at = ? WHERE host IN
-				(SELECT host FROM host_leases WHERE holder = ? FOR UPDATE SKIP LOCKED)`
-		}
-		_, err := tx.exec(ctx, q, db.Now().Add(c.opts.LeaseTTL), c.holder)
-		return err
+	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		// On PostgreSQL, rows a writer's group has locked are passed
+		// over (the completion in that group renews its host's lease
+		// itself), so the heartbeat never waits for, nor deadlocks with,
+		// a group.
+		return db.RenewLeases(ctx, tx, c.holder, db.Now().Add(c.opts.LeaseTTL))
 	})
 }
 
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
-	return c.withLeaseTx(ctx, func(tx *wtx) error {
-		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, db.Now(), c.holder)
-		return err
+	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		return db.ReleaseLeases(ctx, tx, c.holder, db.Now())
 	})
 }
 
@@ -552,10 +457,6 @@ func (c *Crawler) askGate(ctx context.Context, site string) (policy.Verdict, err
 // the same at the same version, so the answer is exactly what asking again
 // would give, without a second read of the version per request.
 func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
-	versionQ := `SELECT version FROM policy_state WHERE id = 1`
-	if c.pg {
-		versionQ += ` FOR SHARE`
-	}
 	for attempt := 0; ; attempt++ {
 		var v policy.Verdict
 		last, ok := c.verdicts.Load(r.Site)
@@ -573,9 +474,9 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 			return ErrExcluded
 		}
 		stale := false
-		err := c.withTx(ctx, func(tx *wtx) error {
-			var version int64
-			if err := tx.queryRow(ctx, versionQ).Scan(&version); err != nil {
+		err := c.withTx(ctx, func(tx db.WriteTx) error {
+			version, err := db.PolicyVersionForWrite(ctx, tx)
+			if err != nil {
 				return err
 			}
 			if version != v.Version {
@@ -583,11 +484,11 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				return errStale
 			}
 			now := db.Now()
-			n, err := tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, now.Add(c.opts.LeaseTTL), r.Host, c.holder)
+			held, err := db.RenewLease(ctx, tx, r.Host, c.holder, now.Add(c.opts.LeaseTTL))
 			if err != nil {
 				return err
 			}
-			if n != 1 {
+			if !held {
 				return ErrLeaseLost
 			}
 			var slot *int
@@ -595,24 +496,23 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				if r.CycleID == nil {
 					return ErrBudgetSpent
 				}
-				var spent int
-				err := tx.queryRow(ctx, (`UPDATE crawl_cycles SET spent = spent + 1 WHERE id = ? AND status = ? AND spent < budget RETURNING spent`),
-					*r.CycleID, db.CycleRunning).Scan(&spent)
-				if errors.Is(err, sql.ErrNoRows) {
-					return ErrBudgetSpent
-				}
+				spent, ok, err := db.ReserveBudgetSlot(ctx, tx, *r.CycleID)
 				if err != nil {
 					return err
+				}
+				if !ok {
+					return ErrBudgetSpent
 				}
 				slot = &spent
 				r.Slot = spent
 			}
 			r.SentAt = now
-			return tx.queryRow(ctx, (`INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
-				redirect_of, robots_snapshot_id, robots_rule, robots_line, policy_check, delay_ms, sent_at)
-				VALUES (?, ?, ?, ?, ?, ?, 'GET', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-				r.CycleID, slot, r.Site, r.Host, r.Origin, r.URL, r.Purpose, c.opts.Node, r.Attempt,
-				r.RedirectOf, r.SnapshotID, r.Rule, r.Line, v.String(), r.Delay.Milliseconds(), now).Scan(&r.ID)
+			row := db.Request{CycleID: r.CycleID, BudgetSlot: slot, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
+				Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
+				RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: now}
+			err = db.InsertRequest(ctx, tx, &row)
+			r.ID = row.ID
+			return err
 		})
 		if stale && attempt < 20 {
 			continue
@@ -666,16 +566,15 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	if k.Status != 0 {
 		status = &k.Status
 	}
-	return c.withTx(ctx, func(tx *wtx) error {
+	return c.withTx(ctx, func(tx db.WriteTx) error {
 		var sigCreated, sigExpires *time.Time
 		if k.Stamp.KeyID != "" {
 			sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
 		}
-		if _, err := tx.exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
-			retry_not_before = ?, outcome = ?, error = ?, sig_keyid = ?, sig_created = ?, sig_expires = ?, etag = ?, last_modified = ?
-			WHERE id = ? AND completed_at IS NULL`,
-			k.CompletedAt, status, k.Bytes, k.Duration.Milliseconds(), k.RetryAfter, k.RetryNotBefore, k.Outcome, k.Error,
-			k.Stamp.KeyID, sigCreated, sigExpires, k.Validators.ETag, k.Validators.LastModified, k.ID); err != nil {
+		if err := db.CompleteRequest(ctx, tx, &db.Request{ID: k.ID, CompletedAt: &k.CompletedAt, Status: status, Bytes: k.Bytes,
+			DurationMS: k.Duration.Milliseconds(), RetryAfter: k.RetryAfter, RetryNotBefore: k.RetryNotBefore, Outcome: k.Outcome,
+			Error: k.Error, SigKeyID: k.Stamp.KeyID, SigCreated: sigCreated, SigExpires: sigExpires,
+			ETag: k.Validators.ETag, LastModified: k.Validators.LastModified}); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
 		// The lease row learns the host's next_at only when it is later
@@ -686,58 +585,36 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		// a backoff or a Crawl-delay must outlive a crash. Leaving the host
 		// writes it too (release).
 		if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
-			if _, err := tx.exec(ctx, `UPDATE host_leases SET next_at = ?, expires_at = ? WHERE host = ? AND holder = ?`,
-				k.NextAt.UTC().Truncate(time.Microsecond), db.Now().Add(c.opts.LeaseTTL), k.Host, c.holder); err != nil {
+			if err := db.DelayLease(ctx, tx, k.Host, c.holder, k.NextAt.UTC().Truncate(time.Microsecond), db.Now().Add(c.opts.LeaseTTL)); err != nil {
 				return fmt.Errorf("crawler: lease: %w", err)
 			}
 		}
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
-			if err := tx.queryRow(ctx, (`INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-				s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID).Scan(&s.ID); err != nil {
+			if err := db.InsertRobotsSnapshot(ctx, tx, s); err != nil {
 				return fmt.Errorf("crawler: robots snapshot: %w", err)
 			}
 		}
 		if p := k.Page; p != nil {
 			p.RequestID = &k.ID
-			if _, err := tx.exec(ctx, `INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-				ON CONFLICT (url) DO UPDATE SET site = excluded.site, title = excluded.title, description = excluded.description,
-				h1 = excluded.h1, h2 = excluded.h2, h3 = excluded.h3, status = excluded.status, fetched_at = excluded.fetched_at,
-				request_id = excluded.request_id`,
-				p.URL, p.Site, p.Title, p.Description, p.H1, p.H2, p.H3, p.Status, p.FetchedAt, p.RequestID); err != nil {
+			if err := db.UpsertPage(ctx, tx, p); err != nil {
 				return fmt.Errorf("crawler: index page: %w", err)
 			}
 		}
 		if k.Unindex != "" {
-			if _, err := tx.exec(ctx, `DELETE FROM pages WHERE url = ?`, k.Unindex); err != nil {
+			if err := db.DeletePage(ctx, tx, k.Unindex); err != nil {
 				return fmt.Errorf("crawler: unindex page: %w", err)
 			}
 			if k.Outcome == "noindex" {
 				// Nothing is kept for a noindex page, its inbound link
 				// texts included.
-				if _, err := tx.exec(ctx, `DELETE FROM anchors WHERE to_url = ?`, k.Unindex); err != nil {
+				if err := db.DeleteAnchorsTo(ctx, tx, k.Unindex); err != nil {
 					return fmt.Errorf("crawler: unindex anchors: %w", err)
 				}
 			}
 		}
-		for i := 0; i < len(k.Anchors); i += 50 {
-			chunk := k.Anchors[i:min(i+50, len(k.Anchors))]
-			var b strings.Builder
-			b.WriteString(`INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id) VALUES `)
-			args := make([]any, 0, 6*len(chunk))
-			for j, a := range chunk {
-				if j > 0 {
-					b.WriteString(", ")
-				}
-				b.WriteString("(?, ?, ?, ?, ?, ?)")
-				args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, k.ID)
-			}
-			b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
-			if _, err := tx.exec(ctx, b.String(), args...); err != nil {
-				return fmt.Errorf("crawler: anchors: %w", err)
-			}
+		if err := db.UpsertAnchors(ctx, tx, k.Anchors, k.ID); err != nil {
+			return fmt.Errorf("crawler: anchors: %w", err)
 		}
 		return nil
 	})

@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // SiteCycles returns the crawl cycles of site, oldest first. It does I/O.
@@ -12,4 +13,67 @@ func (q queries) SiteCycles(ctx context.Context, site string) ([]CrawlCycle, err
 		return nil, fmt.Errorf("db: read cycles: %w", err)
 	}
 	return out, nil
+}
+
+// LastCycle reads the newest crawl cycle of site (its ID, Status,
+// StartedAt, Budget, Spent and DelayMS), or returns an error wrapping
+// ErrNotFound when the site has none. It runs in a crawler's write
+// transaction.
+func LastCycle(ctx context.Context, tx WriteTx, site string) (*CrawlCycle, error) {
+	cy := &CrawlCycle{Site: site}
+	err := tx.QueryRow(ctx, `SELECT id, status, started_at, budget, spent, delay_ms FROM crawl_cycles
+		WHERE site = ? ORDER BY id DESC LIMIT 1`, site).Scan(&cy.ID, &cy.Status, &cy.StartedAt, &cy.Budget, &cy.Spent, &cy.DelayMS)
+	if noRows(err) {
+		return nil, notFound(err, "crawl cycle of "+site)
+	}
+	return cy, err
+}
+
+// InsertCycle starts a cycle of site (status running, nothing spent) and
+// returns its id. It runs in a crawler's write transaction.
+func InsertCycle(ctx context.Context, tx WriteTx, site, node string, startedAt time.Time, budget int, delayMS int64) (int64, error) {
+	var id int64
+	err := tx.QueryRow(ctx, `INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
+		VALUES (?, ?, ?, ?, ?, 0, ?, '') RETURNING id`, site, node, startedAt, CycleRunning, budget, delayMS).Scan(&id)
+	return id, err
+}
+
+// SetCycleNode records node as the crawler of cycle id. It runs in a
+// crawler's write transaction.
+func SetCycleNode(ctx context.Context, tx WriteTx, id int64, node string) error {
+	_, err := tx.Exec(ctx, `UPDATE crawl_cycles SET node = ? WHERE id = ?`, node, id)
+	return err
+}
+
+// ResumeCycle sets the stopped cycle id running again under node. It runs
+// in a crawler's write transaction.
+func ResumeCycle(ctx context.Context, tx WriteTx, id int64, node string) error {
+	_, err := tx.Exec(ctx, `UPDATE crawl_cycles SET status = ?, node = ?, finished_at = NULL WHERE id = ? AND status = ?`,
+		CycleRunning, node, id, CycleStopped)
+	return err
+}
+
+// ReserveBudgetSlot takes the next budget slot of the running cycle id and
+// returns it (1..budget), or ok false when the cycle has none left or is
+// not running. It runs in a crawler's write transaction.
+func ReserveBudgetSlot(ctx context.Context, tx WriteTx, id int64) (slot int, ok bool, err error) {
+	err = tx.QueryRow(ctx, `UPDATE crawl_cycles SET spent = spent + 1 WHERE id = ? AND status = ? AND spent < budget RETURNING spent`,
+		id, CycleRunning).Scan(&slot)
+	if noRows(err) {
+		return 0, false, nil
+	}
+	return slot, err == nil, err
+}
+
+// EndCycle records that the running cycle id of site ended with status
+// and reason at now, and when the site's recrawl interval started
+// (SiteDueSinceSQL). It runs in a crawler's write transaction.
+func EndCycle(ctx context.Context, tx WriteTx, id int64, site, status, reason string, now time.Time) error {
+	_, err := tx.Exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
+		status, now, reason, id, CycleRunning)
+	if err != nil {
+		return err
+	}
+	_, err = tx.Exec(ctx, SiteDueSinceSQL, id, Epoch, site)
+	return err
 }

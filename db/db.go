@@ -14,14 +14,21 @@
 // handle to the Store. Single-row lookups return an error wrapping
 // ErrNotFound, which callers test with errors.Is.
 //
+// The crawler's write path runs in its own write transactions (WriteTx,
+// writetx.go): on SQLite a FastConn, a connection of the writer's own
+// through the fast path of package db/lite (statements prepared once, the
+// only code that drives SQLite below the driver); on PostgreSQL a PoolTx.
+// Its queries are functions taking the WriteTx, grouped per entity with
+// the rest (leases.go, requests.go, cycles.go, robots.go, index.go,
+// events.go).
+//
 // Work in progress (issue 12): SQL still lives outside db in the files
 // listed by notMoved in nosql_test.go, which fails when a file gains SQL or
-// becomes clean without leaving the list. They are the crawler's hot paths
-// (crawler/store.go, cycle.go, abandon.go, litewriter.go, pgwriter.go:
-// the write transactions and their group commit), the audit's streaming
-// reader (policy/audit/run.go, robots.go, budget.go, exclusions.go,
-// storage.go, politeness.go) and the test helper internal/dbtest. Until they move, Store keeps its exported DB
-// and SQL handles for them; no other code may use those.
+// becomes clean without leaving the list: the audit's streaming reader
+// (policy/audit/run.go, robots.go, budget.go, exclusions.go, storage.go,
+// politeness.go) and the test helper internal/dbtest. Until they move,
+// Store keeps its exported DB and SQL handles for them; no other code may
+// use those.
 package db
 
 import (

@@ -162,3 +162,16 @@ func (q queries) PolicyEvent(ctx context.Context, id int64) (*PolicyEvent, error
 	}
 	return &ev, nil
 }
+
+// PolicyVersionForWrite reads the policy version inside a crawler's write
+// transaction; on PostgreSQL the row stays share-locked until it ends, so
+// no policy change commits in between.
+func PolicyVersionForWrite(ctx context.Context, tx WriteTx) (int64, error) {
+	q := `SELECT version FROM policy_state WHERE id = 1`
+	if tx.Dialect() == Postgres {
+		q += ` FOR SHARE`
+	}
+	var v int64
+	err := tx.QueryRow(ctx, q).Scan(&v)
+	return v, err
+}

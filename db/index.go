@@ -173,3 +173,57 @@ func (s *Store) CycleLinksTo(ctx context.Context, cycle int64, site string) ([]s
 	}
 	return out, rows.Err()
 }
+
+// UpsertPage stores the index entry p, replacing the one with its URL. It
+// runs in a crawler's write transaction.
+func UpsertPage(ctx context.Context, tx WriteTx, p *Page) error {
+	_, err := tx.Exec(ctx, `INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+		ON CONFLICT (url) DO UPDATE SET site = excluded.site, title = excluded.title, description = excluded.description,
+		h1 = excluded.h1, h2 = excluded.h2, h3 = excluded.h3, status = excluded.status, fetched_at = excluded.fetched_at,
+		request_id = excluded.request_id`,
+		p.URL, p.Site, p.Title, p.Description, p.H1, p.H2, p.H3, p.Status, p.FetchedAt, p.RequestID)
+	return err
+}
+
+// DeletePage removes the index entry of url. It runs in a crawler's write
+// transaction.
+func DeletePage(ctx context.Context, tx WriteTx, url string) error {
+	_, err := tx.Exec(ctx, `DELETE FROM pages WHERE url = ?`, url)
+	return err
+}
+
+// DeleteAnchorsTo removes the link texts pointing to url. It runs in a
+// crawler's write transaction.
+func DeleteAnchorsTo(ctx context.Context, tx WriteTx, url string) error {
+	_, err := tx.Exec(ctx, `DELETE FROM anchors WHERE to_url = ?`, url)
+	return err
+}
+
+// anchorsPerInsert bounds the rows of one INSERT of UpsertAnchors.
+const anchorsPerInsert = 50
+
+// UpsertAnchors stores the link texts anchors, found in the response to
+// request requestID (their own RequestID is not read), replacing the seen_at
+// and request_id of those already stored. It runs in a crawler's write
+// transaction.
+func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor, requestID int64) error {
+	for i := 0; i < len(anchors); i += anchorsPerInsert {
+		chunk := anchors[i:min(i+anchorsPerInsert, len(anchors))]
+		var b strings.Builder
+		b.WriteString(`INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id) VALUES `)
+		args := make([]any, 0, 6*len(chunk))
+		for j, a := range chunk {
+			if j > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, requestID)
+		}
+		b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
+		if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}

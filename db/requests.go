@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Ping checks that the database answers a query. It does I/O.
@@ -88,4 +89,48 @@ func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error
 		out = append(out, u)
 	}
 	return out, rows.Err()
+}
+
+// InsertRequest writes the log row of a request about to be sent (method
+// GET) and sets r.ID. It runs in a crawler's write transaction.
+func InsertRequest(ctx context.Context, tx WriteTx, r *Request) error {
+	return tx.QueryRow(ctx, `INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
+		redirect_of, robots_snapshot_id, robots_rule, robots_line, policy_check, delay_ms, sent_at)
+		VALUES (?, ?, ?, ?, ?, ?, 'GET', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.CycleID, r.BudgetSlot, r.Site, r.Host, r.Origin, r.URL, r.Purpose, r.Node, r.Attempt,
+		r.RedirectOf, r.RobotsSnapshotID, r.RobotsRule, r.RobotsLine, r.PolicyCheck, r.DelayMS, r.SentAt).Scan(&r.ID)
+}
+
+// CompleteRequest writes the outcome of the request r.ID (r's fields from
+// CompletedAt on), unless it is completed already. It runs in a crawler's
+// write transaction.
+func CompleteRequest(ctx context.Context, tx WriteTx, r *Request) error {
+	_, err := tx.Exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
+		retry_not_before = ?, outcome = ?, error = ?, sig_keyid = ?, sig_created = ?, sig_expires = ?, etag = ?, last_modified = ?
+		WHERE id = ? AND completed_at IS NULL`,
+		r.CompletedAt, r.Status, r.Bytes, r.DurationMS, r.RetryAfter, r.RetryNotBefore, r.Outcome, r.Error,
+		r.SigKeyID, r.SigCreated, r.SigExpires, r.ETag, r.LastModified, r.ID)
+	return err
+}
+
+// AbandonHostRequests closes the requests to host sent at or before
+// expiredAt and never completed, with outcome, error why and completed_at
+// expiredAt, and returns how many. It runs in a crawler's write
+// transaction.
+func AbandonHostRequests(ctx context.Context, tx WriteTx, host, outcome, why string, expiredAt time.Time) (int64, error) {
+	return tx.Exec(ctx, `UPDATE requests SET outcome = ?, error = ?, completed_at = ?
+		WHERE host = ? AND completed_at IS NULL AND sent_at <= ?`,
+		outcome, why, expiredAt, host, expiredAt)
+}
+
+// AbandonSiteRequests closes the requests of site sent at or before
+// expiredAt and never completed, with outcome and error why; each is
+// completed at its host's lease expiry when holder still holds that lease,
+// else at expiredAt. It returns how many it closed and runs in a crawler's
+// write transaction.
+func AbandonSiteRequests(ctx context.Context, tx WriteTx, site, holder, outcome, why string, expiredAt time.Time) (int64, error) {
+	return tx.Exec(ctx, `UPDATE requests SET outcome = ?, error = ?,
+		completed_at = COALESCE((SELECT h.expires_at FROM host_leases h WHERE h.host = requests.host AND h.holder = ?), ?)
+		WHERE site = ? AND completed_at IS NULL AND sent_at <= ?`,
+		outcome, why, holder, expiredAt, site, expiredAt)
 }

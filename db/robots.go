@@ -31,3 +31,11 @@ func (s *Store) LatestRobotsSnapshot(ctx context.Context, origin string) (*Robot
 	}
 	return sn, nil
 }
+
+// InsertRobotsSnapshot stores the robots.txt snapshot s and sets s.ID. It
+// runs in a crawler's write transaction.
+func InsertRobotsSnapshot(ctx context.Context, tx WriteTx, s *RobotsSnapshot) error {
+	return tx.QueryRow(ctx, `INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID).Scan(&s.ID)
+}

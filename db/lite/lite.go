@@ -1,4 +1,18 @@
-package crawler
+// Package lite is lohibot's SQLite fast path, contained behind the storage
+// layer (package db): a connection of one goroutine's own to an SQLite
+// database file that drives modernc.org/sqlite/lib through modernc.org/libc
+// directly. The database/sql driver compiles every statement again on
+// every use; here each statement is prepared once and kept, arguments are
+// bound from one reusable buffer, and nothing starts a goroutine per
+// statement. It talks to the same SQLite library as the driver
+// (github.com/glebarez/go-sqlite, which wraps modernc.org/sqlite), so file
+// locks, WAL and busy waits are shared with every other connection, in
+// this process and in others.
+//
+// It only works while our go.mod pins the modernc.org/sqlite and
+// modernc.org/libc versions the driver requires (TestPinnedVersions checks
+// that). Only db uses it.
+package lite
 
 import (
 	"database/sql"
@@ -15,15 +29,10 @@ import (
 	"github.com/lohisoft/lohibot/internal/sqlitetime"
 )
 
-// liteConn is a connection of the crawler's own to the SQLite database
-// file, used by one goroutine (the writer, or the checkpointer with its
-// own). The database/sql driver compiles
-// every statement again on every use; here each statement is prepared once
-// and kept, arguments are bound from one reusable buffer, and nothing
-// starts a goroutine per statement. It talks to the same SQLite library as
-// the driver (modernc.org/sqlite), so file locks, WAL and busy waits are
-// shared with every other connection, in this process and in others.
-type liteConn struct {
+// Conn is a connection to an SQLite database file, for use by one
+// goroutine at a time. Its statements are prepared on first use and kept
+// until Close.
+type Conn struct {
 	tls   *libc.TLS
 	db    uintptr
 	stmts map[string]uintptr
@@ -31,9 +40,10 @@ type liteConn struct {
 	bufN  int
 }
 
-// Settings of the writer's connection. Each is a per-connection setting
-// (the database file is already in WAL mode).
-var litePragmas = []string{
+// Pragmas are the settings of every Conn, applied by Open before its own.
+// Each is a per-connection setting (the database file is already in WAL
+// mode).
+var pragmas = []string{
 	"PRAGMA synchronous = FULL",
 	"PRAGMA foreign_keys = ON",
 	// Statement journals and temporary b-trees in memory, not in files.
@@ -45,10 +55,13 @@ var litePragmas = []string{
 	"PRAGMA cache_size = -8192",
 }
 
-// openLite opens the SQLite file at path for writing, with the same busy
-// timeout as the pool's connections, litePragmas and then pragmas.
-func openLite(path string, pragmas ...string) (*liteConn, error) {
-	c := &liteConn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
+// Open opens the SQLite file at path (which must exist) for reading and
+// writing, with the same busy timeout as the driver's connections, the
+// package's settings (synchronous=FULL, foreign keys, temp_store=MEMORY,
+// an 8 MiB page cache) and then extra, each a PRAGMA statement. It does
+// I/O.
+func Open(path string, extra ...string) (*Conn, error) {
+	c := &Conn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
 	cpath, err := libc.CString(path)
 	if err != nil {
 		c.tls.Close()
@@ -61,22 +74,22 @@ func openLite(path string, pragmas ...string) (*liteConn, error) {
 	c.db = loadPtr(pdb)
 	if rc != sqlite3.SQLITE_OK {
 		err := c.errorf(rc)
-		c.close()
+		c.Close()
 		return nil, err
 	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 30000)
-	for _, p := range append(litePragmas[:len(litePragmas):len(litePragmas)], pragmas...) {
-		if _, err := c.exec(p); err != nil {
-			c.close()
+	for _, p := range append(pragmas[:len(pragmas):len(pragmas)], extra...) {
+		if _, err := c.Exec(p); err != nil {
+			c.Close()
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 	}
 	return c, nil
 }
 
-// close finalizes the statements and closes the connection.
-func (c *liteConn) close() {
+// Close finalizes the statements and closes the connection.
+func (c *Conn) Close() {
 	for _, st := range c.stmts {
 		sqlite3.Xsqlite3_finalize(c.tls, st)
 	}
@@ -92,15 +105,15 @@ func (c *liteConn) close() {
 	c.tls.Close()
 }
 
-// rollback ends the transaction in progress, if SQLite has not already.
-func (c *liteConn) rollback() {
+// Rollback ends the transaction in progress, if SQLite has not already.
+func (c *Conn) Rollback() {
 	if sqlite3.Xsqlite3_get_autocommit(c.tls, c.db) == 0 {
-		c.exec("ROLLBACK")
+		c.Exec("ROLLBACK")
 	}
 }
 
 // errorf turns a result code into an error with SQLite's message.
-func (c *liteConn) errorf(rc int32) error {
+func (c *Conn) errorf(rc int32) error {
 	msg := ""
 	if c.db != 0 {
 		msg = libc.GoString(sqlite3.Xsqlite3_errmsg(c.tls, c.db))
@@ -112,7 +125,7 @@ func (c *liteConn) errorf(rc int32) error {
 }
 
 // prepare returns q's statement, compiling it on first use.
-func (c *liteConn) prepare(q string) (uintptr, error) {
+func (c *Conn) prepare(q string) (uintptr, error) {
 	if st, ok := c.stmts[q]; ok {
 		return st, nil
 	}
@@ -138,7 +151,7 @@ func (c *liteConn) prepare(q string) (uintptr, error) {
 // bind binds args to st's parameters 1..n. Text and blobs are copied into
 // the connection's buffer, which stays untouched until the statement is
 // reset and its bindings cleared.
-func (c *liteConn) bind(st uintptr, args []any) error {
+func (c *Conn) bind(st uintptr, args []any) error {
 	if n := int(sqlite3.Xsqlite3_bind_parameter_count(c.tls, st)); n != len(args) {
 		return fmt.Errorf("sqlite: %d arguments for %d parameters", len(args), n)
 	}
@@ -214,13 +227,16 @@ func (c *liteConn) bind(st uintptr, args []any) error {
 
 // done resets st and clears its bindings, so it holds no pointer into the
 // buffer.
-func (c *liteConn) done(st uintptr) {
+func (c *Conn) done(st uintptr) {
 	sqlite3.Xsqlite3_reset(c.tls, st)
 	sqlite3.Xsqlite3_clear_bindings(c.tls, st)
 }
 
-// exec runs q with args to its end and returns the number of rows changed.
-func (c *liteConn) exec(q string, args ...any) (int64, error) {
+// Exec runs q (with ? placeholders) with args to its end and returns the
+// number of rows changed. Arguments may be nil, integers, floats, bool,
+// string, []byte, time.Time (stored as the driver stores it) or a
+// driver.Valuer of those. It does I/O.
+func (c *Conn) Exec(q string, args ...any) (int64, error) {
 	st, err := c.prepare(q)
 	if err != nil {
 		return 0, err
@@ -241,24 +257,25 @@ func (c *liteConn) exec(q string, args ...any) (int64, error) {
 	}
 }
 
-// liteRow is the first row of a query, read in full.
-type liteRow struct {
+// Row is the first row of a query, read in full.
+type Row struct {
 	vals []any
 	err  error
 }
 
-// queryRow runs q with args and keeps its first row; the statement is run
-// to its end (a RETURNING statement has made all its changes then).
-func (c *liteConn) queryRow(q string, args ...any) *liteRow {
+// QueryRow runs q with args (as Exec takes them) and keeps its first row;
+// the statement is run to its end (a RETURNING statement has made all its
+// changes then). With no row, Scan returns sql.ErrNoRows. It does I/O.
+func (c *Conn) QueryRow(q string, args ...any) *Row {
 	st, err := c.prepare(q)
 	if err != nil {
-		return &liteRow{err: err}
+		return &Row{err: err}
 	}
 	defer c.done(st)
 	if err := c.bind(st, args); err != nil {
-		return &liteRow{err: err}
+		return &Row{err: err}
 	}
-	r := &liteRow{err: sql.ErrNoRows}
+	r := &Row{err: sql.ErrNoRows}
 	for {
 		switch rc := sqlite3.Xsqlite3_step(c.tls, st); rc {
 		case sqlite3.SQLITE_ROW:
@@ -268,14 +285,14 @@ func (c *liteConn) queryRow(q string, args ...any) *liteRow {
 		case sqlite3.SQLITE_DONE:
 			return r
 		default:
-			return &liteRow{err: c.errorf(rc)}
+			return &Row{err: c.errorf(rc)}
 		}
 	}
 }
 
 // row reads the current row's columns as int64, float64, string, []byte
 // or nil.
-func (c *liteConn) row(st uintptr) []any {
+func (c *Conn) row(st uintptr) []any {
 	n := int(sqlite3.Xsqlite3_column_count(c.tls, st))
 	vals := make([]any, n)
 	for i := range n {
@@ -300,7 +317,7 @@ func (c *liteConn) row(st uintptr) []any {
 
 // Scan copies the row's columns into dest: *int64, *int, *string,
 // *[]byte, *time.Time or *bool.
-func (r *liteRow) Scan(dest ...any) error {
+func (r *Row) Scan(dest ...any) error {
 	if r.err != nil {
 		return r.err
 	}
@@ -308,14 +325,14 @@ func (r *liteRow) Scan(dest ...any) error {
 		return fmt.Errorf("sqlite: %d columns scanned into %d values", len(r.vals), len(dest))
 	}
 	for i, d := range dest {
-		if err := liteAssign(d, r.vals[i]); err != nil {
+		if err := assign(d, r.vals[i]); err != nil {
 			return fmt.Errorf("sqlite: column %d: %w", i, err)
 		}
 	}
 	return nil
 }
 
-func liteAssign(dest, v any) error {
+func assign(dest, v any) error {
 	switch d := dest.(type) {
 	case *int64:
 		if x, ok := v.(int64); ok {
@@ -355,7 +372,7 @@ func liteAssign(dest, v any) error {
 		}
 	case *time.Time:
 		if x, ok := v.(string); ok {
-			t, err := parseLiteTime(x)
+			t, err := parseTime(x)
 			if err != nil {
 				return err
 			}
@@ -366,8 +383,8 @@ func liteAssign(dest, v any) error {
 	return fmt.Errorf("cannot scan %T into %T", v, dest)
 }
 
-// parseLiteTime reads a time as the driver writes it.
-func parseLiteTime(s string) (time.Time, error) {
+// parseTime reads a time as the driver writes it.
+func parseTime(s string) (time.Time, error) {
 	if t, ok := sqlitetime.Parse(s); ok {
 		return t, nil
 	}

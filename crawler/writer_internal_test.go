@@ -13,38 +13,42 @@ import (
 )
 
 // TestLiteWriterDurability checks how the crawler's SQLite connections keep
-// the request log durable (issue 13): the checkpointer's connection (and
-// any other openLite) commits with synchronous=FULL (2); the writer's
-// commits with NORMAL (1) because its syncer writes the WAL to disk before
-// any caller is answered (TestSyncerAnswersAfterSync).
+// the request log durable (issue 13): the checkpointer's connection
+// commits with synchronous=FULL (2), the fast path's default (see
+// db/lite's TestOpenPragmas); the writer's commits with NORMAL (1)
+// because its syncer writes the WAL to disk before any caller is answered
+// (TestSyncerAnswersAfterSync).
 func TestLiteWriterDurability(t *testing.T) {
+	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "l.db")
-	s, err := db.Open(context.Background(), path)
+	s, err := db.Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	lc, err := openLite(path)
+	c := &Crawler{store: s}
+	w, ck, wal, err := c.openWriter(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer lc.close()
+	defer w.Close()
+	defer ck.Close()
+	defer wal.close()
 	var sync int64
-	if err := lc.queryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+	if err := ck.QueryRow(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
 		t.Fatal(err)
 	}
 	if sync != 2 {
-		t.Errorf("PRAGMA synchronous = %d, want 2 (FULL)", sync)
+		t.Errorf("checkpointer: PRAGMA synchronous = %d, want 2 (FULL)", sync)
 	}
-	c := &Crawler{store: s}
-	w, ck, wal, err := c.openWriter(context.Background())
-	if err != nil {
+	var auto int64
+	if err := w.QueryRow(ctx, "PRAGMA wal_autocheckpoint").Scan(&auto); err != nil {
 		t.Fatal(err)
 	}
-	defer w.close()
-	defer ck.close()
-	defer wal.close()
-	if err := w.queryRow("PRAGMA synchronous").Scan(&sync); err != nil {
+	if auto != 0 {
+		t.Errorf("writer: PRAGMA wal_autocheckpoint = %d, want 0 (the checkpointer's)", auto)
+	}
+	if err := w.QueryRow(ctx, "PRAGMA synchronous").Scan(&sync); err != nil {
 		t.Fatal(err)
 	}
 	if sync != 1 {
@@ -53,7 +57,7 @@ func TestLiteWriterDurability(t *testing.T) {
 	if wal.path != path+"-wal" {
 		t.Errorf("WAL file = %s, want %s-wal", wal.path, path)
 	}
-	if _, err := w.exec("INSERT INTO sites (name, start_url, added_at, added_by) VALUES ('a.example', 'https://a.example/', '2026-01-01 00:00:00', 't')"); err != nil {
+	if _, err := w.Exec(ctx, "INSERT INTO sites (name, start_url, added_at, added_by) VALUES ('a.example', 'https://a.example/', '2026-01-01 00:00:00', 't')"); err != nil {
 		t.Fatal(err)
 	}
 	if err := wal.sync(); err != nil {
@@ -124,8 +128,8 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 	}
 	defer c.Close()
 	add := func(name string, fail error) error {
-		return c.withTx(ctx, func(tx *wtx) error {
-			if _, err := tx.exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
+		return c.withTx(ctx, func(tx db.WriteTx) error {
+			if _, err := tx.Exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
 				name, "https://"+name+"/", db.Now()); err != nil {
 				return err
 			}
