@@ -184,6 +184,8 @@ type Crawler struct {
 	lookups *lookuper
 	holder  string // this process's lease holder id: node/pid/random
 	pg      bool
+	// keepAliveGap is maxKeepAliveGap (tests shorten it).
+	keepAliveGap time.Duration
 
 	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
 	writes     chan *writeOp // to the writers (withTx)
@@ -248,6 +250,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		pg:     store.Dialect == db.Postgres,
 		robots: map[string]*robotsEntry{},
 		hosts:  map[string]*hostState{},
+
+		keepAliveGap: maxKeepAliveGap,
 	}
 	c.noindex, _ = lru.New[string, struct{}](maxNoindex) // fails only for a size < 1
 	c.lookups = newLookuper(o.Resolver)

@@ -182,7 +182,9 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 		}
 		return nil, err
 	}
-	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond)
+	// The connection is kept for the host's next request only across a
+	// short gap (see maxKeepAliveGap).
+	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap)
 	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, nil
 }
 

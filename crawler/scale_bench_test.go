@@ -57,7 +57,7 @@ func BenchmarkCrawlScaleDefaultDelay(b *testing.B) {
 
 func benchScale(b *testing.B, sc scaleCase) {
 	bound := time.Duration(crawler.Budget) * sc.delay
-	w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages})
+	w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages, NoHeaders: true})
 	if err != nil {
 		b.Fatal(err)
 	}

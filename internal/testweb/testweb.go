@@ -103,6 +103,11 @@ type Options struct {
 	// Latency is added before every response (not robots.txt). Zero means
 	// none.
 	Latency time.Duration
+	// NoHeaders keeps no copy of each request's header in the record
+	// (Hit.Header is nil; see webrecord.Recorder.NoHeaders): for
+	// benchmarks whose record of hundreds of thousands of requests would
+	// otherwise weigh more than the crawler they measure.
+	NoHeaders bool
 	// Validators makes the plain sites' pages carry an ETag and a
 	// Last-Modified, and answer a request whose If-None-Match matches (or,
 	// without one, whose If-Modified-Since is not older) 304 Not Modified.
@@ -210,6 +215,7 @@ func Start(opts *Options) (*Web, error) {
 		site:    map[string]string{},
 		custom:  map[string]http.HandlerFunc{},
 	}
+	w.Recorder.NoHeaders = o.NoHeaders
 	w.gzipBomb()
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, false) }))
 	// The listener exists already (NewUnstartedServer); the servers start

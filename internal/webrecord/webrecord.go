@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 )
 
 // Recorder records every request a test server receives: the truth that
@@ -19,6 +20,12 @@ import (
 // was answered, and how many requests each host had in flight at once). It
 // is safe for concurrent use; the zero value is ready to use.
 type Recorder struct {
+	// NoHeaders leaves Hit.Header nil, for records of hundreds of thousands
+	// of requests (benchmarks) where a copy of every request's header
+	// would weigh more than the crawler measured. Set it before the first
+	// request; false keeps the copies.
+	NoHeaders bool
+
 	mu       sync.Mutex // guards the fields below
 	hits     []Hit
 	inflight map[string]int
@@ -36,11 +43,16 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
+	// The strings that repeat from request to request are kept once.
+	host = unique.Make(host).Value()
 	hit := Hit{
-		Host: host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
+		Host: host, Method: unique.Make(r.Method).Value(), Path: r.URL.RequestURI(), UserAgent: unique.Make(r.UserAgent()).Value(),
 		RemoteAddr: r.RemoteAddr, IPv6: v6, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
 		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
-		Authority: r.Host, Header: r.Header.Clone(),
+		Authority: unique.Make(r.Host).Value(),
+	}
+	if !rec.NoHeaders {
+		hit.Header = r.Header.Clone()
 	}
 	rec.mu.Lock()
 	if rec.inflight == nil {
@@ -151,7 +163,7 @@ type Hit struct {
 	End        time.Time // when the handler returned (after the body was written or the client went away)
 	Status     int
 	Authority  string      // the Host as sent, port included
-	Header     http.Header // the request's header fields (a copy), Signature ones included
+	Header     http.Header // the request's header fields (a copy), Signature ones included; nil with Recorder.NoHeaders
 }
 
 // MaxOverlap returns, per host, the largest number of hits whose

@@ -75,3 +75,36 @@ func TestRecorder(t *testing.T) {
 		t.Error("Reset kept hits or maxima")
 	}
 }
+
+// TestRecorderNoHeaders: the header copy is kept unless NoHeaders, and the
+// rest of the hit is recorded either way.
+func TestRecorderNoHeaders(t *testing.T) {
+	for _, noHeaders := range []bool{false, true} {
+		rec := &webrecord.Recorder{NoHeaders: noHeaders}
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			_, _, _, end := rec.Begin(rw, r, false)
+			defer end()
+		}))
+		req, _ := http.NewRequest("GET", srv.URL+"/a?b=1", nil)
+		req.Host = "site.test"
+		req.Header.Set("User-Agent", "LohiSoftBot/1.0")
+		req.Header.Set("Signature", "sig1=:AA==:")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		srv.Close()
+		hits := rec.Hits()
+		if len(hits) != 1 {
+			t.Fatalf("NoHeaders=%v: %d hits, want 1", noHeaders, len(hits))
+		}
+		h := hits[0]
+		if h.Host != "site.test" || h.Path != "/a?b=1" || h.UserAgent != "LohiSoftBot/1.0" || h.Method != "GET" || h.Authority != "site.test" {
+			t.Errorf("NoHeaders=%v: hit = %+v", noHeaders, h)
+		}
+		if got, want := h.Header.Get("Signature") != "", !noHeaders; got != want {
+			t.Errorf("NoHeaders=%v: Header has Signature = %v, want %v", noHeaders, got, want)
+		}
+	}
+}
