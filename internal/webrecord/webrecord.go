@@ -70,7 +70,9 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 		hit.End = time.Now()
 		hit.Status = sw.Status
 		rec.mu.Lock()
-		rec.inflight[host]--
+		if rec.inflight[host]--; rec.inflight[host] == 0 {
+			delete(rec.inflight, host) // a record of many hosts keeps only the busy ones here
+		}
 		hit.Seq = len(rec.hits) + 1
 		rec.hits = append(rec.hits, hit)
 		rec.mu.Unlock()
