@@ -20,14 +20,15 @@ import (
 // was answered, and how many requests each host had in flight at once). It
 // is safe for concurrent use; the zero value is ready to use.
 type Recorder struct {
-	// NoHeaders leaves Hit.Header nil, for records of hundreds of thousands
-	// of requests (benchmarks) where a copy of every request's header
-	// would weigh more than the crawler measured. Set it before the first
-	// request; false keeps the copies.
-	NoHeaders bool
+	// TallyOnly keeps no Hit, only the tallies per host (Tallies) and the
+	// in-flight maxima: for records of hundreds of thousands of requests
+	// (benchmarks), where keeping every hit would weigh more than the
+	// crawler measured. Set it before the first request.
+	TallyOnly bool
 
 	mu       sync.Mutex // guards the fields below
 	hits     []Hit
+	tallies  map[string]*Tally
 	inflight map[string]int
 	maxIn    map[string]int
 	counts   map[string]int // host+path → requests so far
@@ -51,12 +52,29 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
 		Authority: unique.Make(r.Host).Value(),
 	}
-	if !rec.NoHeaders {
+	if !rec.TallyOnly {
 		hit.Header = r.Header.Clone()
 	}
 	rec.mu.Lock()
 	if rec.inflight == nil {
 		rec.inflight, rec.maxIn, rec.counts = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	if rec.tallies == nil {
+		rec.tallies = map[string]*Tally{}
+	}
+	tl := rec.tallies[host]
+	if tl == nil {
+		tl = &Tally{MinGap: -1}
+		rec.tallies[host] = tl
+	}
+	tl.Requests++
+	if r.URL.Path != "/robots.txt" {
+		tl.Pages++
+	}
+	if !tl.lastEnd.IsZero() {
+		if g := hit.Start.Sub(tl.lastEnd); tl.MinGap < 0 || g < tl.MinGap {
+			tl.MinGap = g
+		}
 	}
 	rec.inflight[host]++
 	rec.maxIn[host] = max(rec.maxIn[host], rec.inflight[host])
@@ -73,14 +91,41 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 		if rec.inflight[host]--; rec.inflight[host] == 0 {
 			delete(rec.inflight, host) // a record of many hosts keeps only the busy ones here
 		}
-		hit.Seq = len(rec.hits) + 1
-		rec.hits = append(rec.hits, hit)
+		if tl := rec.tallies[host]; tl != nil && hit.End.After(tl.lastEnd) {
+			tl.lastEnd = hit.End
+		}
+		if !rec.TallyOnly {
+			hit.Seq = len(rec.hits) + 1
+			rec.hits = append(rec.hits, hit)
+		}
 		rec.mu.Unlock()
 	}
 	return sw, host, n, end
 }
 
-// Hits returns every request seen so far, in order of arrival.
+// Tally sums up the requests one host received.
+type Tally struct {
+	Requests int // requests received
+	Pages    int // requests for a path other than /robots.txt
+	// MinGap is the shortest gap between the end of a request and the
+	// start of the next (-1 before a second request).
+	MinGap  time.Duration
+	lastEnd time.Time
+}
+
+// Tallies returns the tally of every host seen since the last Reset.
+func (rec *Recorder) Tallies() map[string]Tally {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	out := make(map[string]Tally, len(rec.tallies))
+	for k, v := range rec.tallies {
+		out[k] = *v
+	}
+	return out
+}
+
+// Hits returns every request seen so far, in order of arrival (none with
+// TallyOnly).
 func (rec *Recorder) Hits() []Hit {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -110,12 +155,13 @@ func (rec *Recorder) MaxInFlight() map[string]int {
 	return out
 }
 
-// Reset forgets the hits, the in-flight maxima and the per-path counters
+// Reset forgets the hits, the tallies, the in-flight maxima and the per-path counters
 // (so scenario sites fail again from their first request).
 func (rec *Recorder) Reset() {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.hits = nil
+	rec.tallies = nil
 	rec.maxIn = map[string]int{}
 	rec.counts = map[string]int{}
 }
@@ -165,7 +211,7 @@ type Hit struct {
 	End        time.Time // when the handler returned (after the body was written or the client went away)
 	Status     int
 	Authority  string      // the Host as sent, port included
-	Header     http.Header // the request's header fields (a copy), Signature ones included; nil with Recorder.NoHeaders
+	Header     http.Header // the request's header fields (a copy), Signature ones included
 }
 
 // MaxOverlap returns, per host, the largest number of hits whose
