@@ -101,9 +101,10 @@ const (
 // Machine-sized defaults of Options: what one core can keep busy.
 const (
 	// SitesPerCPU is the default of MaxSitesParallel per CPU: a site
-	// waiting for its gap costs memory (its frontier, a parked goroutine),
-	// not CPU, so at the default delay one core is kept busy by about
-	// this many sites.
+	// waiting for its gap costs memory (its frontier and a timer, a few
+	// KB; no goroutine, no open connection across a gap longer than
+	// maxKeepAliveGap), not CPU, so at the default delay one core is kept
+	// busy by about this many sites.
 	SitesPerCPU = 10000
 	// InFlightPerCPU is the default of MaxInFlight per CPU.
 	InFlightPerCPU = 256
