@@ -186,7 +186,7 @@ func newClient(o *Options, l *lookuper) *http.Client {
 		TLSHandshakeTimeout:    step,
 		ResponseHeaderTimeout:  2 * step,
 		ExpectContinueTimeout:  time.Second,
-		IdleConnTimeout:        90 * time.Second,
+		IdleConnTimeout:        idleConnTimeout,
 		MaxIdleConns:           o.MaxConns,
 		MaxIdleConnsPerHost:    1,
 		MaxConnsPerHost:        1,
@@ -202,6 +202,21 @@ func newClient(o *Options, l *lookuper) *http.Client {
 		},
 	}
 }
+
+// maxKeepAliveGap is the longest gap across which the connection to a host
+// is kept open for its next request. Across a longer gap (the default delay
+// is 5 s) fetch asks for the connection to be closed after the answer: an
+// idle keep-alive connection holds memory at both ends (buffers, and on
+// each side goroutines) for the whole gap, and common servers close it
+// themselves after 5 s (Apache's KeepAliveTimeout), so it would seldom
+// serve again. A crawl at the default delay thus holds connections only
+// for the requests in flight.
+const maxKeepAliveGap = 3 * time.Second
+
+// idleConnTimeout closes a connection that was kept for a short gap and
+// then waited longer after all (a Retry-After, a backoff, the end of the
+// site's cycle).
+const idleConnTimeout = maxKeepAliveGap + 2*time.Second
 
 // response is what one HTTP exchange gave.
 type response struct {
@@ -223,8 +238,9 @@ type response struct {
 const challengeBody = 64 << 10
 
 // fetch sends one GET and reads what may be read. It never follows
-// redirects and never sends cookies, credentials or a Referer.
-func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond db.Validators) *response {
+// redirects and never sends cookies, credentials or a Referer. Unless
+// keepAlive, the connection is closed after the answer (Connection: close).
+func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond db.Validators, keepAlive bool) *response {
 	start := time.Now()
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
@@ -234,6 +250,7 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 		r.Err = fmt.Errorf("crawler: %w", err)
 		return r
 	}
+	req.Close = !keepAlive
 	if req.URL.User != nil {
 		// net/http would send them as Authorization: Basic.
 		r.Err = errors.New("crawler: refused to send a URL with credentials")

@@ -101,9 +101,10 @@ const (
 // Machine-sized defaults of Options: what one core can keep busy.
 const (
 	// SitesPerCPU is the default of MaxSitesParallel per CPU: a site
-	// waiting for its gap costs memory (its frontier, a parked goroutine),
-	// not CPU, so at the default delay one core is kept busy by about
-	// this many sites.
+	// waiting for its gap costs memory (its frontier and a timer, a few
+	// KB; no goroutine, no open connection across a gap longer than
+	// maxKeepAliveGap), not CPU, so at the default delay one core is kept
+	// busy by about this many sites.
 	SitesPerCPU = 10000
 	// InFlightPerCPU is the default of MaxInFlight per CPU.
 	InFlightPerCPU = 256
@@ -184,6 +185,8 @@ type Crawler struct {
 	lookups *lookuper
 	holder  string // this process's lease holder id: node/pid/random
 	pg      bool
+	// keepAliveGap is maxKeepAliveGap (tests shorten it).
+	keepAliveGap time.Duration
 
 	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
 	writes     chan *writeOp // to the writers (withTx)
@@ -248,6 +251,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		pg:     store.Dialect == db.Postgres,
 		robots: map[string]*robotsEntry{},
 		hosts:  map[string]*hostState{},
+
+		keepAliveGap: maxKeepAliveGap,
 	}
 	c.noindex, _ = lru.New[string, struct{}](maxNoindex) // fails only for a size < 1
 	c.lookups = newLookuper(o.Resolver)

@@ -143,10 +143,25 @@ func (r *exchangeResult) completion() *completion {
 // caller must complete the row with finish. It returns ErrExcluded,
 // ErrBudgetSpent, ErrLeaseLost or ctx's error when nothing was sent.
 func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*exchangeResult, error) {
+	for {
+		res, wait, err := c.exchangeDue(ctx, hs, row)
+		if wait.IsZero() {
+			return res, err
+		}
+		if err := sleep(ctx, time.Until(wait)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// exchangeDue is exchange without the wait for the gap: when the host is
+// not due yet, it sends nothing and returns when it will be (the host's
+// lease is held meanwhile).
+func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (*exchangeResult, time.Time, error) {
 	for !hs.leased {
 		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay)
 		if err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 		if busy.IsZero() {
 			hs.leased = true
@@ -158,32 +173,34 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 		// Another crawler of the fleet holds the host: wait for it.
 		wait := min(time.Until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
 		if err := sleep(ctx, wait); err != nil {
-			return nil, err
+			return nil, time.Time{}, err
 		}
 	}
-	if err := sleep(ctx, time.Until(hs.nextAt)); err != nil {
-		return nil, err
+	if time.Until(hs.nextAt) > 0 {
+		return nil, hs.nextAt, nil
 	}
 	// The host is due: take a request slot (waiting for its gap, above,
 	// held none).
 	select {
 	case c.inFlight <- struct{}{}:
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		return nil, time.Time{}, ctx.Err()
 	}
 	defer func() { <-c.inFlight }()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, time.Time{}, err
 	}
 	row.Delay = hs.gap
 	if err := c.begin(ctx, row); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			hs.leased = false
 		}
-		return nil, err
+		return nil, time.Time{}, err
 	}
-	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond)
-	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, nil
+	// The connection is kept for the host's next request only across a
+	// short gap (see maxKeepAliveGap).
+	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap)
+	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, time.Time{}, nil
 }
 
 // finish completes the request's row with k, after working out when the

@@ -57,7 +57,7 @@ func BenchmarkCrawlScaleDefaultDelay(b *testing.B) {
 
 func benchScale(b *testing.B, sc scaleCase) {
 	bound := time.Duration(crawler.Budget) * sc.delay
-	w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages})
+	w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages, TallyOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,14 +75,18 @@ func benchScale(b *testing.B, sc scaleCase) {
 			run()
 			elapsed := time.Since(start)
 			peak := stop()
-			hits := w.Hits()
+			tallies := w.Tallies()
 			if strict {
-				checkServerRecord(b, w, hits, sc.delay)
+				checkServerTallies(b, w, tallies, sc.delay)
+			}
+			requests := 0
+			for _, t := range tallies {
+				requests += t.Requests
 			}
 			b.ReportMetric(elapsed.Seconds(), "s/crawl")
 			b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "x-bound")
 			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
-			b.ReportMetric(float64(len(hits)), "requests")
+			b.ReportMetric(float64(requests), "requests")
 		}
 	}
 	b.Run("lohibot", func(b *testing.B) {
@@ -153,6 +157,37 @@ func checkServerRecord(b *testing.B, w *testweb.Web, hits []testweb.Hit, delay t
 	for site, n := range w.PageHitsPerSite(hits) {
 		if n != crawler.Budget {
 			report("%s got %d page requests, want %d", site, n, crawler.Budget)
+		}
+	}
+}
+
+// checkServerTallies checks the web server's record (its tallies per host):
+// one request in flight per host, at least delay between two requests to a
+// host (less 10 ms of clock slack between the client's and the server's
+// view), and exactly Budget page requests per site.
+func checkServerTallies(b *testing.B, w *testweb.Web, tallies map[string]testweb.Tally, delay time.Duration) {
+	b.Helper()
+	bad := 0
+	report := func(format string, args ...any) {
+		if bad++; bad <= 5 {
+			b.Errorf(format, args...)
+		}
+	}
+	for host, n := range w.MaxInFlight() {
+		if n > 1 {
+			report("%s had %d requests in flight", host, n)
+		}
+	}
+	pages := map[string]int{}
+	for host, t := range tallies {
+		if t.MinGap >= 0 && t.MinGap < delay-10*time.Millisecond {
+			report("%s: gap of %s, want at least %s", host, t.MinGap, delay)
+		}
+		pages[w.SiteOfHost(host)] += t.Pages
+	}
+	for _, s := range w.Plain() {
+		if n := pages[s.Name]; n != crawler.Budget {
+			report("%s got %d page requests, want %d", s.Name, n, crawler.Budget)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/lohisoft/lohibot/crawler/extract"
 	"github.com/lohisoft/lohibot/db"
@@ -141,10 +142,10 @@ func withNoError[T any](seq iter.Seq[T]) iter.Seq2[T, error] {
 // list of any length costs memory only for the sites in progress.
 //
 // Every site in progress runs at once, up to Options.MaxSitesParallel: a
-// site waiting for its host's gap, a Retry-After or a fleet lease parks
-// (it holds no request slot), and what is bounded is what costs: requests
-// in flight (Options.MaxInFlight) and open connections
-// (Options.MaxConns). It blocks until every site taken up has finished,
+// site waiting for its host's gap or a Retry-After holds neither a request
+// slot nor a goroutine (only its state and a timer: see siteRun.proceed),
+// and what is bounded is what costs: requests in flight
+// (Options.MaxInFlight) and open connections (Options.MaxConns). It blocks until every site taken up has finished,
 // and returns ctx's error when interrupted, or the first error next
 // yields (no site is taken up after it).
 func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], done func(SiteResult)) error {
@@ -165,10 +166,11 @@ func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], 
 			<-sem
 			return ctx.Err()
 		}
-		wg.Go(func() {
+		c.stats.sites.Add(1)
+		wg.Add(1)
+		go c.crawlSite(ctx, t, func(r SiteResult) {
+			defer wg.Done()
 			defer func() { <-sem }()
-			c.stats.sites.Add(1)
-			r := c.crawlSite(ctx, t)
 			c.stats.sitesDone.Add(1)
 			c.log.Info("site done", "site", r.Site, "status", r.Status, "reason", r.Reason, "requests", r.Requests, "pages", r.Pages)
 			if c.opts.OnSite != nil {
@@ -211,14 +213,44 @@ type siteRun struct {
 	// prev holds the validators of the pages of the site's previous
 	// cycle, sent back so that an unchanged page answers 304.
 	prev map[string]db.Validators
+	// cur is the URL being fetched while its host's gap is waited out.
+	cur *pending
+	// finish is given the site's result when its crawl ends.
+	finish func(SiteResult)
 }
 
-func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
-	res = SiteResult{Site: t.Site}
+// pending is a URL of the frontier taken up, and which attempt at it is
+// next.
+type pending struct {
+	it      item
+	u       *url.URL
+	hs      *hostState
+	attempt int
+}
+
+// crawlSite crawls one site and calls finish with its result, from
+// whichever goroutine ends the crawl: the site's crawl runs in steps, and
+// while it waits for a host it holds no goroutine (siteRun.proceed).
+func (c *Crawler) crawlSite(ctx context.Context, t Target, finish func(SiteResult)) {
+	r, res := c.startSite(ctx, t)
+	if r == nil {
+		c.verdicts.Delete(t.Site)
+		finish(res)
+		return
+	}
+	r.finish = finish
+	r.proceed(ctx)
+}
+
+// startSite starts the site's cycle and returns its run, or nil and the
+// site's result when there is nothing to crawl (a bad start URL, an
+// excluded site, a site visited recently or crawled by another crawler).
+func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult) {
+	res := SiteResult{Site: t.Site}
 	start, err := url.Parse(t.StartURL)
 	if err != nil || (start.Scheme != "http" && start.Scheme != "https") {
 		res.Status, res.Reason = SiteFailed, fmt.Sprintf("bad start URL %q", t.StartURL)
-		return res
+		return nil, res
 	}
 	start.Fragment = ""
 	// Credentials are never sent (the bot never logs in), nor stored in
@@ -227,27 +259,26 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	start.User = nil
 	t.StartURL = start.String()
 	v, err := c.askGate(ctx, t.Site)
-	defer c.verdicts.Delete(t.Site)
 	if err != nil {
 		res.Status, res.Reason = SiteFailed, err.Error()
-		return res
+		return nil, res
 	}
 	if v.Excluded {
 		res.Status, res.Reason = SiteExcluded, fmt.Sprintf("on the exclusion list at policy v%d; nothing was sent", v.Version)
-		return res
+		return nil, res
 	}
 	cy, err := c.startCycle(ctx, t.Site)
 	if err != nil {
 		var skip *errSkip
 		if errors.As(err, &skip) {
 			res.Status, res.Reason = SiteSkipped, skip.reason
-			return res
+			return nil, res
 		}
 		res.Status, res.Reason = SiteFailed, err.Error()
 		if ctx.Err() != nil {
 			res.Status, res.Reason = SiteStopped, "interrupted"
 		}
-		return res
+		return nil, res
 	}
 	res.CycleID = cy.ID
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(cy.Delay), queued: map[string]bool{}, seen: map[string]bool{},
@@ -269,14 +300,47 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	} else {
 		r.push(item{url: start.String()})
 	}
-	status, reason := r.run(ctx)
+	return r, res
+}
+
+// proceed runs the site's crawl until its next request must wait for its
+// host (the gap, a Retry-After, a backoff), and then lets a timer take it
+// up again: a site waiting for a host costs its state and a timer, not a
+// goroutine. When ctx ends the timer's wait is cut short. When the crawl
+// ends, proceed ends the cycle and calls r.finish.
+func (r *siteRun) proceed(ctx context.Context) {
+	status, reason, wait := r.run(ctx)
+	if !wait.IsZero() {
+		afterOrDone(ctx, time.Until(wait), func() { r.proceed(ctx) })
+		return
+	}
+	r.end(ctx, status, reason)
+}
+
+// afterOrDone calls f in a goroutine of its own after d, or as soon as ctx
+// ends if that is sooner; once either way.
+func afterOrDone(ctx context.Context, d time.Duration, f func()) {
+	var once sync.Once
+	call := func() { once.Do(f) }
+	stop := context.AfterFunc(ctx, call)
+	time.AfterFunc(d, func() {
+		stop()
+		call()
+	})
+}
+
+// end gives the site's hosts back, records how the cycle ended and
+// reports the site's result.
+func (r *siteRun) end(ctx context.Context, status, reason string) {
+	c, res, cy := r.c, r.res, r.cy
 	r.hosts.close(ctx)
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
-	if err := c.endCycle(ctx, t.Site, cy, status, reason); err != nil {
-		c.log.Error("cycle end not recorded", "site", t.Site, "cycle", cy.ID, "err", err)
+	if err := c.endCycle(ctx, r.site, cy, status, reason); err != nil {
+		c.log.Error("cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
 	}
+	c.verdicts.Delete(r.site)
 	res.Reason = reason
 	switch {
 	case status == db.CycleDone && reason == reasonExcluded:
@@ -290,7 +354,7 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target) (res SiteResult) {
 	default:
 		res.Status = SiteStopped
 	}
-	return res
+	r.finish(*res)
 }
 
 // push appends it to the frontier (or puts it first when first is set).
@@ -317,38 +381,46 @@ func (r *siteRun) leave(host, reason string) {
 }
 
 // run crawls the frontier until it is empty, the budget is spent, the
-// site is excluded or ctx ends. It returns the cycle's status and reason.
-func (r *siteRun) run(ctx context.Context) (string, string) {
-	for len(r.queue) > 0 {
+// site is excluded or ctx ends, and returns the cycle's status and reason;
+// or, when the next request must wait for its host, it returns when that
+// is (the URL is kept in r.cur for the next run).
+func (r *siteRun) run(ctx context.Context) (string, string, time.Time) {
+	for r.cur != nil || len(r.queue) > 0 {
 		if ctx.Err() != nil {
-			return db.CycleStopped, "interrupted"
+			return db.CycleStopped, "interrupted", time.Time{}
 		}
-		it := r.queue[0]
-		r.queue = r.queue[1:]
-		if r.seen[it.url] {
-			continue
+		if r.cur == nil {
+			it := r.queue[0]
+			r.queue = r.queue[1:]
+			if r.seen[it.url] {
+				continue
+			}
+			u, err := url.Parse(it.url)
+			if err != nil || u.User != nil {
+				continue // links and redirects with credentials are refused earlier
+			}
+			host := u.Hostname()
+			if _, gone := r.left[host]; gone {
+				continue
+			}
+			r.cur = &pending{it: it, u: u, hs: r.hosts.get(host)}
 		}
-		u, err := url.Parse(it.url)
-		if err != nil || u.User != nil {
-			continue // links and redirects with credentials are refused earlier
+		status, reason, stop, wait := r.fetchPage(ctx, r.cur)
+		if !wait.IsZero() {
+			return "", "", wait
 		}
-		host := u.Hostname()
-		if _, gone := r.left[host]; gone {
-			continue
-		}
-		hs := r.hosts.get(host)
-		status, reason, stop := r.fetchPage(ctx, hs, u, it)
+		r.cur = nil
 		if stop {
-			return status, reason
+			return status, reason, time.Time{}
 		}
 		if len(r.left) > 0 && r.allLeft() {
-			return db.CycleDone, "every host left, " + r.leftReasons()
+			return db.CycleDone, "every host left, " + r.leftReasons(), time.Time{}
 		}
 	}
 	if len(r.left) > 0 {
-		return db.CycleDone, "nothing left to fetch; left " + r.leftReasons()
+		return db.CycleDone, "nothing left to fetch; left " + r.leftReasons(), time.Time{}
 	}
-	return db.CycleDone, "nothing left to fetch"
+	return db.CycleDone, "nothing left to fetch", time.Time{}
 }
 
 // nothingFetched is the reason of a cycle that ended with no page: why
@@ -414,17 +486,21 @@ func stopFor(ctx context.Context, err error) (string, string) {
 }
 
 // fetchPage fetches one URL, with its retries, and handles the answer. It
-// reports stop when the cycle must end.
-func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it item) (string, string, bool) {
+// reports stop when the cycle must end; or, when the host is not due yet,
+// it sends nothing and returns when it will be (p keeps the attempt
+// reached, for the next call).
+func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bool, time.Time) {
 	c := r.c
+	hs, u, it := p.hs, p.u, p.it
 	origin := originOf(u)
-	for attempt := 0; ; attempt++ {
+	for ; ; p.attempt++ {
+		attempt := p.attempt
 		// A robots.txt snapshot younger than 24 hours, before every page
 		// request.
 		rb, err := c.robotsFor(ctx, &r.cy.ID, r.site, origin, r.hosts)
 		if err != nil {
 			s, why := stopFor(ctx, err)
-			return s, why, true
+			return s, why, true, time.Time{}
 		}
 		if rb.Outcome == db.RobotsDisallowAll && rb.Status != http.StatusUnauthorized && rb.Status != http.StatusForbidden {
 			r.leave(hs.host, "robots.txt unreachable, so nothing is allowed")
@@ -436,20 +512,23 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 			r.res.RobotsRefused++
 			c.stats.robotsRefused.Add(1)
 			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
-			return "", "", false
+			return "", "", false, time.Time{}
 		}
 		// Every slot reserved already (spent only grows, so the database
 		// would refuse): the cycle ends now rather than after one more gap.
 		if r.cy.Spent >= r.cy.Budget {
-			return db.CycleDone, reasonBudgetSpent, true
+			return db.CycleDone, reasonBudgetSpent, true, time.Time{}
 		}
 		sid := rb.SnapshotID
 		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
 			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line, Cond: r.prev[it.url]}
-		res, err := c.exchange(ctx, hs, row)
+		res, wait, err := c.exchangeDue(ctx, hs, row)
+		if !wait.IsZero() {
+			return "", "", false, wait
+		}
 		if err != nil {
 			s, why := stopFor(ctx, err)
-			return s, why, true
+			return s, why, true, time.Time{}
 		}
 		r.seen[it.url] = true
 		r.res.Requests++
@@ -457,13 +536,13 @@ func (r *siteRun) fetchPage(ctx context.Context, hs *hostState, u *url.URL, it i
 		retry, err := r.handle(ctx, hs, u, it, res)
 		if err != nil {
 			s, why := stopFor(ctx, err)
-			return s, why, true
+			return s, why, true, time.Time{}
 		}
 		if ctx.Err() != nil {
-			return db.CycleStopped, "interrupted", true
+			return db.CycleStopped, "interrupted", true, time.Time{}
 		}
 		if !retry || attempt >= MaxRetries {
-			return "", "", false
+			return "", "", false, time.Time{}
 		}
 	}
 }

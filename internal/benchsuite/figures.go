@@ -170,6 +170,11 @@ var figures = []Figure{
 		Value: []Metric{rssMB}, Unit: "MB", Pass: below(250),
 	},
 	{
+		Name: "serve over 50,000 hosts in waves, live heap at the end / after 5,000", Target: "≤ 1.20 × (#14)",
+		Pkg: "internal/serve", Ours: `^BenchmarkServeMemory$`,
+		Value: []Metric{{"heap-growth", nil}}, Unit: "x", Pass: atMost(1.20),
+	},
+	{
 		Name: "due-site scan, 1M sites / 20M requests (SQLite)", Target: "< 1 s (#14)",
 		Pkg: "crawler", Ours: `^BenchmarkCrawlList/sqlite$`,
 		Value: []Metric{{"scan-s", nil}}, Unit: "s", Pass: below(1),

@@ -103,6 +103,11 @@ type Options struct {
 	// Latency is added before every response (not robots.txt). Zero means
 	// none.
 	Latency time.Duration
+	// TallyOnly makes the record keep tallies per host instead of every
+	// hit (see webrecord.Recorder.TallyOnly): for benchmarks whose record
+	// of hundreds of thousands of requests would otherwise weigh more than
+	// the crawler they measure.
+	TallyOnly bool
 	// Validators makes the plain sites' pages carry an ETag and a
 	// Last-Modified, and answer a request whose If-None-Match matches (or,
 	// without one, whose If-Modified-Since is not older) 304 Not Modified.
@@ -128,6 +133,9 @@ func MaxOverlap(hits []Hit) map[string]int { return webrecord.MaxOverlap(hits) }
 // Gaps returns, per host, the gaps between consecutive requests (see
 // webrecord.Gaps).
 func Gaps(hits []Hit) map[string][]time.Duration { return webrecord.Gaps(hits) }
+
+// Tally sums up the requests of one host (see webrecord.Tally).
+type Tally = webrecord.Tally
 
 // MinGap returns, per host, the shortest gap between consecutive requests
 // (see webrecord.MinGap).
@@ -210,6 +218,7 @@ func Start(opts *Options) (*Web, error) {
 		site:    map[string]string{},
 		custom:  map[string]http.HandlerFunc{},
 	}
+	w.Recorder.TallyOnly = o.TallyOnly
 	w.gzipBomb()
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, false) }))
 	// The listener exists already (NewUnstartedServer); the servers start

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unique"
 )
 
 // Recorder records every request a test server receives: the truth that
@@ -19,8 +20,15 @@ import (
 // was answered, and how many requests each host had in flight at once). It
 // is safe for concurrent use; the zero value is ready to use.
 type Recorder struct {
+	// TallyOnly keeps no Hit, only the tallies per host (Tallies) and the
+	// in-flight maxima: for records of hundreds of thousands of requests
+	// (benchmarks), where keeping every hit would weigh more than the
+	// crawler measured. Set it before the first request.
+	TallyOnly bool
+
 	mu       sync.Mutex // guards the fields below
 	hits     []Hit
+	tallies  map[string]*Tally
 	inflight map[string]int
 	maxIn    map[string]int
 	counts   map[string]int // host+path → requests so far
@@ -36,15 +44,37 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
+	// The strings that repeat from request to request are kept once.
+	host = unique.Make(host).Value()
 	hit := Hit{
-		Host: host, Method: r.Method, Path: r.URL.RequestURI(), UserAgent: r.UserAgent(),
+		Host: host, Method: unique.Make(r.Method).Value(), Path: r.URL.RequestURI(), UserAgent: unique.Make(r.UserAgent()).Value(),
 		RemoteAddr: r.RemoteAddr, IPv6: v6, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
 		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
-		Authority: r.Host, Header: r.Header.Clone(),
+		Authority: unique.Make(r.Host).Value(),
+	}
+	if !rec.TallyOnly {
+		hit.Header = r.Header.Clone()
 	}
 	rec.mu.Lock()
 	if rec.inflight == nil {
 		rec.inflight, rec.maxIn, rec.counts = map[string]int{}, map[string]int{}, map[string]int{}
+	}
+	if rec.tallies == nil {
+		rec.tallies = map[string]*Tally{}
+	}
+	tl := rec.tallies[host]
+	if tl == nil {
+		tl = &Tally{MinGap: -1}
+		rec.tallies[host] = tl
+	}
+	tl.Requests++
+	if r.URL.Path != "/robots.txt" {
+		tl.Pages++
+	}
+	if !tl.lastEnd.IsZero() {
+		if g := hit.Start.Sub(tl.lastEnd); tl.MinGap < 0 || g < tl.MinGap {
+			tl.MinGap = g
+		}
 	}
 	rec.inflight[host]++
 	rec.maxIn[host] = max(rec.maxIn[host], rec.inflight[host])
@@ -58,15 +88,44 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 		hit.End = time.Now()
 		hit.Status = sw.Status
 		rec.mu.Lock()
-		rec.inflight[host]--
-		hit.Seq = len(rec.hits) + 1
-		rec.hits = append(rec.hits, hit)
+		if rec.inflight[host]--; rec.inflight[host] == 0 {
+			delete(rec.inflight, host) // a record of many hosts keeps only the busy ones here
+		}
+		if tl := rec.tallies[host]; tl != nil && hit.End.After(tl.lastEnd) {
+			tl.lastEnd = hit.End
+		}
+		if !rec.TallyOnly {
+			hit.Seq = len(rec.hits) + 1
+			rec.hits = append(rec.hits, hit)
+		}
 		rec.mu.Unlock()
 	}
 	return sw, host, n, end
 }
 
-// Hits returns every request seen so far, in order of arrival.
+// Tally sums up the requests one host received.
+type Tally struct {
+	Requests int // requests received
+	Pages    int // requests for a path other than /robots.txt
+	// MinGap is the shortest gap between the end of a request and the
+	// start of the next (-1 before a second request).
+	MinGap  time.Duration
+	lastEnd time.Time
+}
+
+// Tallies returns the tally of every host seen since the last Reset.
+func (rec *Recorder) Tallies() map[string]Tally {
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	out := make(map[string]Tally, len(rec.tallies))
+	for k, v := range rec.tallies {
+		out[k] = *v
+	}
+	return out
+}
+
+// Hits returns every request seen so far, in order of arrival (none with
+// TallyOnly).
 func (rec *Recorder) Hits() []Hit {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -96,12 +155,13 @@ func (rec *Recorder) MaxInFlight() map[string]int {
 	return out
 }
 
-// Reset forgets the hits, the in-flight maxima and the per-path counters
+// Reset forgets the hits, the tallies, the in-flight maxima and the per-path counters
 // (so scenario sites fail again from their first request).
 func (rec *Recorder) Reset() {
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
 	rec.hits = nil
+	rec.tallies = nil
 	rec.maxIn = map[string]int{}
 	rec.counts = map[string]int{}
 }

@@ -75,3 +75,55 @@ func TestRecorder(t *testing.T) {
 		t.Error("Reset kept hits or maxima")
 	}
 }
+
+// TestRecorderTallies: the tallies per host are kept in both modes and
+// agree with the hits; TallyOnly keeps no hit.
+func TestRecorderTallies(t *testing.T) {
+	for _, tallyOnly := range []bool{false, true} {
+		rec := &webrecord.Recorder{TallyOnly: tallyOnly}
+		srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+			_, _, _, end := rec.Begin(rw, r, false)
+			defer end()
+		}))
+		get := func(host, path string) {
+			req, _ := http.NewRequest("GET", srv.URL+path, nil)
+			req.Host = host
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+		}
+		get("a.test", "/robots.txt")
+		time.Sleep(30 * time.Millisecond)
+		get("a.test", "/")
+		time.Sleep(60 * time.Millisecond)
+		get("a.test", "/p/1.html?x=1")
+		get("b.test", "/")
+		srv.Close()
+
+		got := rec.Tallies()
+		a, b := got["a.test"], got["b.test"]
+		if len(got) != 2 || a.Requests != 3 || a.Pages != 2 || b.Requests != 1 || b.Pages != 1 || b.MinGap != -1 {
+			t.Errorf("TallyOnly=%v: Tallies() = %+v", tallyOnly, got)
+		}
+		if a.MinGap < 30*time.Millisecond || a.MinGap >= 60*time.Millisecond {
+			t.Errorf("TallyOnly=%v: MinGap of a.test = %v, want in [30ms, 60ms)", tallyOnly, a.MinGap)
+		}
+		hits := rec.Hits()
+		if tallyOnly && len(hits) != 0 {
+			t.Errorf("TallyOnly: %d hits kept, want none", len(hits))
+		}
+		if !tallyOnly {
+			if len(hits) != 4 || hits[0].Header == nil {
+				t.Errorf("%d hits (first with header %v), want 4 with headers", len(hits), hits[0].Header)
+			} else if g := webrecord.MinGap(hits)["a.test"]; g != a.MinGap {
+				t.Errorf("MinGap(hits) = %v, Tallies MinGap = %v", g, a.MinGap)
+			}
+		}
+		rec.Reset()
+		if n := len(rec.Tallies()); n != 0 {
+			t.Errorf("TallyOnly=%v: %d tallies after Reset", tallyOnly, n)
+		}
+	}
+}

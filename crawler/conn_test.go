@@ -1,0 +1,43 @@
+package crawler_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/internal/testweb"
+)
+
+// TestConnectionPerGap: a host's connection is kept for its next request
+// across a short gap, and closed after each answer across a long one (issue
+// 14: an idle connection costs both ends memory for the whole gap), as the
+// web server saw it (one client port per connection).
+func TestConnectionPerGap(t *testing.T) {
+	for _, tc := range []struct {
+		name         string
+		keepAliveGap time.Duration // 0: the crawler's own
+		wantConns    func(requests int) int
+	}{
+		{name: "gap shorter than the keep-alive limit", wantConns: func(int) int { return 1 }},
+		{name: "gap longer than the keep-alive limit", keepAliveGap: testDelay / 2, wantConns: func(n int) int { return n }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, "sqlite", &testweb.Options{Plain: 1, PagesPerSite: 4})
+			c := e.crawler(t, nil)
+			if tc.keepAliveGap > 0 {
+				c.SetKeepAliveGap(tc.keepAliveGap)
+			}
+			if r := e.crawl(t, c, "plain-000.test")["plain-000.test"]; r.Pages != 4 {
+				t.Fatalf("crawl: %+v, want 4 pages", r)
+			}
+			hits := e.web.Hits()
+			checkPoliteness(t, e.web, hits, testDelay)
+			conns := map[string]bool{}
+			for _, h := range hits {
+				conns[h.RemoteAddr] = true
+			}
+			if want := tc.wantConns(len(hits)); len(conns) != want {
+				t.Errorf("%d requests came over %d connections, want %d", len(hits), len(conns), want)
+			}
+		})
+	}
+}

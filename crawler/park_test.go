@@ -1,0 +1,88 @@
+package crawler_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"runtime/pprof"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/testweb"
+)
+
+// siteGoroutines counts the goroutines inside a site's crawl.
+func siteGoroutines(t *testing.T) int {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := pprof.Lookup("goroutine").WriteTo(&buf, 1); err != nil {
+		t.Fatal(err)
+	}
+	// debug=1: "N @ addresses" opens each distinct stack, "#" lines follow.
+	n, count, counted := 0, 0, false
+	sc := bufio.NewScanner(&buf)
+	for sc.Scan() {
+		line := sc.Text()
+		if f := strings.Fields(line); len(f) > 1 && f[1] == "@" {
+			count, _ = strconv.Atoi(f[0])
+			counted = false
+			continue
+		}
+		if !counted && strings.HasPrefix(line, "#") && strings.Contains(line, "lohibot/crawler.(*siteRun)") {
+			n += count
+			counted = true
+		}
+	}
+	return n
+}
+
+// TestWaitingSiteHoldsNoGoroutine: a site waiting for its host's gap holds
+// no goroutine (issue 14: a waiting host holds no worker), while every
+// politeness promise still holds in the web server's record.
+func TestWaitingSiteHoldsNoGoroutine(t *testing.T) {
+	const sites, delay = 30, 2 * time.Second
+	e := newEnv(t, "sqlite", &testweb.Options{Plain: sites, PagesPerSite: 3})
+	opts := e.options(t)
+	opts.Delay = delay
+	c := e.crawler(t, opts)
+	var ts []crawler.Target
+	for _, s := range e.web.Plain() {
+		ts = append(ts, crawler.Target{Site: s.Name, StartURL: s.StartURL})
+	}
+	done := make(chan []crawler.SiteResult)
+	go func() {
+		rs, err := c.Crawl(context.Background(), ts)
+		if err != nil {
+			t.Errorf("Crawl: %v", err)
+		}
+		done <- rs
+	}()
+	var samples, total int
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	var rs []crawler.SiteResult
+wait:
+	for {
+		select {
+		case rs = <-done:
+			break wait
+		case <-tick.C:
+			samples++
+			total += siteGoroutines(t)
+		}
+	}
+	for _, r := range rs {
+		if r.Status != crawler.SiteCrawled || r.Pages != 3 {
+			t.Errorf("%s: %+v, want 3 pages crawled", r.Site, r)
+		}
+	}
+	checkPoliteness(t, e.web, e.web.Hits(), delay)
+	// Waiting is nearly all of a site's time: on average only a few sites
+	// are doing something; one goroutine per site would keep all of them.
+	if avg := float64(total) / float64(max(samples, 1)); avg > sites/3 {
+		t.Errorf("on average %.1f goroutines were in a site's crawl (%d samples), want at most %d of %d sites", avg, samples, sites/3, sites)
+	}
+}
