@@ -225,7 +225,7 @@ const challengeBody = 64 << 10
 // fetch sends one GET and reads what may be read. It never follows
 // redirects and never sends cookies, credentials or a Referer.
 func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond db.Validators) *response {
-	start := time.Now()
+	start := time.Now() // Duration is the exchange's real length, not a wait: not on Options.Clock
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
 	defer cancel()

@@ -61,8 +61,8 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 			firstBusy = busy
 		}
 		for {
-			wait := min(time.Until(busy)+50*time.Millisecond, time.Second+time.Duration(rand.Int64N(int64(500*time.Millisecond))))
-			if err := sleep(ctx, wait); err != nil {
+			wait := min(c.until(busy)+50*time.Millisecond, time.Second+time.Duration(rand.Int64N(int64(500*time.Millisecond))))
+			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
 			exp, held, err := c.store.LeaseExpiry(ctx, cycleKey(site))
@@ -72,7 +72,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 			if held && exp.After(firstBusy) {
 				return nil, &errSkip{"another crawler is on it"}
 			}
-			if !held || !exp.After(db.Now()) {
+			if !held || !exp.After(c.now()) {
 				break // released, or expired: try again
 			}
 		}
@@ -99,7 +99,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 		err := tx.queryRow(ctx, (`SELECT id, status, started_at, budget, spent, delay_ms FROM crawl_cycles
 			WHERE site = ? ORDER BY id DESC LIMIT 1`), site).Scan(&id, &status, &started, &budget, &spent, &delayMS)
 		resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
-		now := db.Now()
+		now := c.now()
 		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
 		switch {
 		case err != nil && !errors.Is(err, sql.ErrNoRows):
@@ -147,7 +147,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	defer cancel()
 	err := c.withTx(ctx, func(tx *wtx) error {
 		_, err := tx.exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
-			status, db.Now(), reason, cy.ID, db.CycleRunning)
+			status, c.now(), reason, cy.ID, db.CycleRunning)
 		if err != nil {
 			return err
 		}

@@ -156,12 +156,12 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 			break
 		}
 		// Another crawler of the fleet holds the host: wait for it.
-		wait := min(time.Until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
-		if err := sleep(ctx, wait); err != nil {
+		wait := min(c.until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
+		if err := c.sleep(ctx, wait); err != nil {
 			return nil, err
 		}
 	}
-	if err := sleep(ctx, time.Until(hs.nextAt)); err != nil {
+	if err := c.sleep(ctx, c.until(hs.nextAt)); err != nil {
 		return nil, err
 	}
 	// The host is due: take a request slot (waiting for its gap, above,
@@ -183,7 +183,7 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 		return nil, err
 	}
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond)
-	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, nil
+	return &exchangeResult{row: row, resp: resp, completedAt: c.now()}, nil
 }
 
 // finish completes the request's row with k, after working out when the

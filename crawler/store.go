@@ -176,13 +176,13 @@ const (
 // (see writer).
 func (c *Crawler) checkpointer(ctx context.Context, lc *liteConn) {
 	defer lc.close()
-	t := time.NewTicker(checkpointEvery)
+	t := c.clock.NewTicker(checkpointEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		if !c.walDirty.Swap(false) {
 			continue
@@ -298,7 +298,7 @@ type leaseState struct {
 // before the expiry at the latest, next_at moves to the expiry plus gap.
 func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (nextAt time.Time, busyUntil time.Time, err error) {
 	for attempt := 0; attempt < 10; attempt++ {
-		now := db.Now()
+		now := c.now()
 		exp := now.Add(c.opts.LeaseTTL)
 		var (
 			got  bool
@@ -357,14 +357,14 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			return time.Time{}, busy, nil
 		}
 	}
-	return time.Time{}, time.Now().Add(time.Second), nil
+	return time.Time{}, c.clock.Now().Add(time.Second), nil
 }
 
 // release gives a lease back, keeping next_at (raised to nextAt when later)
 // so that the next holder keeps the gap.
 func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
 	return c.withLeaseTx(ctx, func(tx *wtx) error {
-		now := db.Now()
+		now := c.now()
 		if nextAt.IsZero() {
 			_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, c.holder)
 			return err
@@ -387,7 +387,7 @@ func (c *Crawler) renewAll(ctx context.Context) error {
 			q = `UPDATE host_leases SET expires_at = ? WHERE host IN
 				(SELECT host FROM host_leases WHERE holder = ? FOR UPDATE SKIP LOCKED)`
 		}
-		_, err := tx.exec(ctx, q, db.Now().Add(c.opts.LeaseTTL), c.holder)
+		_, err := tx.exec(ctx, q, c.now().Add(c.opts.LeaseTTL), c.holder)
 		return err
 	})
 }
@@ -395,7 +395,7 @@ func (c *Crawler) renewAll(ctx context.Context) error {
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
 	return c.withLeaseTx(ctx, func(tx *wtx) error {
-		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, db.Now(), c.holder)
+		_, err := tx.exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, c.now(), c.holder)
 		return err
 	})
 }
@@ -479,7 +479,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				stale = true // a policy change committed since the gate answered: ask again
 				return errStale
 			}
-			now := db.Now()
+			now := c.now()
 			n, err := tx.exec(ctx, `UPDATE host_leases SET expires_at = ? WHERE host = ? AND holder = ?`, now.Add(c.opts.LeaseTTL), r.Host, c.holder)
 			if err != nil {
 				return err
@@ -577,7 +577,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		}
 		if !k.NextAt.IsZero() {
 			if _, err := tx.exec(ctx, `UPDATE host_leases SET next_at = ?, expires_at = ? WHERE host = ? AND holder = ?`,
-				k.NextAt.UTC().Truncate(time.Microsecond), db.Now().Add(c.opts.LeaseTTL), k.Host, c.holder); err != nil {
+				k.NextAt.UTC().Truncate(time.Microsecond), c.now().Add(c.opts.LeaseTTL), k.Host, c.holder); err != nil {
 				return fmt.Errorf("crawler: lease: %w", err)
 			}
 		}
