@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -27,12 +28,16 @@ const (
 )
 
 // memIMAP is go-imap's in-memory server on a loopback port, which can be
-// stopped and started again on the same port.
+// stopped and started again on the same port. Unlike go-imap's, its IDLE
+// reports mail delivered just before it began (as Dovecot's does), and it
+// can hide IDLE from the client (noIdle).
 type memIMAP struct {
-	user *imapmemserver.User
-	mem  *imapmemserver.Server
-	caps imap.CapSet
-	addr string
+	user   *imapmemserver.User
+	mem    *imapmemserver.Server
+	caps   imap.CapSet
+	addr   string
+	noIdle bool          // CAPABILITY lines leave IDLE out: the client must poll
+	kick   chan struct{} // deliver wakes an IDLE to report the new mail
 
 	mu  sync.Mutex // guards srv
 	srv *imapserver.Server
@@ -40,7 +45,12 @@ type memIMAP struct {
 
 func startMemIMAP(t *testing.T, caps imap.CapSet) *memIMAP {
 	t.Helper()
-	m := &memIMAP{mem: imapmemserver.New(), caps: caps}
+	return startMemIMAPOpts(t, caps, false)
+}
+
+func startMemIMAPOpts(t *testing.T, caps imap.CapSet, noIdle bool) *memIMAP {
+	t.Helper()
+	m := &memIMAP{mem: imapmemserver.New(), caps: caps, noIdle: noIdle, kick: make(chan struct{}, 1)}
 	m.user = imapmemserver.NewUser(testUser, testPassword)
 	if err := m.user.Create("INBOX", nil); err != nil {
 		t.Fatal(err)
@@ -59,12 +69,15 @@ func startMemIMAP(t *testing.T, caps imap.CapSet) *memIMAP {
 func (m *memIMAP) serve(ln net.Listener) {
 	srv := imapserver.New(&imapserver.Options{
 		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return m.mem.NewSession(), nil, nil
+			return &memSession{user: m.user, kick: m.kick}, nil, nil
 		},
 		Caps:         m.caps,
 		InsecureAuth: true,
 		Logger:       log.New(io.Discard, "", 0),
 	})
+	if m.noIdle {
+		ln = noIdleListener{ln}
+	}
 	m.mu.Lock()
 	m.srv = srv
 	m.mu.Unlock()
@@ -86,16 +99,11 @@ func (m *memIMAP) stop() {
 func (m *memIMAP) start(t *testing.T) {
 	t.Helper()
 	var ln net.Listener
-	var err error
-	for range 50 {
-		if ln, err = net.Listen("tcp", m.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	clocktest.Eventually(t, 5*time.Second, "the port free again", func() bool {
+		var err error
+		ln, err = net.Listen("tcp", m.addr)
+		return err == nil
+	})
 	m.serve(ln)
 }
 
@@ -104,6 +112,73 @@ func (m *memIMAP) deliver(t *testing.T, raw []byte) {
 	if _, err := m.user.Append("INBOX", bytes.NewReader(raw), &imap.AppendOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	select {
+	case m.kick <- struct{}{}:
+	default:
+	}
+}
+
+// memSession is the in-memory server's session with an IDLE that cannot
+// miss mail: go-imap's acknowledges IDLE before it starts listening for
+// updates, so mail delivered in between waits for the next command. This
+// one reports what is queued when it starts, and again whenever deliver
+// kicks it.
+type memSession struct {
+	*imapmemserver.UserSession // nil until Login
+
+	user *imapmemserver.User
+	kick <-chan struct{}
+}
+
+func (s *memSession) Login(username, password string) error {
+	if err := s.user.Login(username, password); err != nil {
+		return err
+	}
+	s.UserSession = imapmemserver.NewUserSession(s.user)
+	return nil
+}
+
+func (s *memSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
+	for {
+		if err := s.Poll(w, true); err != nil {
+			return err
+		}
+		select {
+		case <-s.kick:
+		case <-stop:
+			return nil
+		}
+	}
+}
+
+// noIdleListener hides IDLE from the server's capability lists.
+type noIdleListener struct{ net.Listener }
+
+func (l noIdleListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return noIdleConn{c}, nil
+}
+
+type noIdleConn struct{ net.Conn }
+
+func (c noIdleConn) Write(p []byte) (int, error) {
+	if !bytes.Contains(p, []byte("CAPABILITY")) {
+		return c.Conn.Write(p)
+	}
+	var out []byte
+	for _, line := range bytes.SplitAfter(p, []byte("\r\n")) {
+		if bytes.Contains(line, []byte("CAPABILITY")) {
+			line = bytes.ReplaceAll(line, []byte(" IDLE"), nil)
+		}
+		out = append(out, line...)
+	}
+	if _, err := c.Conn.Write(out); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 func (m *memIMAP) count(t *testing.T, mailbox string) int {
@@ -174,36 +249,31 @@ func (e *events) messages() []mailbot.WatchEvent {
 func waitExcluded(t *testing.T, store *db.Store, site string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for time.Since(start) < within {
+	clocktest.Eventually(t, within, site+" excluded", func() bool {
 		var n int64
 		if err := store.DB.Model(&db.Exclusion{}).Where("site = ?", site).Count(&n).Error; err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			return time.Since(start)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s not excluded within %v", site, within)
-	return 0
+		return n > 0
+	})
+	return time.Since(start)
 }
 
-// idleSettle gives a watcher that just connected the time to enter IDLE:
-// the in-memory server does not report mail that arrives between the last
-// command and IDLE (Dovecot does).
-func idleSettle() { time.Sleep(300 * time.Millisecond) }
+// waitWaiting waits until the watcher on fc waits: in IDLE (its timer
+// starts once the server has acknowledged the IDLE), between two polls, or
+// before reconnecting. The in-memory server does not report mail that
+// arrives between the last command and IDLE (Dovecot does), so a test
+// delivers only once the watcher waits.
+func waitWaiting(t *testing.T, fc *clocktest.Clock) {
+	t.Helper()
+	fc.WaitTimers(t, 1)
+}
 
 // waitEmpty waits until the watcher has moved every message out of the
 // INBOX (the move follows the commit).
 func waitEmpty(t *testing.T, srv *memIMAP) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.count(t, "INBOX") != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("INBOX still holds %d messages", srv.count(t, "INBOX"))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.count(t, "INBOX") == 0 })
 }
 
 var (
@@ -274,17 +344,27 @@ func TestWatchBackground(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		caps imap.CapSet
-	}{{"IDLE", capsRev2}, {"polling", capsRev1}} {
+		idle bool
+	}{{"IDLE", capsRev2, true}, {"polling", capsRev1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := startMemIMAP(t, tc.caps)
+			srv := startMemIMAPOpts(t, tc.caps, !tc.idle)
 			proc, _, store := newSQLiteProcessor(t)
 			ev := newEvents()
 			wire := &lockedBuffer{}
+			fc := clocktest.New(time.Time{})
 			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
-				PollInterval: 100 * time.Millisecond, MinBackoff: 20 * time.Millisecond,
-				DebugWriter: wire,
+				DebugWriter: wire, Clock: fc,
 			}))
+			// With IDLE, the server's notice alone wakes the watcher (the
+			// fake time stands still); polling, the next poll does.
+			wake := func() {
+				if !tc.idle {
+					if d, ok := fc.AdvanceToNext(); !ok || d != mailbot.DefaultPollInterval {
+						t.Errorf("the watcher waits %v (%v) between polls, want %v", d, ok, mailbot.DefaultPollInterval)
+					}
+				}
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- w.Run(ctx) }()
@@ -293,22 +373,18 @@ func TestWatchBackground(t *testing.T) {
 				t.Errorf("State().Connected = false after the connected event")
 			}
 
-			idleSettle()
+			waitWaiting(t, fc)
 			srv.deliver(t, readTestdata(t, "exclude-one.eml"))
+			wake()
 			took := waitExcluded(t, store, "bakery-example.com", 10*time.Second)
 			t.Logf("time to exclusion (%s): %v", tc.name, took)
 			// The in-memory server loses track of a mailbox when a message
 			// arrives during a MOVE ("* 0 EXPUNGE"); Dovecot does not.
 			waitEmpty(t, srv)
-			idleSettle()
+			waitWaiting(t, fc)
 			srv.deliver(t, readTestdata(t, "other.eml"))
-			deadline := time.Now().Add(10 * time.Second)
-			for srv.count(t, "Review") != 1 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := srv.count(t, "Review"); n != 1 {
-				t.Errorf("Review holds %d messages, want 1", n)
-			}
+			wake()
+			clocktest.Eventually(t, 10*time.Second, "the message in Review", func() bool { return srv.count(t, "Review") == 1 })
 
 			cancel()
 			select {
@@ -325,6 +401,9 @@ func TestWatchBackground(t *testing.T) {
 			// Stopping logs out of the server; it does not just hang up.
 			if !strings.Contains(wire.String(), " LOGOUT\r\n") {
 				t.Errorf("the watcher did not send LOGOUT when stopped")
+			}
+			if idled := strings.Contains(wire.String(), " IDLE\r\n"); idled != tc.idle {
+				t.Errorf("the watcher sent IDLE: %v, want %v", idled, tc.idle)
 			}
 		})
 	}
@@ -354,16 +433,17 @@ func TestWatchReconnect(t *testing.T) {
 	srv := startMemIMAP(t, capsRev2)
 	proc, _, store := newSQLiteProcessor(t)
 	ev := newEvents()
+	fc := clocktest.New(time.Time{})
 	w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 		Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		MinBackoff: 20 * time.Second, MaxBackoff: 200 * time.Second, Clock: fc,
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	ev.waitConnected(t, true)
-	idleSettle()
+	waitWaiting(t, fc)
 	srv.deliver(t, readTestdata(t, "exclude-one.eml"))
 	waitExcluded(t, store, "bakery-example.com", 10*time.Second)
 	waitEmpty(t, srv)
@@ -371,8 +451,18 @@ func TestWatchReconnect(t *testing.T) {
 	srv.stop()
 	ev.waitConnected(t, false)
 	srv.deliver(t, readTestdata(t, "exclude-two.eml")) // arrives while the watcher is away
-	time.Sleep(100 * time.Millisecond)                 // a few failed reconnects
-	srv.start(t)
+	// Five failed reconnects, each after a backoff twice the last, up to
+	// MaxBackoff; then the server is back and the sixth succeeds. The
+	// server starts only once the fifth has failed (the watcher waits).
+	for i, want := range []time.Duration{20, 40, 80, 160, 200, 200} {
+		waitWaiting(t, fc)
+		if i == 5 {
+			srv.start(t)
+		}
+		if d, _ := fc.AdvanceToNext(); d != want*time.Second {
+			t.Errorf("backoff %d = %v, want %v", i+1, d, want*time.Second)
+		}
+	}
 	ev.waitConnected(t, true)
 	waitExcluded(t, store, "garden-example.org", 10*time.Second)
 	waitEmpty(t, srv)
