@@ -3,8 +3,6 @@ package mailbot_test
 import (
 	"bytes"
 	"context"
-	"io"
-	"log"
 	"net"
 	"strconv"
 	"strings"
@@ -13,12 +11,11 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/imaptest"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -27,171 +24,27 @@ const (
 	testPassword = "secret"
 )
 
-// memIMAP is go-imap's in-memory server on a loopback port, which can be
-// stopped and started again on the same port. Unlike go-imap's, its IDLE
-// reports mail delivered just before it began (as Dovecot's does), and it
-// can hide IDLE from the client (noIdle).
-type memIMAP struct {
-	user   *imapmemserver.User
-	mem    *imapmemserver.Server
-	caps   imap.CapSet
-	addr   string
-	noIdle bool          // CAPABILITY lines leave IDLE out: the client must poll
-	kick   chan struct{} // deliver wakes an IDLE to report the new mail
-
-	mu  sync.Mutex // guards srv
-	srv *imapserver.Server
-}
+// memIMAP is the in-memory test server (package imaptest).
+type memIMAP struct{ *imaptest.Server }
 
 func startMemIMAP(t *testing.T, caps imap.CapSet) *memIMAP {
 	t.Helper()
 	return startMemIMAPOpts(t, caps, false)
 }
 
+// startMemIMAPOpts starts a server; noIdle hides IDLE, so the client polls.
 func startMemIMAPOpts(t *testing.T, caps imap.CapSet, noIdle bool) *memIMAP {
 	t.Helper()
-	m := &memIMAP{mem: imapmemserver.New(), caps: caps, noIdle: noIdle, kick: make(chan struct{}, 1)}
-	m.user = imapmemserver.NewUser(testUser, testPassword)
-	if err := m.user.Create("INBOX", nil); err != nil {
-		t.Fatal(err)
-	}
-	m.mem.AddUser(m.user)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.addr = ln.Addr().String()
-	m.serve(ln)
-	t.Cleanup(m.stop)
-	return m
+	return &memIMAP{imaptest.Start(t, &imaptest.Options{Caps: caps, NoIdle: noIdle, User: testUser, Password: testPassword})}
 }
 
-func (m *memIMAP) serve(ln net.Listener) {
-	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return &memSession{user: m.user, kick: m.kick}, nil, nil
-		},
-		Caps:         m.caps,
-		InsecureAuth: true,
-		Logger:       log.New(io.Discard, "", 0),
-	})
-	if m.noIdle {
-		ln = noIdleListener{ln}
-	}
-	m.mu.Lock()
-	m.srv = srv
-	m.mu.Unlock()
-	go srv.Serve(ln)
-}
-
-// stop closes the listener and every connection.
-func (m *memIMAP) stop() {
-	m.mu.Lock()
-	srv := m.srv
-	m.srv = nil
-	m.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
-
-// start serves again on the same address.
-func (m *memIMAP) start(t *testing.T) {
-	t.Helper()
-	var ln net.Listener
-	clocktest.Eventually(t, 5*time.Second, "the port free again", func() bool {
-		var err error
-		ln, err = net.Listen("tcp", m.addr)
-		return err == nil
-	})
-	m.serve(ln)
-}
-
-func (m *memIMAP) deliver(t *testing.T, raw []byte) {
-	t.Helper()
-	if _, err := m.user.Append("INBOX", bytes.NewReader(raw), &imap.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case m.kick <- struct{}{}:
-	default:
-	}
-}
-
-// memSession is the in-memory server's session with an IDLE that cannot
-// miss mail: go-imap's acknowledges IDLE before it starts listening for
-// updates, so mail delivered in between waits for the next command. This
-// one reports what is queued when it starts, and again whenever deliver
-// kicks it.
-type memSession struct {
-	*imapmemserver.UserSession // nil until Login
-
-	user *imapmemserver.User
-	kick <-chan struct{}
-}
-
-func (s *memSession) Login(username, password string) error {
-	if err := s.user.Login(username, password); err != nil {
-		return err
-	}
-	s.UserSession = imapmemserver.NewUserSession(s.user)
-	return nil
-}
-
-func (s *memSession) Idle(w *imapserver.UpdateWriter, stop <-chan struct{}) error {
-	for {
-		if err := s.Poll(w, true); err != nil {
-			return err
-		}
-		select {
-		case <-s.kick:
-		case <-stop:
-			return nil
-		}
-	}
-}
-
-// noIdleListener hides IDLE from the server's capability lists.
-type noIdleListener struct{ net.Listener }
-
-func (l noIdleListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
-	}
-	return noIdleConn{c}, nil
-}
-
-type noIdleConn struct{ net.Conn }
-
-func (c noIdleConn) Write(p []byte) (int, error) {
-	if !bytes.Contains(p, []byte("CAPABILITY")) {
-		return c.Conn.Write(p)
-	}
-	var out []byte
-	for _, line := range bytes.SplitAfter(p, []byte("\r\n")) {
-		if bytes.Contains(line, []byte("CAPABILITY")) {
-			line = bytes.ReplaceAll(line, []byte(" IDLE"), nil)
-		}
-		out = append(out, line...)
-	}
-	if _, err := c.Conn.Write(out); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
-func (m *memIMAP) count(t *testing.T, mailbox string) int {
-	t.Helper()
-	st, err := m.user.Status(mailbox, &imap.StatusOptions{NumMessages: true})
-	if err != nil {
-		return -1 // no such mailbox
-	}
-	return int(*st.NumMessages)
-}
+func (m *memIMAP) stop()                               { m.Stop() }
+func (m *memIMAP) start(t *testing.T)                  { m.Restart(t) }
+func (m *memIMAP) deliver(t *testing.T, raw []byte)    { m.Deliver(t, raw) }
+func (m *memIMAP) count(t *testing.T, mbox string) int { return m.Count(mbox) }
 
 func (m *memIMAP) endpoint(t *testing.T) mailbot.Endpoint {
-	host, port, _ := net.SplitHostPort(m.addr)
+	host, port, _ := net.SplitHostPort(m.Addr)
 	p, _ := strconv.Atoi(port)
 	return mailbot.Endpoint{Security: mailbot.SecurityStartTLS, Host: host, Port: p, Username: testUser, Mailbox: "INBOX"}
 }
