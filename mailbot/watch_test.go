@@ -222,8 +222,8 @@ func TestWatchBackground(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- w.Run(ctx) }()
 			ev.waitConnected(t, true)
-			if !w.State().Connected {
-				t.Errorf("State().Connected = false after the connected event")
+			if st := w.State(); !st.Connected || !st.Since.Equal(fc.Now()) {
+				t.Errorf("State() = %+v after the connected event, want connected since %v (the fake clock)", st, fc.Now())
 			}
 
 			waitWaiting(t, fc)
