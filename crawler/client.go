@@ -241,7 +241,7 @@ const challengeBody = 64 << 10
 // redirects and never sends cookies, credentials or a Referer. Unless
 // keepAlive, the connection is closed after the answer (Connection: close).
 func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond db.Validators, keepAlive bool) *response {
-	start := time.Now()
+	start := time.Now() // Duration is the exchange's real length, not a wait: not on Options.Clock
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
 	defer cancel()

@@ -7,6 +7,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy/audit"
@@ -21,8 +22,15 @@ func TestConditionalRecrawl(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			e := newEnv(t, engine, &testweb.Options{Plain: 1, PagesPerSite: 8, Validators: true})
+			// The site is recrawled after RecrawlAfter of fake time; the
+			// gaps within a crawl end as soon as the crawler waits.
+			fc := clocktest.New(time.Time{})
+			actx, stop := context.WithCancel(ctx)
+			defer stop()
+			go fc.AutoAdvance(actx)
 			opts := e.options(t)
-			opts.RecrawlAfter = time.Millisecond
+			opts.Clock = fc
+			opts.RecrawlAfter = time.Hour
 			c := e.crawler(t, opts)
 			site := e.web.Plain()[0]
 			ts := []crawler.Target{{Site: site.Name, StartURL: site.StartURL}}
@@ -32,7 +40,7 @@ func TestConditionalRecrawl(t *testing.T) {
 			}
 			var indexed int64
 			e.store.DB.Model(&db.Page{}).Where("site = ?", site.Name).Count(&indexed)
-			time.Sleep(5 * time.Millisecond) // past RecrawlAfter
+			fc.Advance(opts.RecrawlAfter) // the site is due again
 			e.web.Reset()
 			second, err := c.Crawl(ctx, ts)
 			if err != nil || second[0].Status != crawler.SiteCrawled {

@@ -49,6 +49,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -169,6 +170,13 @@ type Options struct {
 	// the request log keeps each request's keyid, created and expires. Nil
 	// means requests are not signed.
 	Signer *botauth.Signer
+	// Clock tells the time written to the request log, the cycles and the
+	// leases, and times every wait: the gap, backoffs, Retry-After, the
+	// waits for a lease held by another crawler, the lease heartbeat and
+	// the SQLite checkpointer. Nil means the system clock (clock.Real).
+	// Tests pass a fake (package clocktest); a fleet sharing a database
+	// must share one time.
+	Clock clock.Clock
 }
 
 // Crawler crawls sites politely and logs every request. It is safe for
@@ -178,6 +186,7 @@ type Crawler struct {
 	pol    *policy.Policy
 	gate   *policy.Gate
 	opts   Options
+	clock  clock.Clock // opts.Clock
 	ua     string
 	log    *slog.Logger
 	client *http.Client
@@ -235,7 +244,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	if err != nil {
 		return nil, fmt.Errorf("crawler: %w", err)
 	}
-	if err := startSigningRun(ctx, store, o.Node, o.Signer); err != nil {
+	if err := startSigningRun(ctx, store, o.Node, o.Signer, o.Clock); err != nil {
 		return nil, err
 	}
 	var rnd [4]byte
@@ -245,6 +254,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		pol:    pol,
 		gate:   gate,
 		opts:   o,
+		clock:  o.Clock,
 		ua:     o.UserAgent,
 		log:    o.Logger,
 		holder: fmt.Sprintf("%s/%d/%s", o.Node, os.Getpid(), hex.EncodeToString(rnd[:])),
@@ -342,6 +352,7 @@ func (o *Options) withDefaults() error {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Clock = clock.Or(o.Clock)
 	return nil
 }
 
@@ -405,13 +416,13 @@ func (c *Crawler) Stats() Stats {
 // heartbeat renews every lease of this crawler until ctx ends.
 func (c *Crawler) heartbeat(ctx context.Context) {
 	defer close(c.heartbeatDone)
-	t := time.NewTicker(c.opts.LeaseTTL / 3)
+	t := c.clock.NewTicker(c.opts.LeaseTTL / 3)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 			if err := c.renewAll(ctx); err != nil && ctx.Err() == nil {
 				c.log.Warn("lease heartbeat failed", "holder", c.holder, "err", err)
 			}
@@ -419,17 +430,14 @@ func (c *Crawler) heartbeat(ctx context.Context) {
 	}
 }
 
-// sleep waits until t or ctx ends.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return ctx.Err()
-	}
-	tm := time.NewTimer(d)
-	defer tm.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-tm.C:
-		return nil
-	}
+// sleep waits d on the crawler's clock, or until ctx ends.
+func (c *Crawler) sleep(ctx context.Context, d time.Duration) error {
+	return clock.Sleep(ctx, c.clock, d)
 }
+
+// now is the time on the crawler's clock as the database keeps it (UTC,
+// microseconds), as db.Now is on the system clock.
+func (c *Crawler) now() time.Time { return c.clock.Now().UTC().Truncate(time.Microsecond) }
+
+// until is the time from now on the crawler's clock until t.
+func (c *Crawler) until(t time.Time) time.Duration { return clock.Until(c.clock, t) }

@@ -60,8 +60,8 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 			firstBusy = busy
 		}
 		for {
-			wait := min(time.Until(busy)+50*time.Millisecond, time.Second+time.Duration(rand.Int64N(int64(500*time.Millisecond))))
-			if err := sleep(ctx, wait); err != nil {
+			wait := min(c.until(busy)+50*time.Millisecond, time.Second+time.Duration(rand.Int64N(int64(500*time.Millisecond))))
+			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
 			exp, held, err := c.store.LeaseExpiry(ctx, cycleKey(site))
@@ -71,7 +71,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 			if held && exp.After(firstBusy) {
 				return nil, &errSkip{"another crawler is on it"}
 			}
-			if !held || !exp.After(db.Now()) {
+			if !held || !exp.After(c.now()) {
 				break // released, or expired: try again
 			}
 		}
@@ -100,7 +100,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 			id, status, started, budget, spent, delayMS = last.ID, last.Status, last.StartedAt, last.Budget, last.Spent, last.DelayMS
 		}
 		resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
-		now := db.Now()
+		now := c.now()
 		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
 		switch {
 		case err != nil && !errors.Is(err, db.ErrNotFound):
@@ -145,7 +145,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err := c.withTx(ctx, func(tx db.WriteTx) error {
-		return db.EndCycle(ctx, tx, cy.ID, site, status, reason, db.Now())
+		return db.EndCycle(ctx, tx, cy.ID, site, status, reason, c.now())
 	})
 	if err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/testweb"
 )
 
@@ -136,10 +137,7 @@ func TestKillAndRestart(t *testing.T) {
 			if err := first.Start(); err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(30 * time.Second)
-			for len(e.web.HitsFor("big.test")) < 9 && time.Now().Before(deadline) {
-				time.Sleep(5 * time.Millisecond)
-			}
+			clocktest.Eventually(t, 30*time.Second, "9 requests to big.test", func() bool { return len(e.web.HitsFor("big.test")) >= 9 })
 			first.Process.Signal(syscall.SIGKILL)
 			first.Wait()
 			killedAt := len(e.web.Hits())

@@ -148,7 +148,7 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 		if wait.IsZero() {
 			return res, err
 		}
-		if err := sleep(ctx, time.Until(wait)); err != nil {
+		if err := c.sleep(ctx, c.until(wait)); err != nil {
 			return nil, err
 		}
 	}
@@ -171,12 +171,12 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 			break
 		}
 		// Another crawler of the fleet holds the host: wait for it.
-		wait := min(time.Until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
-		if err := sleep(ctx, wait); err != nil {
+		wait := min(c.until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
+		if err := c.sleep(ctx, wait); err != nil {
 			return nil, time.Time{}, err
 		}
 	}
-	if time.Until(hs.nextAt) > 0 {
+	if c.until(hs.nextAt) > 0 {
 		return nil, hs.nextAt, nil
 	}
 	// The host is due: take a request slot (waiting for its gap, above,
@@ -200,7 +200,7 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	// The connection is kept for the host's next request only across a
 	// short gap (see maxKeepAliveGap).
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap)
-	return &exchangeResult{row: row, resp: resp, completedAt: db.Now()}, time.Time{}, nil
+	return &exchangeResult{row: row, resp: resp, completedAt: c.now()}, time.Time{}, nil
 }
 
 // finish completes the request's row with k, after working out when the

@@ -103,7 +103,7 @@ func originOf(u *url.URL) string {
 // the newest usable snapshot in the database, or fetched now (through the
 // same politeness, gate and log as pages). cycleID may be nil.
 func (c *Crawler) robotsFor(ctx context.Context, cycleID *int64, site, origin string, hosts *hostSet) (*robotsEntry, error) {
-	now := time.Now()
+	now := c.clock.Now()
 	if hosts != nil {
 		hosts.origins[origin] = true
 	}

@@ -19,7 +19,7 @@ const duePage = 1000
 // skip reports true are passed over. It reads the list a page at a time
 // from an index, so its cost does not grow with the list's length.
 func (c *Crawler) DueSites(ctx context.Context, limit int, skip func(site string) bool) ([]Target, error) {
-	now := db.Now()
+	now := c.now()
 	q := db.DueQuery{Cutoff: now.Add(-c.opts.RecrawlAfter), Now: now, LeasePrefix: cycleKey(""), Limit: min(max(limit, 1), duePage)}
 	var out []Target
 	for len(out) < limit {

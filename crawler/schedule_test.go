@@ -9,6 +9,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
@@ -214,18 +215,11 @@ func TestBusyCycleHandOut(t *testing.T) {
 		rs, _ := c1.Crawl(ctx, ts)
 		done <- rs
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	clocktest.Eventually(t, 10*time.Second, "the first crawler's cycle lease", func() bool {
 		var n int64
 		e.store.DB.Model(&db.HostLease{}).Where("host = ? AND holder = ?", "cycle:"+site.Name, c1.Holder()).Count(&n)
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the first crawler never took the cycle lease")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return n == 1
+	})
 	start := time.Now()
 	rs, err := c2.Crawl(ctx, ts)
 	took := time.Since(start)

@@ -4,15 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock"
 )
 
 // startSigningRun records in the database that node's crawler starts now,
 // signing with s's key, or not signing (s nil): the audit then holds every
-// request node sends against it.
-func startSigningRun(ctx context.Context, store *db.Store, node string, s *botauth.Signer) error {
+// request node sends against it. clk tells the time.
+func startSigningRun(ctx context.Context, store *db.Store, node string, s *botauth.Signer, clk clock.Clock) error {
 	keyID, jwk := "", ""
 	if s != nil {
 		b, err := json.Marshal(botauth.PublicJWK(s.Public()))
@@ -21,7 +23,7 @@ func startSigningRun(ctx context.Context, store *db.Store, node string, s *botau
 		}
 		keyID, jwk = s.KeyID(), string(b)
 	}
-	if err := store.StartSigningRun(ctx, node, keyID, jwk, db.Now()); err != nil {
+	if err := store.StartSigningRun(ctx, node, keyID, jwk, clk.Now().UTC().Truncate(time.Microsecond)); err != nil {
 		return fmt.Errorf("crawler: %w", err)
 	}
 	return nil

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler/extract"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock"
 	"github.com/lohisoft/lohibot/internal/retryafter"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/robots"
@@ -311,22 +312,37 @@ func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult
 func (r *siteRun) proceed(ctx context.Context) {
 	status, reason, wait := r.run(ctx)
 	if !wait.IsZero() {
-		afterOrDone(ctx, time.Until(wait), func() { r.proceed(ctx) })
+		r.c.afterOrDone(ctx, r.c.until(wait), func() { r.proceed(ctx) })
 		return
 	}
 	r.end(ctx, status, reason)
 }
 
-// afterOrDone calls f in a goroutine of its own after d, or as soon as ctx
-// ends if that is sooner; once either way.
-func afterOrDone(ctx context.Context, d time.Duration, f func()) {
+// afterOrDone calls f in a goroutine of its own after d on the crawler's
+// clock, or as soon as ctx ends if that is sooner; once either way. On the
+// system clock nothing waits meanwhile but a runtime timer; on another
+// clock (a test's fake one) a goroutine waits on its timer.
+func (c *Crawler) afterOrDone(ctx context.Context, d time.Duration, f func()) {
 	var once sync.Once
 	call := func() { once.Do(f) }
 	stop := context.AfterFunc(ctx, call)
-	time.AfterFunc(d, func() {
+	if _, real := c.clock.(clock.Real); real {
+		time.AfterFunc(d, func() {
+			stop()
+			call()
+		})
+		return
+	}
+	t := c.clock.NewTimer(d)
+	go func() {
+		select {
+		case <-t.C():
+		case <-ctx.Done():
+			t.Stop()
+		}
 		stop()
 		call()
-	})
+	}()
 }
 
 // end gives the site's hosts back, records how the cycle ended and

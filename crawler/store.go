@@ -142,13 +142,13 @@ const (
 // (see writer).
 func (c *Crawler) checkpointer(ctx context.Context, lc *db.FastConn) {
 	defer lc.Close()
-	t := time.NewTicker(checkpointEvery)
+	t := c.clock.NewTicker(checkpointEvery)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case <-t.C():
 		}
 		if !c.walDirty.Swap(false) {
 			continue
@@ -320,7 +320,7 @@ var errWriterStopped = errors.New("crawler: closed")
 // before the expiry at the latest, next_at moves to the expiry plus gap.
 func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (nextAt time.Time, busyUntil time.Time, err error) {
 	for attempt := 0; attempt < 10; attempt++ {
-		now := db.Now()
+		now := c.now()
 		exp := now.Add(c.opts.LeaseTTL)
 		var (
 			got  bool
@@ -376,7 +376,7 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			return time.Time{}, busy, nil
 		}
 	}
-	return time.Time{}, time.Now().Add(time.Second), nil
+	return time.Time{}, c.clock.Now().Add(time.Second), nil
 }
 
 // release gives a lease back, keeping next_at (raised to nextAt when later)
@@ -386,7 +386,7 @@ func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) err
 		if !nextAt.IsZero() {
 			nextAt = nextAt.UTC().Truncate(time.Microsecond)
 		}
-		return db.ReleaseLease(ctx, tx, key, c.holder, db.Now(), nextAt)
+		return db.ReleaseLease(ctx, tx, key, c.holder, c.now(), nextAt)
 	})
 }
 
@@ -397,14 +397,14 @@ func (c *Crawler) renewAll(ctx context.Context) error {
 		// over (the completion in that group renews its host's lease
 		// itself), so the heartbeat never waits for, nor deadlocks with,
 		// a group.
-		return db.RenewLeases(ctx, tx, c.holder, db.Now().Add(c.opts.LeaseTTL))
+		return db.RenewLeases(ctx, tx, c.holder, c.now().Add(c.opts.LeaseTTL))
 	})
 }
 
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
 	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
-		return db.ReleaseLeases(ctx, tx, c.holder, db.Now())
+		return db.ReleaseLeases(ctx, tx, c.holder, c.now())
 	})
 }
 
@@ -483,7 +483,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				stale = true // a policy change committed since the gate answered: ask again
 				return errStale
 			}
-			now := db.Now()
+			now := c.now()
 			held, err := db.RenewLease(ctx, tx, r.Host, c.holder, now.Add(c.opts.LeaseTTL))
 			if err != nil {
 				return err
@@ -585,7 +585,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		// a backoff or a Crawl-delay must outlive a crash. Leaving the host
 		// writes it too (release).
 		if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
-			if err := db.DelayLease(ctx, tx, k.Host, c.holder, k.NextAt.UTC().Truncate(time.Microsecond), db.Now().Add(c.opts.LeaseTTL)); err != nil {
+			if err := db.DelayLease(ctx, tx, k.Host, c.holder, k.NextAt.UTC().Truncate(time.Microsecond), c.now().Add(c.opts.LeaseTTL)); err != nil {
 				return fmt.Errorf("crawler: lease: %w", err)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
 	"github.com/lohisoft/lohibot/mailbot"
 )
@@ -69,7 +70,8 @@ func TestDovecotTimeToExclusion(t *testing.T) {
 	srv := dovecottest.Start(t)
 	proc, _, store := newSQLiteProcessor(t)
 	ev := newEvents()
-	w := dovecotWatcher(t, srv, false, proc, ev, mailbot.WatchOptions{})
+	fc := clocktest.New(time.Time{})
+	w := dovecotWatcher(t, srv, false, proc, ev, mailbot.WatchOptions{Clock: fc})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -78,7 +80,7 @@ func TestDovecotTimeToExclusion(t *testing.T) {
 		<-done
 	}()
 	ev.waitConnected(t, true)
-	time.Sleep(200 * time.Millisecond) // let IDLE start
+	waitWaiting(t, fc) // in IDLE
 
 	var took []time.Duration
 	for i := range 5 {
@@ -101,9 +103,8 @@ func TestDovecotRestart(t *testing.T) {
 	srv := dovecottest.Start(t)
 	proc, _, store := newSQLiteProcessor(t)
 	ev := newEvents()
-	w := dovecotWatcher(t, srv, true, proc, ev, mailbot.WatchOptions{
-		MinBackoff: 50 * time.Millisecond, MaxBackoff: 500 * time.Millisecond,
-	})
+	fc := clocktest.New(time.Time{})
+	w := dovecotWatcher(t, srv, true, proc, ev, mailbot.WatchOptions{Clock: fc})
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
@@ -119,8 +120,15 @@ func TestDovecotRestart(t *testing.T) {
 	ev.waitConnected(t, false)
 	srv.Deliver(readTestdata(t, "exclude-two.eml"), "") // while Dovecot is down
 	srv.Deliver(readTestdata(t, "other.eml"), "")
-	time.Sleep(300 * time.Millisecond) // a few failed reconnects
+	// Three failed reconnects; Dovecot starts while the watcher waits
+	// before the fourth, which succeeds.
+	for range 3 {
+		waitWaiting(t, fc)
+		fc.AdvanceToNext()
+	}
+	waitWaiting(t, fc)
 	srv.Start()
+	fc.AdvanceToNext()
 	ev.waitConnected(t, true)
 	waitExcluded(t, store, "garden-example.org", 10*time.Second)
 	srv.Deliver(readTestdata(t, "no-message-id.eml"), "") // after the restart
@@ -128,10 +136,7 @@ func TestDovecotRestart(t *testing.T) {
 	// A message applied before (say the watcher crashed between the commit
 	// and the move) is moved without being applied again.
 	srv.Deliver(readTestdata(t, "exclude-one.eml"), "")
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.Count("INBOX") != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	clocktest.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.Count("INBOX") == 0 })
 
 	if n := countRows(t, store, &db.MailMessage{}, ""); n != 4 {
 		t.Errorf("stored messages = %d, want 4", n)

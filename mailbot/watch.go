@@ -15,6 +15,8 @@ import (
 
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapclient"
+
+	"github.com/lohisoft/lohibot/internal/clock"
 )
 
 // Default folder names and timings of a Watcher.
@@ -81,6 +83,12 @@ type WatchOptions struct {
 	// and moved (for metrics: counts by intent, time to exclusion). It must
 	// not block.
 	OnMessage func(WatchEvent)
+	// Clock times the waits (the reconnect backoff, the poll interval, the
+	// IDLE refresh, the logout grace) and WatchState.Since. Nil means the
+	// system clock (clock.Real); tests pass a fake (package clocktest),
+	// on which a pending timer also tells that the watcher is waiting (in
+	// IDLE, once the server has acknowledged it).
+	Clock clock.Clock
 }
 
 // WatchState is a Watcher's connection state.
@@ -163,6 +171,7 @@ func NewWatcher(proc *Processor, opts *WatchOptions) *Watcher {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.Clock = clock.Or(o.Clock)
 	return &Watcher{proc: proc, opts: o, log: o.Logger.With("imap", o.Endpoint.String())}
 }
 
@@ -178,7 +187,7 @@ func (w *Watcher) setConnected(connected bool, err error) {
 	changed := w.state.Connected != connected || w.state.Since.IsZero()
 	if changed {
 		w.state.Connected = connected
-		w.state.Since = time.Now().UTC()
+		w.state.Since = w.opts.Clock.Now().UTC()
 	}
 	if err != nil {
 		w.state.LastError = err.Error()
@@ -220,13 +229,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 			backoff = w.opts.MinBackoff
 		}
 		w.log.Warn("imap connection lost", "err", err, "retry_in", backoff.String())
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if clock.Sleep(ctx, w.opts.Clock, backoff) != nil {
 			w.setConnected(false, nil)
 			return nil
-		case <-t.C:
 		}
 		backoff = min(2*backoff, w.opts.MaxBackoff)
 	}
@@ -268,10 +273,10 @@ func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 	wg.Go(func() {
 		select {
 		case <-ctx.Done():
-			t := time.NewTimer(logoutGrace)
+			t := w.opts.Clock.NewTimer(logoutGrace)
 			defer t.Stop()
 			select {
-			case <-t.C:
+			case <-t.C():
 				c.Close()
 			case <-stop:
 			}
@@ -355,9 +360,9 @@ func (w *Watcher) session(ctx context.Context) (connected bool, err error) {
 			retry = w.opts.MinBackoff
 		}
 		if idle {
-			err = waitIdle(ctx, c, newMail, wait)
+			err = waitIdle(ctx, w.opts.Clock, c, newMail, wait)
 		} else {
-			err = waitPoll(ctx, c, wait)
+			err = waitPoll(ctx, w.opts.Clock, c, wait)
 		}
 		if err != nil {
 			return true, err
@@ -434,18 +439,19 @@ func ensureFolder(c *imapclient.Client, name string) error {
 	return nil
 }
 
-// waitIdle waits in IDLE until the server announces new mail, d passes,
-// or the connection or ctx ends.
-func waitIdle(ctx context.Context, c *imapclient.Client, newMail <-chan struct{}, d time.Duration) error {
+// waitIdle waits in IDLE until the server announces new mail, d passes on
+// clk, or the connection or ctx ends. Its timer starts once the server has
+// acknowledged the IDLE.
+func waitIdle(ctx context.Context, clk clock.Clock, c *imapclient.Client, newMail <-chan struct{}, d time.Duration) error {
 	cmd, err := c.Idle()
 	if err != nil {
 		return fmt.Errorf("mailbot: imap idle: %w", err)
 	}
-	t := time.NewTimer(d)
+	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-newMail:
-	case <-t.C:
+	case <-t.C():
 	case <-ctx.Done():
 	case <-c.Closed():
 	}
@@ -458,12 +464,12 @@ func waitIdle(ctx context.Context, c *imapclient.Client, newMail <-chan struct{}
 	return nil
 }
 
-// waitPoll waits d, or until the connection or ctx ends.
-func waitPoll(ctx context.Context, c *imapclient.Client, d time.Duration) error {
-	t := time.NewTimer(d)
+// waitPoll waits d on clk, or until the connection or ctx ends.
+func waitPoll(ctx context.Context, clk clock.Clock, c *imapclient.Client, d time.Duration) error {
+	t := clk.NewTimer(d)
 	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-t.C():
 		return nil
 	case <-ctx.Done():
 		return ctx.Err()

@@ -3,8 +3,6 @@ package mailbot_test
 import (
 	"bytes"
 	"context"
-	"io"
-	"log"
 	"net"
 	"strconv"
 	"strings"
@@ -13,11 +11,11 @@ import (
 	"time"
 
 	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/imaptest"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -26,97 +24,27 @@ const (
 	testPassword = "secret"
 )
 
-// memIMAP is go-imap's in-memory server on a loopback port, which can be
-// stopped and started again on the same port.
-type memIMAP struct {
-	user *imapmemserver.User
-	mem  *imapmemserver.Server
-	caps imap.CapSet
-	addr string
-
-	mu  sync.Mutex // guards srv
-	srv *imapserver.Server
-}
+// memIMAP is the in-memory test server (package imaptest).
+type memIMAP struct{ *imaptest.Server }
 
 func startMemIMAP(t *testing.T, caps imap.CapSet) *memIMAP {
 	t.Helper()
-	m := &memIMAP{mem: imapmemserver.New(), caps: caps}
-	m.user = imapmemserver.NewUser(testUser, testPassword)
-	if err := m.user.Create("INBOX", nil); err != nil {
-		t.Fatal(err)
-	}
-	m.mem.AddUser(m.user)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.addr = ln.Addr().String()
-	m.serve(ln)
-	t.Cleanup(m.stop)
-	return m
+	return startMemIMAPOpts(t, caps, false)
 }
 
-func (m *memIMAP) serve(ln net.Listener) {
-	srv := imapserver.New(&imapserver.Options{
-		NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-			return m.mem.NewSession(), nil, nil
-		},
-		Caps:         m.caps,
-		InsecureAuth: true,
-		Logger:       log.New(io.Discard, "", 0),
-	})
-	m.mu.Lock()
-	m.srv = srv
-	m.mu.Unlock()
-	go srv.Serve(ln)
-}
-
-// stop closes the listener and every connection.
-func (m *memIMAP) stop() {
-	m.mu.Lock()
-	srv := m.srv
-	m.srv = nil
-	m.mu.Unlock()
-	if srv != nil {
-		srv.Close()
-	}
-}
-
-// start serves again on the same address.
-func (m *memIMAP) start(t *testing.T) {
+// startMemIMAPOpts starts a server; noIdle hides IDLE, so the client polls.
+func startMemIMAPOpts(t *testing.T, caps imap.CapSet, noIdle bool) *memIMAP {
 	t.Helper()
-	var ln net.Listener
-	var err error
-	for range 50 {
-		if ln, err = net.Listen("tcp", m.addr); err == nil {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	m.serve(ln)
+	return &memIMAP{imaptest.Start(t, &imaptest.Options{Caps: caps, NoIdle: noIdle, User: testUser, Password: testPassword})}
 }
 
-func (m *memIMAP) deliver(t *testing.T, raw []byte) {
-	t.Helper()
-	if _, err := m.user.Append("INBOX", bytes.NewReader(raw), &imap.AppendOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func (m *memIMAP) count(t *testing.T, mailbox string) int {
-	t.Helper()
-	st, err := m.user.Status(mailbox, &imap.StatusOptions{NumMessages: true})
-	if err != nil {
-		return -1 // no such mailbox
-	}
-	return int(*st.NumMessages)
-}
+func (m *memIMAP) stop()                               { m.Stop() }
+func (m *memIMAP) start(t *testing.T)                  { m.Restart(t) }
+func (m *memIMAP) deliver(t *testing.T, raw []byte)    { m.Deliver(t, raw) }
+func (m *memIMAP) count(t *testing.T, mbox string) int { return m.Count(mbox) }
 
 func (m *memIMAP) endpoint(t *testing.T) mailbot.Endpoint {
-	host, port, _ := net.SplitHostPort(m.addr)
+	host, port, _ := net.SplitHostPort(m.Addr)
 	p, _ := strconv.Atoi(port)
 	return mailbot.Endpoint{Security: mailbot.SecurityStartTLS, Host: host, Port: p, Username: testUser, Mailbox: "INBOX"}
 }
@@ -174,36 +102,31 @@ func (e *events) messages() []mailbot.WatchEvent {
 func waitExcluded(t *testing.T, store *db.Store, site string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	for time.Since(start) < within {
+	clocktest.Eventually(t, within, site+" excluded", func() bool {
 		var n int64
 		if err := store.DB.Model(&db.Exclusion{}).Where("site = ?", site).Count(&n).Error; err != nil {
 			t.Fatal(err)
 		}
-		if n > 0 {
-			return time.Since(start)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-	t.Fatalf("%s not excluded within %v", site, within)
-	return 0
+		return n > 0
+	})
+	return time.Since(start)
 }
 
-// idleSettle gives a watcher that just connected the time to enter IDLE:
-// the in-memory server does not report mail that arrives between the last
-// command and IDLE (Dovecot does).
-func idleSettle() { time.Sleep(300 * time.Millisecond) }
+// waitWaiting waits until the watcher on fc waits: in IDLE (its timer
+// starts once the server has acknowledged the IDLE), between two polls, or
+// before reconnecting. The in-memory server does not report mail that
+// arrives between the last command and IDLE (Dovecot does), so a test
+// delivers only once the watcher waits.
+func waitWaiting(t *testing.T, fc *clocktest.Clock) {
+	t.Helper()
+	fc.WaitTimers(t, 1)
+}
 
 // waitEmpty waits until the watcher has moved every message out of the
 // INBOX (the move follows the commit).
 func waitEmpty(t *testing.T, srv *memIMAP) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.count(t, "INBOX") != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("INBOX still holds %d messages", srv.count(t, "INBOX"))
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.count(t, "INBOX") == 0 })
 }
 
 var (
@@ -274,41 +197,47 @@ func TestWatchBackground(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		caps imap.CapSet
-	}{{"IDLE", capsRev2}, {"polling", capsRev1}} {
+		idle bool
+	}{{"IDLE", capsRev2, true}, {"polling", capsRev1, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			srv := startMemIMAP(t, tc.caps)
+			srv := startMemIMAPOpts(t, tc.caps, !tc.idle)
 			proc, _, store := newSQLiteProcessor(t)
 			ev := newEvents()
 			wire := &lockedBuffer{}
+			fc := clocktest.New(time.Time{})
 			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
-				PollInterval: 100 * time.Millisecond, MinBackoff: 20 * time.Millisecond,
-				DebugWriter: wire,
+				DebugWriter: wire, Clock: fc,
 			}))
+			// With IDLE, the server's notice alone wakes the watcher (the
+			// fake time stands still); polling, the next poll does.
+			wake := func() {
+				if !tc.idle {
+					if d, ok := fc.AdvanceToNext(); !ok || d != mailbot.DefaultPollInterval {
+						t.Errorf("the watcher waits %v (%v) between polls, want %v", d, ok, mailbot.DefaultPollInterval)
+					}
+				}
+			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
 			go func() { done <- w.Run(ctx) }()
 			ev.waitConnected(t, true)
-			if !w.State().Connected {
-				t.Errorf("State().Connected = false after the connected event")
+			if st := w.State(); !st.Connected || !st.Since.Equal(fc.Now()) {
+				t.Errorf("State() = %+v after the connected event, want connected since %v (the fake clock)", st, fc.Now())
 			}
 
-			idleSettle()
+			waitWaiting(t, fc)
 			srv.deliver(t, readTestdata(t, "exclude-one.eml"))
+			wake()
 			took := waitExcluded(t, store, "bakery-example.com", 10*time.Second)
 			t.Logf("time to exclusion (%s): %v", tc.name, took)
 			// The in-memory server loses track of a mailbox when a message
 			// arrives during a MOVE ("* 0 EXPUNGE"); Dovecot does not.
 			waitEmpty(t, srv)
-			idleSettle()
+			waitWaiting(t, fc)
 			srv.deliver(t, readTestdata(t, "other.eml"))
-			deadline := time.Now().Add(10 * time.Second)
-			for srv.count(t, "Review") != 1 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
-			if n := srv.count(t, "Review"); n != 1 {
-				t.Errorf("Review holds %d messages, want 1", n)
-			}
+			wake()
+			clocktest.Eventually(t, 10*time.Second, "the message in Review", func() bool { return srv.count(t, "Review") == 1 })
 
 			cancel()
 			select {
@@ -325,6 +254,9 @@ func TestWatchBackground(t *testing.T) {
 			// Stopping logs out of the server; it does not just hang up.
 			if !strings.Contains(wire.String(), " LOGOUT\r\n") {
 				t.Errorf("the watcher did not send LOGOUT when stopped")
+			}
+			if idled := strings.Contains(wire.String(), " IDLE\r\n"); idled != tc.idle {
+				t.Errorf("the watcher sent IDLE: %v, want %v", idled, tc.idle)
 			}
 		})
 	}
@@ -354,16 +286,17 @@ func TestWatchReconnect(t *testing.T) {
 	srv := startMemIMAP(t, capsRev2)
 	proc, _, store := newSQLiteProcessor(t)
 	ev := newEvents()
+	fc := clocktest.New(time.Time{})
 	w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 		Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
-		MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
+		MinBackoff: 20 * time.Second, MaxBackoff: 200 * time.Second, Clock: fc,
 	}))
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, 1)
 	go func() { done <- w.Run(ctx) }()
 	ev.waitConnected(t, true)
-	idleSettle()
+	waitWaiting(t, fc)
 	srv.deliver(t, readTestdata(t, "exclude-one.eml"))
 	waitExcluded(t, store, "bakery-example.com", 10*time.Second)
 	waitEmpty(t, srv)
@@ -371,8 +304,18 @@ func TestWatchReconnect(t *testing.T) {
 	srv.stop()
 	ev.waitConnected(t, false)
 	srv.deliver(t, readTestdata(t, "exclude-two.eml")) // arrives while the watcher is away
-	time.Sleep(100 * time.Millisecond)                 // a few failed reconnects
-	srv.start(t)
+	// Five failed reconnects, each after a backoff twice the last, up to
+	// MaxBackoff; then the server is back and the sixth succeeds. The
+	// server starts only once the fifth has failed (the watcher waits).
+	for i, want := range []time.Duration{20, 40, 80, 160, 200, 200} {
+		waitWaiting(t, fc)
+		if i == 5 {
+			srv.start(t)
+		}
+		if d, _ := fc.AdvanceToNext(); d != want*time.Second {
+			t.Errorf("backoff %d = %v, want %v", i+1, d, want*time.Second)
+		}
+	}
 	ev.waitConnected(t, true)
 	waitExcluded(t, store, "garden-example.org", 10*time.Second)
 	waitEmpty(t, srv)

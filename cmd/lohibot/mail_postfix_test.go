@@ -10,6 +10,7 @@ import (
 
 	"github.com/emersion/go-message/mail"
 
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/postfixtest"
 )
@@ -32,7 +33,8 @@ func TestAcknowledgementsThroughPostfix(t *testing.T) {
 		t.Errorf("mail import --smtp:\n%s", r.stdout)
 	}
 	pf.WaitDelivered(t, 3, 10*time.Second)
-	time.Sleep(300 * time.Millisecond) // nothing more arrives
+	// Nothing more arrives: every message Postfix accepted is delivered.
+	clocktest.Eventually(t, 10*time.Second, "Postfix's queue to empty", func() bool { return pf.QueueEmpty(t) })
 	got := pf.Delivered(t)
 	if len(got) != 3 {
 		t.Fatalf("Postfix delivered %d replies, want 3", len(got))

@@ -1,11 +1,8 @@
 package e2e_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"log"
 	"log/slog"
 	"net"
 	"path/filepath"
@@ -14,12 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/emersion/go-imap/v2"
-	"github.com/emersion/go-imap/v2/imapserver"
-	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
-
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
+	"github.com/lohisoft/lohibot/internal/imaptest"
 	"github.com/lohisoft/lohibot/internal/smtptest"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
@@ -63,34 +58,11 @@ func BenchmarkTimeToExclusion(b *testing.B) {
 		benchTimeToExclusion(b, *ep, dovecottest.Password, func(raw []byte) { srv.Deliver(raw, "") }, smtpSrv)
 	})
 	b.Run("in-process", func(b *testing.B) {
-		mem := imapmemserver.New()
-		user := imapmemserver.NewUser("bot@test", "secret")
-		if err := user.Create("INBOX", nil); err != nil {
-			b.Fatal(err)
-		}
-		mem.AddUser(user)
-		ln, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			b.Fatal(err)
-		}
-		s := imapserver.New(&imapserver.Options{
-			NewSession: func(*imapserver.Conn) (imapserver.Session, *imapserver.GreetingData, error) {
-				return mem.NewSession(), nil, nil
-			},
-			Caps:         imap.CapSet{imap.CapIMAP4rev1: {}, imap.CapIMAP4rev2: {}},
-			InsecureAuth: true,
-			Logger:       log.New(io.Discard, "", 0),
-		})
-		go s.Serve(ln)
-		defer s.Close()
-		host, port, _ := net.SplitHostPort(ln.Addr().String())
+		srv := imaptest.Start(b, nil)
+		host, port, _ := net.SplitHostPort(srv.Addr)
 		p, _ := strconv.Atoi(port)
 		ep := mailbot.Endpoint{Security: mailbot.SecurityStartTLS, Host: host, Port: p, Username: "bot@test", Mailbox: "INBOX"}
-		benchTimeToExclusion(b, ep, "secret", func(raw []byte) {
-			if _, err := user.Append("INBOX", bytes.NewReader(raw), &imap.AppendOptions{}); err != nil {
-				b.Fatal(err)
-			}
-		}, nil)
+		benchTimeToExclusion(b, ep, "secret", func(raw []byte) { srv.Deliver(b, raw) }, nil)
 	})
 }
 
@@ -116,8 +88,10 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 		go func() { _ = replies.Run(rctx); close(rdone) }()
 		defer func() { stop(); <-rdone }()
 	}
+	// On a fake clock, a pending timer says the watcher waits in IDLE.
+	fc := clocktest.New(time.Time{})
 	w := mailbot.NewWatcher(mailbot.New(policy.New(store, nil), &mailbot.Options{Logger: quiet, Replies: replies}), &mailbot.WatchOptions{
-		Endpoint: ep, Password: password, Insecure: true, Logger: quiet,
+		Endpoint: ep, Password: password, Insecure: true, Logger: quiet, Clock: fc,
 		OnMessage: func(ev mailbot.WatchEvent) { events <- ev },
 		OnState:   func(mailbot.WatchState) {},
 	})
@@ -128,24 +102,17 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 		cancel()
 		<-done
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !w.State().Connected {
-		if time.Now().After(deadline) {
-			b.Fatalf("the watcher did not connect: %s", w.State().LastError)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	clocktest.Eventually(b, 10*time.Second, "the watcher to connect", func() bool { return w.State().Connected })
 	var took []time.Duration
 	n := 0
 	b.ResetTimer()
 	for b.Loop() {
 		n++
 		site := fmt.Sprintf("tte%d-example.com", n)
-		// Let the watcher settle back into IDLE: go-imap's in-memory server
-		// does not announce at the start of an IDLE what arrived just before
-		// it (Dovecot does), so back-to-back emails would measure that.
+		// Deliver once the watcher waits in IDLE again, so that each
+		// email measures the IDLE path.
 		b.StopTimer()
-		time.Sleep(300 * time.Millisecond)
+		fc.WaitTimers(b, 1)
 		b.StartTimer()
 		deliver(exclusionMail(site, n))
 		accepted := time.Now()
@@ -162,13 +129,7 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 	b.StopTimer()
 	if smtpSrv != nil {
 		// Every exclusion was acknowledged.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(smtpSrv.Messages()) < n {
-			if time.Now().After(deadline) {
-				b.Fatalf("%d acknowledgements sent for %d exclusions", len(smtpSrv.Messages()), n)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+		clocktest.Eventually(b, 10*time.Second, fmt.Sprintf("%d acknowledgements", n), func() bool { return len(smtpSrv.Messages()) >= n })
 	}
 	slices.Sort(took)
 	if len(took) > 0 {

@@ -7,6 +7,7 @@ package postfixtest
 
 import (
 	"fmt"
+	"io/fs"
 	"net"
 	"os"
 	"os/exec"
@@ -201,6 +202,28 @@ func (p *Postfix) Delivered(t testing.TB) [][]byte {
 		out = append(out, b)
 	}
 	return out
+}
+
+// QueueEmpty reports whether Postfix's queue holds no message: every
+// message it accepted was delivered (or bounced, and the bounce delivered).
+func (p *Postfix) QueueEmpty(t testing.TB) bool {
+	t.Helper()
+	n := 0
+	for _, d := range []string{"maildrop", "incoming", "active", "deferred", "hold"} {
+		err := filepath.WalkDir(filepath.Join(p.dir, "queue", d), func(_ string, e fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if e.Type().IsRegular() {
+				n++
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return n == 0
 }
 
 // WaitDelivered waits until at least n messages were delivered, or fails

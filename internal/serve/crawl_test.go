@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +124,9 @@ func TestScheduler(t *testing.T) {
 			}
 			return true
 		})
-		time.Sleep(500 * time.Millisecond) // a few more scans: nothing is due
+		// A few more scans of the crawl list: nothing is due.
+		n0 := scans(t, base)
+		waitUntil(t, 30*time.Second, "three more scans", func() bool { return scans(t, base) >= n0+3 })
 		close(stopWatch)
 		<-watched
 
@@ -182,6 +185,23 @@ func TestScheduler(t *testing.T) {
 		}
 		auditOK(t, srv.Store())
 	})
+}
+
+// scans reads lohibot_crawler_scans_total from the server at base.
+func scans(t *testing.T, base string) int {
+	t.Helper()
+	_, metrics := fetchURL(t, base+"/metrics")
+	for line := range strings.Lines(metrics) {
+		if v, ok := strings.CutPrefix(line, "lohibot_crawler_scans_total "); ok {
+			n, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil {
+				t.Fatalf("lohibot_crawler_scans_total %q: %v", v, err)
+			}
+			return int(n)
+		}
+	}
+	t.Fatalf("/metrics lacks lohibot_crawler_scans_total")
+	return 0
 }
 
 // pageHits drops robots.txt requests.

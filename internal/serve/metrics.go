@@ -30,6 +30,7 @@ type Metrics struct {
 	crawlExclusions prometheus.Counter
 	sitesRunning    prometheus.Gauge
 	sitesDue        prometheus.Gauge
+	scans           prometheus.Counter
 
 	mail            *prometheus.CounterVec
 	exclusions      *prometheus.CounterVec
@@ -78,6 +79,10 @@ func NewMetrics() *Metrics {
 		Name: "lohibot_crawler_sites_due",
 		Help: "Sites of the crawl list due for a crawl at the last scan.",
 	})
+	m.scans = prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "lohibot_crawler_scans_total",
+		Help: "Scans of the crawl list for due sites.",
+	})
 	m.mail = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_mail_processed_total",
 		Help: "Emails the watcher committed and moved, by intent (exclude, reinclude, other, auto) and outcome (excluded, queued, ignored, failed, duplicate).",
@@ -108,7 +113,7 @@ func NewMetrics() *Metrics {
 		Help: "Requests to lohibot's own HTTP server by handler and status code.",
 	}, []string{"handler", "code"})
 	for _, c := range []prometheus.Collector{
-		m.requests, m.pages, m.robotsRefusals, m.sites, m.crawlExclusions, m.sitesRunning, m.sitesDue,
+		m.requests, m.pages, m.robotsRefusals, m.sites, m.crawlExclusions, m.sitesRunning, m.sitesDue, m.scans,
 		m.mail, m.exclusions, m.timeToExclusion, m.watcherUp, m.reloads, m.lastReload, m.httpReqs,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),

@@ -95,6 +95,7 @@ func (s *Server) crawlGeneration(ctx context.Context, cfg *Config, retired *sync
 			s.log.Error("crawl list not read", "err", err)
 		}
 		s.metrics.sitesDue.Set(float64(len(due)))
+		s.metrics.scans.Inc()
 		started := 0
 		for _, t := range due {
 			if !s.claim(t.Site, c.MaxSitesParallel()) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/serve"
 	"github.com/lohisoft/lohibot/mailbot"
@@ -160,28 +161,26 @@ func TestHealthWatcherDown(t *testing.T) {
 	srv, _ := newServer(t, cfg)
 	base := start(t, srv)
 
-	var h serve.Health
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var (
+		h    serve.Health
+		code int
+		body []byte
+	)
+	clocktest.Eventually(t, 10*time.Second, "/healthz: 503 with the watcher down after a failed connection", func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
-		body, _ := io.ReadAll(resp.Body)
+		body, _ = io.ReadAll(resp.Body)
 		resp.Body.Close()
+		code = resp.StatusCode
 		if err := json.Unmarshal(body, &h); err != nil {
 			t.Fatal(err)
 		}
-		if resp.StatusCode == http.StatusServiceUnavailable && h.Watcher.Status == "down" && strings.Contains(h.Watcher.Error, "connect") {
-			if len(h.Down) != 1 || h.Down[0] != "watcher" || h.Database.Status != "ok" {
-				t.Errorf("healthz = %s, want only the watcher down", body)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("GET /healthz = %d %s, want 503 with the watcher down after a failed connection", resp.StatusCode, body)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return code == http.StatusServiceUnavailable && h.Watcher.Status == "down" && strings.Contains(h.Watcher.Error, "connect")
+	})
+	if len(h.Down) != 1 || h.Down[0] != "watcher" || h.Database.Status != "ok" {
+		t.Errorf("healthz = %d %s, want only the watcher down", code, body)
 	}
 }
 
@@ -203,19 +202,20 @@ func start(t *testing.T, srv *serve.Server) string {
 			t.Errorf("Run did not return within 30 s of its context ending")
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Addr() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("server did not listen")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Eventually(t, 5*time.Second, "the server to listen", func() bool { return srv.Addr() != nil })
 	return "http://" + srv.Addr().String()
 }
 
 func TestReload(t *testing.T) {
 	cfg := testConfig(dbtest.DSN(t, "sqlite"))
-	srv, src := newServer(t, cfg)
+	fc := clocktest.New(time.Time{})
+	src := &configSource{}
+	src.set(cfg, nil)
+	srv, err := serve.New(context.Background(), cfg, &serve.Options{Load: src.load, Logger: quiet, Now: fc.Now})
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() { srv.Close() })
 	h := srv.Handler()
 	_, before := fetch(t, h, "/bot/ips.json")
 
@@ -237,7 +237,7 @@ func TestReload(t *testing.T) {
 	}
 
 	// A new fleet is a new list.
-	time.Sleep(1100 * time.Millisecond) // creationTime has whole seconds
+	fc.Advance(time.Second) // creationTime has whole seconds
 	next2 := next
 	next2.Crawler.Fleet = []serve.Machine{{IP: "192.0.2.7", Host: "crawler3.bot.lohisoft.com"}}
 	src.set(&next2, nil)

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/webrecord"
 )
 
@@ -46,9 +47,7 @@ func TestRecorder(t *testing.T) {
 	go func() { defer wg.Done(); get("/slow") }()
 	go func() { defer wg.Done(); get("/slow") }()
 	// Both slow requests are in flight before they are released.
-	for deadline := time.Now().Add(5 * time.Second); rec.MaxInFlight()["site.test"] < 2 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
+	clocktest.Eventually(t, 5*time.Second, "two requests in flight", func() bool { return rec.MaxInFlight()["site.test"] >= 2 })
 	close(release)
 	wg.Wait()
 	get("/teapot")

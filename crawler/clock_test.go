@@ -1,0 +1,92 @@
+package crawler_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testweb"
+)
+
+// TestClock crawls on a fake clock (Options.Clock) that moves to each wait's
+// end as soon as the crawler waits: the gaps, a Retry-After and the
+// backoffs add up to hours of fake time and the crawl ends in moments of
+// real time, with every wait in the log at exactly its length.
+func TestClock(t *testing.T) {
+	const (
+		delay      = time.Minute
+		retryAfter = 50 * time.Minute
+	)
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			e := newEnv(t, engine, &testweb.Options{Plain: 1, PagesPerSite: 4, RetryAfter: retryAfter})
+			fc := clocktest.New(time.Time{})
+			start := fc.Now()
+			opts := e.options(t)
+			opts.Clock = fc
+			opts.Delay = delay
+			opts.MaxSitesParallel = 1 // one wait at a time: each ends exactly when due
+			c := e.crawler(t, opts)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			go fc.AutoAdvance(ctx)
+
+			realStart := time.Now()
+			res := e.crawl(t, c, "plain-000.test", testweb.KindRetrySecs, testweb.KindFlaky)
+			took := time.Since(realStart)
+			for site, r := range res {
+				if r.Status != crawler.SiteCrawled {
+					t.Errorf("%s: %+v, want crawled", site, r)
+				}
+			}
+			rows := e.requests(t)
+			last := map[string]db.Request{}
+			var sawRetryAfter, sawBackoff bool
+			for _, r := range rows {
+				if r.SentAt.Before(start) || r.CompletedAt == nil {
+					t.Fatalf("request %d sent at %v, completed at %v: not on the fake clock from %v", r.ID, r.SentAt, r.CompletedAt, start)
+				}
+				prev, ok := last[r.Host]
+				last[r.Host] = r
+				if !ok {
+					continue
+				}
+				gap := r.SentAt.Sub(*prev.CompletedAt)
+				st := *prev.Status
+				switch {
+				case prev.RetryNotBefore != nil:
+					sawRetryAfter = true
+					if want := max(delay, retryAfter); gap != want {
+						t.Errorf("%s: gap after %d with Retry-After %s = %v, want %v", r.URL, st, prev.RetryAfter, gap, want)
+					}
+				case st == http.StatusTooManyRequests || st >= 500:
+					sawBackoff = true
+					low := delay << (prev.Attempt + 1)
+					if gap < low || gap > low+low/2 {
+						t.Errorf("%s: backoff after %d (attempt %d) = %v, want %v to %v", r.URL, st, prev.Attempt, gap, low, low+low/2)
+					}
+				default:
+					if gap != delay {
+						t.Errorf("%s: gap = %v, want exactly %v", r.URL, gap, delay)
+					}
+				}
+			}
+			if !sawRetryAfter || !sawBackoff {
+				t.Errorf("Retry-After seen %v, backoff seen %v: the web did not answer 429 and 503", sawRetryAfter, sawBackoff)
+			}
+			fake := fc.Now().Sub(start)
+			t.Logf("%d requests: %v of fake time in %v", len(rows), fake, took)
+			if fake < retryAfter+10*delay {
+				t.Errorf("the crawl took %v of fake time, want hours", fake)
+			}
+			if took > 20*time.Second {
+				t.Errorf("the crawl took %v of real time: it waited on the system clock", took)
+			}
+		})
+	}
+}
