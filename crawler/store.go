@@ -30,9 +30,7 @@ func logicalError(err error) bool {
 		errors.Is(err, ErrExcluded) || errors.As(err, &skip)
 }
 
-// withTx runs f in a write transaction (on SQLite the writer's own
-// connection inside its group transaction, statements prepared once; on
-// PostgreSQL a transaction of the pool): f is handed to a writer goroutine,
+// withTx runs f in a write transaction: f is handed to a writer goroutine,
 // which commits the work of many callers in one transaction (group
 // commit): on SQLite the one writer, with prepared statements; on
 // PostgreSQL one of pgWriters, each caller in a savepoint (see pgWriter).

@@ -134,3 +134,38 @@ func AbandonSiteRequests(ctx context.Context, tx WriteTx, site, holder, outcome,
 		WHERE site = ? AND completed_at IS NULL AND sent_at <= ?`,
 		outcome, why, holder, expiredAt, site, expiredAt)
 }
+
+// SentRequest is a request of the log as a webmaster's log is matched
+// against it: its id, URL and sending time.
+type SentRequest struct {
+	ID     int64
+	URL    string
+	SentAt time.Time
+}
+
+// RequestsSent calls fn for every request sent at a time in [from, to], in
+// any order, streaming (one query on the sent_at index). It stops at fn's
+// first error and returns it. It does I/O.
+func (s *Store) RequestsSent(ctx context.Context, from, to time.Time, fn func(SentRequest) error) error {
+	rows, err := s.DB.WithContext(ctx).Model(&Request{}).
+		Select("id", "url", "sent_at").
+		Where("sent_at >= ? AND sent_at <= ?", from.UTC(), to.UTC()).
+		Rows()
+	if err != nil {
+		return fmt.Errorf("db: request log: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var r SentRequest
+		if err := rows.Scan(&r.ID, &r.URL, &r.SentAt); err != nil {
+			return fmt.Errorf("db: request log: %w", err)
+		}
+		if err := fn(r); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("db: request log: %w", err)
+	}
+	return nil
+}

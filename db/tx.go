@@ -109,7 +109,8 @@ func rebind(d Dialect, q string) string {
 	for i := 0; i < len(q); i++ {
 		if q[i] == '?' {
 			n++
-			fmt.Fprintf(&b, "$%d", n)
+			b.WriteByte('$')
+			b.WriteString(strconv.Itoa(n))
 			continue
 		}
 		b.WriteByte(q[i])

@@ -54,27 +54,7 @@ func StoreRequests(s *db.Store) RequestLog { return storeRequests{s: s} }
 type storeRequests struct{ s *db.Store }
 
 func (l storeRequests) Sent(ctx context.Context, from, to time.Time, fn func(SentRequest) error) error {
-	rows, err := l.s.DB.WithContext(ctx).Model(&db.Request{}).
-		Select("id", "url", "sent_at").
-		Where("sent_at >= ? AND sent_at <= ?", from.UTC(), to.UTC()).
-		Rows()
-	if err != nil {
-		return fmt.Errorf("identity: request log: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var r SentRequest
-		if err := rows.Scan(&r.ID, &r.URL, &r.SentAt); err != nil {
-			return fmt.Errorf("identity: request log: %w", err)
-		}
-		if err := fn(r); err != nil {
-			return err
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("identity: request log: %w", err)
-	}
-	return nil
+	return l.s.RequestsSent(ctx, from, to, func(r db.SentRequest) error { return fn(SentRequest(r)) })
 }
 
 // LogOptions configures VerifyLog. A nil *LogOptions is equivalent to a zero

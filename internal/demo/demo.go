@@ -274,14 +274,12 @@ func (r *run) estimate() string {
 
 // checkEmpty refuses a database that holds anything a demo would write.
 func checkEmpty(ctx context.Context, s *db.Store) error {
-	for _, m := range []any{&db.Site{}, &db.Exclusion{}, &db.MailMessage{}, &db.Request{}} {
-		var n int64
-		if err := s.DB.WithContext(ctx).Model(m).Count(&n).Error; err != nil {
-			return fmt.Errorf("demo: %w", err)
-		}
-		if n > 0 {
-			return ErrNotEmpty
-		}
+	empty, err := s.Empty(ctx)
+	if err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if !empty {
+		return ErrNotEmpty
 	}
 	return nil
 }
