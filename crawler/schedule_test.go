@@ -188,11 +188,7 @@ func newEnvDSN(t *testing.T, dsn string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenDSN(t, dsn)
 	return &env{web: w, store: store, pol: policy.New(store, nil), dsn: dsn}
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -128,10 +129,7 @@ func TestDovecotRestart(t *testing.T) {
 	// A message applied before (say the watcher crashed between the commit
 	// and the move) is moved without being applied again.
 	srv.Deliver(readTestdata(t, "exclude-one.eml"), "")
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.Count("INBOX") != 0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	testutil.Within(10*time.Second, func() bool { return srv.Count("INBOX") == 0 })
 
 	if n := countRows(t, store, &db.MailMessage{}, ""); n != 4 {
 		t.Errorf("stored messages = %d, want 4", n)

@@ -18,6 +18,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -197,12 +198,8 @@ func idleSettle() { time.Sleep(300 * time.Millisecond) }
 // INBOX (the move follows the commit).
 func waitEmpty(t *testing.T, srv *memIMAP) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for srv.count(t, "INBOX") != 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("INBOX still holds %d messages", srv.count(t, "INBOX"))
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !testutil.Within(10*time.Second, func() bool { return srv.count(t, "INBOX") == 0 }) {
+		t.Fatalf("INBOX still holds %d messages", srv.count(t, "INBOX"))
 	}
 }
 
@@ -279,7 +276,7 @@ func TestWatchBackground(t *testing.T) {
 			srv := startMemIMAP(t, tc.caps)
 			proc, _, store := newSQLiteProcessor(t)
 			ev := newEvents()
-			wire := &lockedBuffer{}
+			wire := &testutil.Buffer{}
 			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
 				PollInterval: 100 * time.Millisecond, MinBackoff: 20 * time.Millisecond,
@@ -302,10 +299,7 @@ func TestWatchBackground(t *testing.T) {
 			waitEmpty(t, srv)
 			idleSettle()
 			srv.deliver(t, readTestdata(t, "other.eml"))
-			deadline := time.Now().Add(10 * time.Second)
-			for srv.count(t, "Review") != 1 && time.Now().Before(deadline) {
-				time.Sleep(10 * time.Millisecond)
-			}
+			testutil.Within(10*time.Second, func() bool { return srv.count(t, "Review") == 1 })
 			if n := srv.count(t, "Review"); n != 1 {
 				t.Errorf("Review holds %d messages, want 1", n)
 			}
@@ -328,24 +322,6 @@ func TestWatchBackground(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer is an io.Writer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // The server goes away mid-watch and comes back: the watcher reconnects,

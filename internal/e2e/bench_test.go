@@ -21,6 +21,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
 	"github.com/lohisoft/lohibot/internal/smtptest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy"
@@ -128,12 +129,8 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 		cancel()
 		<-done
 	}()
-	deadline := time.Now().Add(10 * time.Second)
-	for !w.State().Connected {
-		if time.Now().After(deadline) {
-			b.Fatalf("the watcher did not connect: %s", w.State().LastError)
-		}
-		time.Sleep(10 * time.Millisecond)
+	if !testutil.Within(10*time.Second, func() bool { return w.State().Connected }) {
+		b.Fatalf("the watcher did not connect: %s", w.State().LastError)
 	}
 	var took []time.Duration
 	n := 0
@@ -162,12 +159,8 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 	b.StopTimer()
 	if smtpSrv != nil {
 		// Every exclusion was acknowledged.
-		deadline := time.Now().Add(10 * time.Second)
-		for len(smtpSrv.Messages()) < n {
-			if time.Now().After(deadline) {
-				b.Fatalf("%d acknowledgements sent for %d exclusions", len(smtpSrv.Messages()), n)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testutil.Within(10*time.Second, func() bool { return len(smtpSrv.Messages()) >= n }) {
+			b.Fatalf("%d acknowledgements sent for %d exclusions", len(smtpSrv.Messages()), n)
 		}
 	}
 	slices.Sort(took)

@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -203,13 +204,7 @@ func start(t *testing.T, srv *serve.Server) string {
 			t.Errorf("Run did not return within 30 s of its context ending")
 		}
 	})
-	deadline := time.Now().Add(5 * time.Second)
-	for srv.Addr() == nil {
-		if time.Now().After(deadline) {
-			t.Fatal("server did not listen")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.Eventually(t, 5*time.Second, "the server to listen", func() bool { return srv.Addr() != nil })
 	return "http://" + srv.Addr().String()
 }
 
