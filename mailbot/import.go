@@ -34,6 +34,29 @@ type ImportSummary struct {
 	RepliesQueued int `json:"replies_queued"`
 }
 
+// Count adds one message to the summary: res and err are what Process
+// returned for it.
+func (s *ImportSummary) Count(res *Result, err error) {
+	s.Messages++
+	switch {
+	case err != nil:
+		s.Failed++
+	case res.Duplicate:
+		s.Duplicates++
+	default:
+		switch res.Outcome {
+		case OutcomeExcluded:
+			s.Excluded++
+		case OutcomeQueued:
+			s.Queued++
+		case OutcomeIgnored:
+			s.Ignored++
+		default:
+			s.Failed++
+		}
+	}
+}
+
 // Import applies every message of the files and folders named by paths (see
 // ReadSource: single messages, mboxes and Maildirs), several at a time. A
 // message that cannot be stored is counted as failed and the import goes
@@ -65,24 +88,7 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 			for it := range items {
 				res, err := p.Process(ctx, it.raw, it.source)
 				mu.Lock()
-				sum.Messages++
-				switch {
-				case err != nil:
-					sum.Failed++
-				case res.Duplicate:
-					sum.Duplicates++
-				default:
-					switch res.Outcome {
-					case OutcomeExcluded:
-						sum.Excluded++
-					case OutcomeQueued:
-						sum.Queued++
-					case OutcomeIgnored:
-						sum.Ignored++
-					default:
-						sum.Failed++
-					}
-				}
+				sum.Count(res, err)
 				mu.Unlock()
 				if o.OnResult != nil {
 					o.OnResult(it.source, res, err)
