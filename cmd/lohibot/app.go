@@ -95,12 +95,20 @@ func exitCode(err error) int {
 	}
 }
 
+// run runs lohibot with args and returns the exit code; main is run on the
+// process's streams and environment.
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
+	return runRoot(ctx, newRootCmd, args, in, out, errOut, getenv)
+}
+
+// runRoot is run with the command tree newRoot makes (tests give one
+// holding only the command under test).
+func runRoot(ctx context.Context, newRoot func(*app) *cobra.Command, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
 	safeOut, safeErr := termsafe.NewWriter(out), termsafe.NewWriter(errOut)
 	defer safeOut.Flush()
 	defer safeErr.Flush()
 	a := &app{in: in, out: safeOut, rawOut: out, errOut: safeErr, getenv: getenv}
-	root := newRootCmd(a)
+	root := newRoot(a)
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(safeOut)
