@@ -142,7 +142,9 @@ func TestExcludeOptions(t *testing.T) {
 		return in("exclude", newExcludeListCmd(a, f))
 	}, []hookCase[excludeListOptions]{
 		{name: "unverified", args: []string{"exclude", "list", "--unverified", "--json"},
-			want: func(t *testing.T, o *excludeListOptions) { eq(t, "Unverified, JSON", []bool{o.Unverified, o.JSON}, []bool{true, true}) }},
+			want: func(t *testing.T, o *excludeListOptions) {
+				eq(t, "Unverified, JSON", []bool{o.Unverified, o.JSON}, []bool{true, true})
+			}},
 		{name: "arguments", args: []string{"exclude", "list", "example.com"}, code: 2, errPart: "unexpected arguments"},
 	})
 	runHookCases(t, func(a *app, f func(*excludeCheckOptions) error) *cobra.Command {
@@ -169,7 +171,9 @@ func TestSitesOptions(t *testing.T) {
 		return in("sites", newSitesRemoveCmd(a, f))
 	}, []hookCase[sitesRemoveOptions]{
 		{name: "a site named twice", args: []string{"sites", "remove", "example.com", "https://www.example.com/", "example.org", "--by", "anna"},
-			want: func(t *testing.T, o *sitesRemoveOptions) { eq(t, "Inputs", o.Inputs, []string{"example.com", "example.org"}) }},
+			want: func(t *testing.T, o *sitesRemoveOptions) {
+				eq(t, "Inputs", o.Inputs, []string{"example.com", "example.org"})
+			}},
 	})
 }
 
@@ -262,7 +266,9 @@ func TestSearchAuditReportOptions(t *testing.T) {
 				eq(t, "options", []string{o.Site, o.Format, o.Output, o.Lang}, []string{"example.com", "html", filepath.Join(dir, "r.html"), "it"})
 			}},
 		{name: "json", args: []string{"report", "example.com", "--json"},
-			want: func(t *testing.T, o *reportOptions) { eq(t, "Format, JSON", []any{o.Format, o.JSON}, []any{"json", true}) }},
+			want: func(t *testing.T, o *reportOptions) {
+				eq(t, "Format, JSON", []any{o.Format, o.JSON}, []any{"json", true})
+			}},
 		{name: "json and html", args: []string{"report", "example.com", "--json", "--format", "html"}, code: 2, errPart: "--json prints JSON"},
 		{name: "format", args: []string{"report", "example.com", "--format", "pdf"}, code: 2, errPart: `--format "pdf"`},
 		{name: "folder", args: []string{"report", "example.com", "-o", dir}, code: 2, errPart: "is a folder"},
@@ -376,7 +382,9 @@ func TestMailOptions(t *testing.T) {
 		return in("mail", newMailParseCmd(a, f))
 	}, []hookCase[mailParseOptions]{
 		{name: "files", args: []string{"mail", "parse", "a.eml", "b.eml", "--json"},
-			want: func(t *testing.T, o *mailParseOptions) { eq(t, "Files, JSON", []any{o.Files, o.JSON}, []any{[]string{"a.eml", "b.eml"}, true}) }},
+			want: func(t *testing.T, o *mailParseOptions) {
+				eq(t, "Files, JSON", []any{o.Files, o.JSON}, []any{[]string{"a.eml", "b.eml"}, true})
+			}},
 	})
 }
 
@@ -425,7 +433,9 @@ func TestIdentityOptions(t *testing.T) {
 		{name: "file", args: []string{"keys", "show", "k.pem"},
 			want: func(t *testing.T, o *keysShowOptions) { eq(t, "File", o.File, "k.pem") }},
 		{name: "config", env: []string{"LOHIBOT_CONFIG=c.toml"}, args: []string{"keys", "show"},
-			want: func(t *testing.T, o *keysShowOptions) { eq(t, "File, Config", []string{o.File, o.Config}, []string{"", "c.toml"}) }},
+			want: func(t *testing.T, o *keysShowOptions) {
+				eq(t, "File, Config", []string{o.File, o.Config}, []string{"", "c.toml"})
+			}},
 		{name: "neither", args: []string{"keys", "show"}, code: 2, errPart: "name a key FILE"},
 	})
 	runHookCases(t, func(a *app, f func(*keysGenerateOptions) error) *cobra.Command {
