@@ -23,14 +23,6 @@ import (
 func runHooked(t *testing.T, env []string, mk func(a *app) *cobra.Command, args ...string) cliResult {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	getenv := func(k string) string {
-		for _, kv := range env {
-			if v, ok := strings.CutPrefix(kv, k+"="); ok {
-				return v
-			}
-		}
-		return ""
-	}
 	newRoot := func(a *app) *cobra.Command {
 		root := newBareRootCmd(a)
 		root.AddCommand(mk(a))
@@ -38,7 +30,7 @@ func runHooked(t *testing.T, env []string, mk func(a *app) *cobra.Command, args 
 	}
 	// A --db that names no database: a run that opened it would exit 2.
 	noDB := filepath.Join(t.TempDir(), "none.db")
-	code := runRoot(context.Background(), newRoot, append([]string{"--db", noDB}, args...), strings.NewReader(""), &out, &errOut, getenv)
+	code := runRoot(context.Background(), newRoot, append([]string{"--db", noDB}, args...), strings.NewReader(""), &out, &errOut, envFunc(env))
 	if _, err := os.Stat(noDB); err == nil {
 		t.Errorf("lohibot %s created %s", strings.Join(args, " "), noDB)
 	}
