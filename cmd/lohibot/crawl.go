@@ -247,36 +247,10 @@ func (o *crawlOptions) apply(copts *crawler.Options) error {
 // a named site is excluded, nothing at all was fetched, or the crawl was
 // interrupted.
 func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
-	p, store, args, copts := o.Policy, o.Policy.Store(), o.sites, *o.Crawler
-	var err error
-	// With --all the crawl list is read a page at a time as sites start,
-	// so a list of any length costs one page of memory.
-	var (
-		targets iter.Seq2[crawler.Target, error]
-		total   int64
-	)
-	if o.all {
-		if total, err = store.CountSites(ctx); err != nil {
-			return err
-		}
-		targets = crawler.Listed(ctx, store)
-	} else {
-		ts, err := crawler.Targets(ctx, p, args, false)
-		if err != nil {
-			return err
-		}
-		total = int64(len(ts))
-		targets = func(yield func(crawler.Target, error) bool) {
-			seen := map[string]bool{}
-			for _, t := range ts {
-				if !seen[t.Site] {
-					seen[t.Site] = true
-					if !yield(t, nil) {
-						return
-					}
-				}
-			}
-		}
+	p, store, copts := o.Policy, o.Policy.Store(), *o.Crawler
+	targets, total, err := crawlTargets(ctx, o)
+	if err != nil {
+		return err
 	}
 	if total == 0 {
 		// A remark, not data: stdout stays JSON-only with --json.
@@ -338,6 +312,35 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		return refused
 	}
 	return nil
+}
+
+// crawlTargets returns the sites to crawl and how many there are: the
+// named ones, each once, or with all the crawl list, read a page at a time
+// as sites start, so that a list of any length costs one page of memory.
+func crawlTargets(ctx context.Context, o *crawlOptions) (iter.Seq2[crawler.Target, error], int64, error) {
+	if o.all {
+		store := o.Policy.Store()
+		total, err := store.CountSites(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return crawler.Listed(ctx, store), total, nil
+	}
+	ts, err := crawler.Targets(ctx, o.Policy, o.sites, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func(yield func(crawler.Target, error) bool) {
+		seen := map[string]bool{}
+		for _, t := range ts {
+			if !seen[t.Site] {
+				seen[t.Site] = true
+				if !yield(t, nil) {
+					return
+				}
+			}
+		}
+	}, int64(len(ts)), nil
 }
 
 // progressBar prints the crawl's lines, one per site as each ends (or a
