@@ -159,6 +159,13 @@ func TestSitesOptions(t *testing.T) {
 			}},
 		{name: "bad site", args: []string{"sites", "add", "ftp://example.com/"}, code: 2, errPart: "ftp://example.com/"},
 	})
+	runHookCases(t, func(a *app, f func(*sitesListOptions) error) *cobra.Command {
+		return in("sites", newSitesListCmd(a, f))
+	}, []hookCase[sitesListOptions]{
+		{name: "json", args: []string{"sites", "list", "--json"},
+			want: func(t *testing.T, o *sitesListOptions) { eq(t, "JSON", o.JSON, true) }},
+		{name: "arguments", args: []string{"sites", "list", "example.com"}, code: 2, errPart: "unexpected arguments"},
+	})
 	runHookCases(t, func(a *app, f func(*sitesRemoveOptions) error) *cobra.Command {
 		return in("sites", newSitesRemoveCmd(a, f))
 	}, []hookCase[sitesRemoveOptions]{
@@ -338,6 +345,14 @@ func TestMailOptions(t *testing.T) {
 			return in("mail", r)
 		}
 	}
+	runHookCases(t, func(a *app, f func(*mailReviewListOptions) error) *cobra.Command {
+		r := groupCmd("review", "review")
+		r.AddCommand(newMailReviewListCmd(a, f))
+		return in("mail", r)
+	}, []hookCase[mailReviewListOptions]{
+		{name: "list", args: []string{"mail", "review", "list", "--json"},
+			want: func(t *testing.T, o *mailReviewListOptions) { eq(t, "JSON", o.JSON, true) }},
+	})
 	runHookCases(t, review(newMailReviewApproveCmd), []hookCase[mailReviewOptions]{
 		{name: "approve", args: []string{"mail", "review", "approve", "15", "--by", "anna", "--site", "example.com", "--site", "example.org"},
 			want: func(t *testing.T, o *mailReviewOptions) {
