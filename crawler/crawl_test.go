@@ -12,7 +12,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -453,7 +453,7 @@ func TestExclusionMidCrawl(t *testing.T) {
 		rs, _ := c.Crawl(ctx, e.targets(testweb.KindBig))
 		done <- rs
 	}()
-	clocktest.Eventually(t, 0, "6 requests to big.test", func() bool { return len(e.web.HitsFor(big.Host)) >= 6 })
+	testutil.Eventually(t, 0, "6 requests to big.test", func() bool { return len(e.web.HitsFor(big.Host)) >= 6 })
 	if _, err := e.pol.Exclude(ctx, []string{big.Name}, policy.Change{Actor: "staff", Reason: "test", Source: "cli"}); err != nil {
 		t.Fatal(err)
 	}
@@ -538,7 +538,7 @@ func TestInterruptAndResume(t *testing.T) {
 		rs, _ := c.Crawl(ctx, e.targets(testweb.KindBig))
 		done <- rs
 	}()
-	clocktest.Eventually(t, 0, "8 requests to big.test", func() bool { return len(e.web.HitsFor("big.test")) >= 8 })
+	testutil.Eventually(t, 0, "8 requests to big.test", func() bool { return len(e.web.HitsFor("big.test")) >= 8 })
 	cancel()
 	rs := <-done
 	if len(rs) != 1 || rs[0].Status != crawler.SiteStopped {

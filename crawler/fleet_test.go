@@ -15,7 +15,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 )
 
@@ -137,7 +137,7 @@ func TestKillAndRestart(t *testing.T) {
 			if err := first.Start(); err != nil {
 				t.Fatal(err)
 			}
-			clocktest.Eventually(t, 30*time.Second, "9 requests to big.test", func() bool { return len(e.web.HitsFor("big.test")) >= 9 })
+			testutil.Eventually(t, 30*time.Second, "9 requests to big.test", func() bool { return len(e.web.HitsFor("big.test")) >= 9 })
 			first.Process.Signal(syscall.SIGKILL)
 			first.Wait()
 			killedAt := len(e.web.Hits())

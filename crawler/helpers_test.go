@@ -36,11 +36,7 @@ func newEnv(t testing.TB, engine string, wopts *testweb.Options) *env {
 	}
 	t.Cleanup(w.Close)
 	dsn := dbtest.DSN(t, engine)
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenDSN(t, dsn)
 	return &env{web: w, store: store, pol: policy.New(store, nil), dsn: dsn}
 }
 

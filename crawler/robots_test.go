@@ -11,7 +11,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -84,7 +84,7 @@ func TestFetchRobotsStatuses(t *testing.T) {
 				t.Errorf("outcome = %q, want %q (status %d, error %q)", r.Outcome, tt.outcome, r.Status, r.Error)
 			}
 			// The server records a request when its handler returns.
-			clocktest.Eventually(t, 3*time.Second, "the server's record", func() bool { return len(e.web.Hits()) >= tt.requests })
+			testutil.Eventually(t, 3*time.Second, "the server's record", func() bool { return len(e.web.Hits()) >= tt.requests })
 			var n int
 			for _, h := range e.web.Hits() {
 				if h.Host != host {

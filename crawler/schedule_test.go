@@ -9,8 +9,8 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -189,11 +189,7 @@ func newEnvDSN(t *testing.T, dsn string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.Close)
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenDSN(t, dsn)
 	return &env{web: w, store: store, pol: policy.New(store, nil), dsn: dsn}
 }
 
@@ -215,7 +211,7 @@ func TestBusyCycleHandOut(t *testing.T) {
 		rs, _ := c1.Crawl(ctx, ts)
 		done <- rs
 	}()
-	clocktest.Eventually(t, 10*time.Second, "the first crawler's cycle lease", func() bool {
+	testutil.Eventually(t, 10*time.Second, "the first crawler's cycle lease", func() bool {
 		var n int64
 		e.store.DB.Model(&db.HostLease{}).Where("host = ? AND holder = ?", "cycle:"+site.Name, c1.Holder()).Count(&n)
 		return n == 1

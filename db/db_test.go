@@ -16,11 +16,7 @@ import (
 func TestOpenBothEngines(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		if v, err := s.Version(ctx); err != nil || v != db.SchemaVersion {
 			t.Fatalf("Version() = %d, %v; want %d", v, err, db.SchemaVersion)
 		}
@@ -49,12 +45,7 @@ func TestOpenBothEngines(t *testing.T) {
 
 func TestOneRunningCyclePerSite(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		s, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		c1 := db.CrawlCycle{Site: "example.com", StartedAt: time.Now(), Status: db.CycleRunning, Budget: 20}
 		if err := s.DB.Create(&c1).Error; err != nil {
 			t.Fatal(err)
@@ -160,12 +151,7 @@ func TestBadPostgresDSN(t *testing.T) {
 // made by email before it are unverified, the others verified.
 func TestVerifiedColumn(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
-		ctx := context.Background()
-		s, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		for _, ex := range []db.Exclusion{
 			{Site: "a.example", ExcludedAt: db.Now(), Source: "cli", Verified: true},
 			{Site: "b.example", ExcludedAt: db.Now(), Source: "mail", Verified: false},

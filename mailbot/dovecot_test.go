@@ -11,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -136,7 +137,7 @@ func TestDovecotRestart(t *testing.T) {
 	// A message applied before (say the watcher crashed between the commit
 	// and the move) is moved without being applied again.
 	srv.Deliver(readTestdata(t, "exclude-one.eml"), "")
-	clocktest.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.Count("INBOX") == 0 })
+	testutil.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.Count("INBOX") == 0 })
 
 	if n := countRows(t, store, &db.MailMessage{}, ""); n != 4 {
 		t.Errorf("stored messages = %d, want 4", n)

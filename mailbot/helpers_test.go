@@ -82,11 +82,7 @@ func quietLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard
 // fake parser.
 func newProcessor(t testing.TB, dsn string) (*mailbot.Processor, *policy.Policy, *db.Store) {
 	t.Helper()
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatalf("db.Open: %v", err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenDSN(t, dsn)
 	pol := policy.New(store, nil)
 	return mailbot.New(pol, &mailbot.Options{Parse: fakeParse, Logger: quietLogger()}), pol, store
 }

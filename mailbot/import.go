@@ -37,9 +37,9 @@ type ImportSummary struct {
 // importGroup is the most messages Import applies in one transaction.
 const importGroup = 256
 
-// Add counts one message's result (or the error that kept it from being
+// Count counts one message's result (or the error that kept it from being
 // stored).
-func (s *ImportSummary) Add(res *Result, err error) {
+func (s *ImportSummary) Count(res *Result, err error) {
 	s.Messages++
 	switch {
 	case err != nil:
@@ -114,7 +114,7 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 			}
 			p.applyGroup(ctx, group)
 			for _, it := range group {
-				sum.Add(it.res, it.err)
+				sum.Count(it.res, it.err)
 				if o.OnResult != nil {
 					o.OnResult(it.source, it.res, it.err)
 				}

@@ -17,11 +17,7 @@ import (
 func TestReplyFailureKeepsExclusion(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 		// A port nothing listens on.
 		ln, _ := net.Listen("tcp", "127.0.0.1:0")
 		addr := ln.Addr().String()

@@ -35,11 +35,7 @@ func TestProcessUnclearGoesToStaff(t *testing.T) {
 	}
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatalf("db.Open: %v", err)
-		}
-		t.Cleanup(func() { store.Close() })
+		store := dbtest.OpenDSN(t, dsn)
 		pol := policy.New(store, nil)
 		proc := mailbot.New(pol, &mailbot.Options{Logger: quietLogger()}) // the real parser
 		for _, tt := range tests {

@@ -1,7 +1,6 @@
 package mailbot_test
 
 import (
-	"bytes"
 	"context"
 	"net"
 	"strconv"
@@ -16,6 +15,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/imaptest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -102,7 +102,7 @@ func (e *events) messages() []mailbot.WatchEvent {
 func waitExcluded(t *testing.T, store *db.Store, site string, within time.Duration) time.Duration {
 	t.Helper()
 	start := time.Now()
-	clocktest.Eventually(t, within, site+" excluded", func() bool {
+	testutil.Eventually(t, within, site+" excluded", func() bool {
 		var n int64
 		if err := store.DB.Model(&db.Exclusion{}).Where("site = ?", site).Count(&n).Error; err != nil {
 			t.Fatal(err)
@@ -126,7 +126,7 @@ func waitWaiting(t *testing.T, fc *clocktest.Clock) {
 // INBOX (the move follows the commit).
 func waitEmpty(t *testing.T, srv *memIMAP) {
 	t.Helper()
-	clocktest.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.count(t, "INBOX") == 0 })
+	testutil.Eventually(t, 10*time.Second, "an empty INBOX", func() bool { return srv.count(t, "INBOX") == 0 })
 }
 
 var (
@@ -203,7 +203,7 @@ func TestWatchBackground(t *testing.T) {
 			srv := startMemIMAPOpts(t, tc.caps, !tc.idle)
 			proc, _, store := newSQLiteProcessor(t)
 			ev := newEvents()
-			wire := &lockedBuffer{}
+			wire := &testutil.Buffer{}
 			fc := clocktest.New(time.Time{})
 			w := mailbot.NewWatcher(proc, ev.options(&mailbot.WatchOptions{
 				Endpoint: srv.endpoint(t), Password: testPassword, Insecure: true,
@@ -237,7 +237,7 @@ func TestWatchBackground(t *testing.T) {
 			waitWaiting(t, fc)
 			srv.deliver(t, readTestdata(t, "other.eml"))
 			wake()
-			clocktest.Eventually(t, 10*time.Second, "the message in Review", func() bool { return srv.count(t, "Review") == 1 })
+			testutil.Eventually(t, 10*time.Second, "the message in Review", func() bool { return srv.count(t, "Review") == 1 })
 
 			cancel()
 			select {
@@ -260,24 +260,6 @@ func TestWatchBackground(t *testing.T) {
 			}
 		})
 	}
-}
-
-// lockedBuffer is an io.Writer safe for concurrent use.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
 
 // The server goes away mid-watch and comes back: the watcher reconnects,

@@ -12,11 +12,7 @@ import (
 
 func openPolicy(t *testing.T, dsn string) (*policy.Policy, *db.Store) {
 	t.Helper()
-	s, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := dbtest.OpenDSN(t, dsn)
 	return policy.New(s, nil), s
 }
 

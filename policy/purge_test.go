@@ -49,11 +49,7 @@ func count(t *testing.T, store *db.Store, table, where string, args ...any) int6
 func TestExcludePurgesIndex(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 		indexSite(t, ctx, store)
 		p := policy.New(store, nil)
 

@@ -95,12 +95,20 @@ func exitCode(err error) int {
 	}
 }
 
+// run runs lohibot with args and returns the exit code; main is run on the
+// process's streams and environment.
 func run(ctx context.Context, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
+	return runRoot(ctx, newRootCmd, args, in, out, errOut, getenv)
+}
+
+// runRoot is run with the command tree newRoot makes (tests give one
+// holding only the command under test).
+func runRoot(ctx context.Context, newRoot func(*app) *cobra.Command, args []string, in io.Reader, out, errOut io.Writer, getenv func(string) string) int {
 	safeOut, safeErr := termsafe.NewWriter(out), termsafe.NewWriter(errOut)
 	defer safeOut.Flush()
 	defer safeErr.Flush()
 	a := &app{in: in, out: safeOut, rawOut: out, errOut: safeErr, getenv: getenv}
-	root := newRootCmd(a)
+	root := newRoot(a)
 	root.SetArgs(args)
 	root.SetIn(in)
 	root.SetOut(safeOut)
@@ -134,7 +142,34 @@ func unknownCommand(cmd *cobra.Command, args []string) error {
 	return usageError(cmd, errors.New(msg))
 }
 
+// newRootCmd is the lohibot command with every subcommand.
 func newRootCmd(a *app) *cobra.Command {
+	root := newBareRootCmd(a)
+	root.AddCommand(
+		newInitCmd(a, nil),
+		newExcludeCmd(a),
+		newSitesCmd(a),
+		newMailCmd(a),
+		newCrawlCmd(a, nil),
+		newSearchCmd(a, nil),
+		newRobotsCmd(a),
+		newVerifyCmd(a, nil),
+		newVerifyLogCmd(a, nil),
+		newIPsCmd(a, nil),
+		newDemoCmd(a, nil),
+		newServeCmd(a, nil),
+		newAuditCmd(a, nil),
+		newReportCmd(a, nil),
+		newKeysCmd(a),
+		newVerifySignatureCmd(a, nil),
+		// More commands are registered here, one line each.
+	)
+	return root
+}
+
+// newBareRootCmd is the lohibot command without subcommands: its help, the
+// global flags (--db, --resolver, --json) and their checks.
+func newBareRootCmd(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "lohibot",
 		Short: "The admin toolkit behind LohiSoftBot, the crawler that keeps its promises",
@@ -174,26 +209,6 @@ Exit codes: 0 ok, 1 a check found a violation or a request was refused,
 	root.SetFlagErrorFunc(func(cmd *cobra.Command, err error) error {
 		return usageError(cmd, err)
 	})
-
-	root.AddCommand(
-		newInitCmd(a),
-		newExcludeCmd(a),
-		newSitesCmd(a),
-		newMailCmd(a),
-		newCrawlCmd(a),
-		newSearchCmd(a),
-		newRobotsCmd(a),
-		newVerifyCmd(a),
-		newVerifyLogCmd(a),
-		newIPsCmd(a),
-		newDemoCmd(a),
-		newServeCmd(a),
-		newAuditCmd(a),
-		newReportCmd(a),
-		newKeysCmd(a),
-		newVerifySignatureCmd(a),
-		// More commands are registered here, one line each.
-	)
 	return root
 }
 
@@ -224,15 +239,9 @@ func (a *app) openPolicy(ctx context.Context) (*policy.Policy, *db.Store, error)
 	return policy.New(s, nil), s, nil
 }
 
-// newLogger returns a text logger on errOut at level whose lines never
-// carry a secret.
-func (a *app) newLogger(level slog.Level) *slog.Logger {
-	return slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr}))
-}
-
-// printJSON writes v as one line of JSON.
-func (a *app) printJSON(v any) error {
-	enc := json.NewEncoder(a.out)
+// printJSON writes v to w as one line of JSON.
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
 	return enc.Encode(v)
 }

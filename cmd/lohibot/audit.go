@@ -18,13 +18,17 @@ import (
 )
 
 type auditOptions struct {
-	Rules []string
-	Sites []string
-	Since time.Time
-	Head  string
+	printOptions
+	storeOptions
+
+	Rules []string  // the rules to check (none: all)
+	Sites []string  // the sites to check (none: every site in the log)
+	Since time.Time // --since: requests sent from then on (zero: all)
+	Head  string    // --head: check the records sealed up to this chain head
 }
 
-func newAuditCmd(a *app) *cobra.Command {
+func newAuditCmd(a *app, runF func(*auditOptions) error) *cobra.Command {
+	opts := &auditOptions{}
 	var since, head string
 	cmd := &cobra.Command{
 		Use:   "audit [robots|budget|politeness|exclusions|storage|signatures|integrity] [SITE...] [--since T] [--head HASH]",
@@ -76,8 +80,7 @@ the integrity rule ran.`,
   lohibot audit robots --json | jq -r .evidence
   lohibot audit integrity --head 3f2a...`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts, err := parseAuditArgs(args, since, time.Now())
-			if err != nil {
+			if err := parseAuditArgs(opts, args, since, time.Now()); err != nil {
 				return err
 			}
 			if cmd.Flags().Changed("head") {
@@ -89,7 +92,7 @@ the integrity rule ran.`,
 				}
 				opts.Head = strings.TrimSpace(head)
 			}
-			return runAudit(cmd.Context(), a, opts)
+			return runOnStore(cmd, a, opts, runF, runAudit)
 		},
 	}
 	cmd.Flags().StringVar(&head, "head", "", "check that the records sealed up to this chain head (shown by report) are unchanged")
@@ -97,9 +100,10 @@ the integrity rule ran.`,
 	return cmd
 }
 
-// parseAuditArgs sorts the arguments into rules and sites and reads --since.
-func parseAuditArgs(args []string, since string, now time.Time) (*auditOptions, error) {
-	opts := &auditOptions{}
+// parseAuditArgs sorts the arguments into opts' rules and sites and reads
+// --since.
+func parseAuditArgs(opts *auditOptions, args []string, since string, now time.Time) error {
+	opts.Rules, opts.Sites, opts.Since = nil, nil, time.Time{}
 	var bad []string // every bad argument, reported at once
 	for _, arg := range args {
 		if audit.IsRule(strings.ToLower(arg)) {
@@ -126,9 +130,9 @@ func parseAuditArgs(args []string, since string, now time.Time) (*auditOptions, 
 		opts.Since = t
 	}
 	if len(bad) > 0 {
-		return nil, usageErrorf("audit: %s", strings.Join(bad, "\naudit: "))
+		return usageErrorf("audit: %s", strings.Join(bad, "\naudit: "))
 	}
-	return opts, nil
+	return nil
 }
 
 // parseSince reads a point in time: RFC 3339, a date or a date and time (UTC),
@@ -155,29 +159,26 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 	return time.Time{}, fmt.Errorf("want an RFC 3339 time, a date (2006-01-02) or a duration ago (24h, 7d)")
 }
 
-func runAudit(ctx context.Context, a *app, opts *auditOptions) error {
-	store, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	sum, err := audit.Run(ctx, store, &audit.Options{Rules: opts.Rules, Sites: opts.Sites, Since: opts.Since, Head: opts.Head},
+// runAudit prints each violation, then the summary; it returns refused
+// (exit 1) when a rule failed.
+func runAudit(ctx context.Context, opts *auditOptions, out io.Writer) error {
+	sum, err := audit.Run(ctx, opts.Store, &audit.Options{Rules: opts.Rules, Sites: opts.Sites, Since: opts.Since, Head: opts.Head},
 		func(v audit.Violation) error {
-			if a.json {
-				return a.printJSON(v)
+			if opts.JSON {
+				return printJSON(out, v)
 			}
-			printViolation(a.out, &v)
+			printViolation(out, &v)
 			return nil
 		})
 	if err != nil {
 		return err
 	}
-	if a.json {
-		if err := a.printJSON(newAuditSummaryJSON(sum)); err != nil {
+	if opts.JSON {
+		if err := printJSON(out, newAuditSummaryJSON(sum)); err != nil {
 			return err
 		}
 	} else {
-		printAuditSummary(a.out, sum)
+		printAuditSummary(out, sum)
 	}
 	if !sum.OK() {
 		return refused

@@ -20,11 +20,7 @@ import (
 func writeExcludedThenCrawled(t *testing.T, dsn string) (reqID int64) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, dsn)
 	t0 := time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)
 	p := policy.New(store, &policy.Options{Now: func() time.Time { return t0 }})
 	if _, err := p.Exclude(ctx, []string{"example.com"}, policy.Change{Actor: "webmaster@example.com", Evidence: "m1@example.com", Source: "mail"}); err != nil {

@@ -20,13 +20,22 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/crawler/botauth"
-	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// crawlOptions are the crawl command's flags.
+// crawlOptions are the crawl command's flags and arguments.
 type crawlOptions struct {
+	printOptions
+	policyOptions
+	// Crawler are the crawler's options, made from the flags and the
+	// global --resolver by the command.
+	Crawler *crawler.Options
+	// Terminal: out is a terminal, where a progress line is drawn (unless
+	// --json or --verbose).
+	Terminal bool
+
+	sites        []string // the arguments
 	all          bool
 	delay        time.Duration
 	recrawlAfter time.Duration
@@ -45,8 +54,8 @@ type crawlOptions struct {
 	sigAgent     string // --signature-agent
 }
 
-func newCrawlCmd(a *app) *cobra.Command {
-	var o crawlOptions
+func newCrawlCmd(a *app, runF func(*crawlOptions) error) *cobra.Command {
+	o := &crawlOptions{}
 	cmd := &cobra.Command{
 		Use:   "crawl [SITE...]",
 		Short: "Crawl sites politely, as LohiSoftBot",
@@ -76,7 +85,25 @@ up again (with what is left of its budget) by the next crawl.`,
 					o.zeroLimit = true
 				}
 			}
-			return runCrawl(cmd.Context(), a, &o, args)
+			o.sites = args
+			if err := o.check(); err != nil {
+				return err
+			}
+			copts, err := a.crawlerOptions(o.allowPrivate, o.sourceIP, o.userAgent, o.node)
+			if err != nil {
+				return err
+			}
+			if err := o.apply(copts); err != nil {
+				return err
+			}
+			level := slog.LevelWarn
+			if o.verbose {
+				level = slog.LevelDebug
+			}
+			copts.Logger = a.printOptions().newLogger(level)
+			o.Crawler = copts
+			o.Terminal = isTerminal(a.out)
+			return runOnPolicy(cmd, a, o, runF, runCrawl)
 		},
 	}
 	f := cmd.Flags()
@@ -152,8 +179,10 @@ func (a *app) crawlerOptions(allowPrivate bool, sourceIP, userAgent, node string
 	return o, nil
 }
 
-func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error {
-	// Every bad argument at once, so one correction fixes them all.
+// check checks the flags and arguments, naming every bad one at once so
+// that one correction fixes them all.
+func (o *crawlOptions) check() error {
+	args := o.sites
 	var bad []string
 	switch {
 	case o.all && len(args) > 0:
@@ -190,10 +219,12 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	if len(bad) > 0 {
 		return usageErrorf("%s", strings.Join(bad, "\n"))
 	}
-	copts, err := a.crawlerOptions(o.allowPrivate, o.sourceIP, o.userAgent, o.node)
-	if err != nil {
-		return err
-	}
+	return nil
+}
+
+// apply sets the crawl flags on copts (made from the network flags),
+// reading the signing key when there is one.
+func (o *crawlOptions) apply(copts *crawler.Options) error {
 	copts.Delay, copts.RecrawlAfter, copts.MaxSitesParallel = o.delay, o.recrawlAfter, o.parallel
 	copts.MaxInFlight, copts.MaxConns = o.inFlight, o.conns
 	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
@@ -208,67 +239,28 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	} else if _, err := botauth.Origin(o.sigAgent); err != nil {
 		return usageErrorf("--signature-agent: %v", err)
 	}
-	level := slog.LevelWarn
-	if o.verbose {
-		level = slog.LevelDebug
-	}
-	copts.Logger = slog.New(slog.NewTextHandler(a.errOut, &slog.HandlerOptions{Level: level, ReplaceAttr: redact.ReplaceAttr}))
+	return nil
+}
 
-	p, store, err := a.openPolicy(ctx)
+// runCrawl crawls the sites (or with all, the crawl list), printing a line
+// per site and a summary. It returns refused (exit 1) when a site failed,
+// a named site is excluded, nothing at all was fetched, or the crawl was
+// interrupted.
+func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
+	p, store, copts := o.Policy, o.Policy.Store(), *o.Crawler
+	targets, total, err := crawlTargets(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	// With --all the crawl list is read a page at a time as sites start,
-	// so a list of any length costs one page of memory.
-	var (
-		targets iter.Seq2[crawler.Target, error]
-		total   int64
-	)
-	if o.all {
-		if total, err = store.CountSites(ctx); err != nil {
-			return err
-		}
-		targets = crawler.Listed(ctx, store)
-	} else {
-		ts, err := crawler.Targets(ctx, p, args, false)
-		if err != nil {
-			return err
-		}
-		total = int64(len(ts))
-		targets = func(yield func(crawler.Target, error) bool) {
-			seen := map[string]bool{}
-			for _, t := range ts {
-				if !seen[t.Site] {
-					seen[t.Site] = true
-					if !yield(t, nil) {
-						return
-					}
-				}
-			}
-		}
-	}
 	if total == 0 {
 		// A remark, not data: stdout stays JSON-only with --json.
-		fmt.Fprintln(a.errOut, "nothing to crawl: the crawl list is empty")
+		fmt.Fprintln(o.errOut(), "nothing to crawl: the crawl list is empty")
 		return nil
 	}
 
-	bar := isTerminal(a.out) && !a.json && !o.verbose
-	var outMu sync.Mutex // guards writes to a.out from OnSite and the bar
-	copts.OnSite = func(r crawler.SiteResult) {
-		outMu.Lock()
-		defer outMu.Unlock()
-		switch {
-		case a.json:
-			a.printJSON(r)
-		case bar:
-			fmt.Fprintf(a.out, "\r\033[K%s\n", siteLine(r))
-		default:
-			fmt.Fprintln(a.out, siteLine(r))
-		}
-	}
-	c, err := crawler.New(ctx, store, p, copts)
+	bar := &progressBar{out: out, json: o.JSON, draw: o.Terminal && !o.JSON && !o.verbose, total: total}
+	copts.OnSite = bar.site
+	c, err := crawler.New(ctx, store, p, &copts)
 	if err != nil {
 		if errors.Is(err, crawler.ErrBadOptions) {
 			return usageErrorf("%v", err)
@@ -277,31 +269,7 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 	}
 	defer c.Close()
 
-	stopBar := func() {}
-	if bar {
-		bctx, cancel := context.WithCancel(ctx)
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			t := time.NewTicker(200 * time.Millisecond)
-			defer t.Stop()
-			for {
-				outMu.Lock()
-				fmt.Fprintf(a.out, "\r\033[K%s", progressLine(c.Stats(), total))
-				outMu.Unlock()
-				select {
-				case <-bctx.Done():
-					return
-				case <-t.C:
-				}
-			}
-		}()
-		stopBar = func() {
-			cancel()
-			<-done
-			fmt.Fprintf(a.out, "\r\033[K")
-		}
-	}
+	bar.start(ctx, c.Stats)
 	var (
 		resMu   sync.Mutex // guards sites, nothing, pages and refuse
 		sites   int
@@ -321,17 +289,17 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 			refuse = true
 		}
 	})
-	stopBar()
+	bar.stop()
 	s := c.Stats()
-	if !a.json {
-		fmt.Fprintf(a.out, "%d %s (%d with nothing fetched): %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
+	if !o.JSON {
+		fmt.Fprintf(out, "%d %s (%d with nothing fetched): %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
 			sites, plural(sites, "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"),
 			s.Requests, plural(s.Requests, "request", "requests"), s.RobotsRefused, s.HostsLeft, plural(s.HostsLeft, "host", "hosts"),
 			s.Errors, plural(s.Errors, "error", "errors"))
 	}
 	if err != nil {
 		if ctx.Err() != nil {
-			fmt.Fprintln(a.errOut, "lohibot: crawl interrupted; interrupted cycles resume on the next crawl")
+			fmt.Fprintln(o.errOut(), "lohibot: crawl interrupted; interrupted cycles resume on the next crawl")
 			return refused
 		}
 		return err
@@ -344,6 +312,102 @@ func runCrawl(ctx context.Context, a *app, o *crawlOptions, args []string) error
 		return refused
 	}
 	return nil
+}
+
+// crawlTargets returns the sites to crawl and how many there are: the
+// named ones, each once, or with all the crawl list, read a page at a time
+// as sites start, so that a list of any length costs one page of memory.
+func crawlTargets(ctx context.Context, o *crawlOptions) (iter.Seq2[crawler.Target, error], int64, error) {
+	if o.all {
+		store := o.Policy.Store()
+		total, err := store.CountSites(ctx)
+		if err != nil {
+			return nil, 0, err
+		}
+		return crawler.Listed(ctx, store), total, nil
+	}
+	ts, err := crawler.Targets(ctx, o.Policy, o.sites, false)
+	if err != nil {
+		return nil, 0, err
+	}
+	return func(yield func(crawler.Target, error) bool) {
+		seen := map[string]bool{}
+		for _, t := range ts {
+			if !seen[t.Site] {
+				seen[t.Site] = true
+				if !yield(t, nil) {
+					return
+				}
+			}
+		}
+	}, int64(len(ts)), nil
+}
+
+// progressBar prints the crawl's lines, one per site as each ends (or a
+// JSON object per site), safe for concurrent use. When draw is set (a
+// terminal), a progress line stays below them between start and stop,
+// redrawn every 200 ms.
+type progressBar struct {
+	out   io.Writer
+	json  bool  // --json: a JSON object per site, no progress line
+	draw  bool  // draw the progress line
+	total int64 // the sites to crawl, for the progress line
+
+	mu     sync.Mutex // guards writes to out
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the drawing goroutine ends
+}
+
+// site prints one site's outcome, above the progress line; it is the
+// crawler's OnSite.
+func (b *progressBar) site(r crawler.SiteResult) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case b.json:
+		printJSON(b.out, r)
+	case b.draw:
+		fmt.Fprintf(b.out, "\r\033[K%s\n", siteLine(r))
+	default:
+		fmt.Fprintln(b.out, siteLine(r))
+	}
+}
+
+// start draws the progress line from stats until stop (or ctx ends);
+// without draw it does nothing.
+func (b *progressBar) start(ctx context.Context, stats func() crawler.Stats) {
+	if !b.draw {
+		return
+	}
+	ctx, b.cancel = context.WithCancel(ctx)
+	b.done = make(chan struct{})
+	go func() {
+		defer close(b.done)
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			b.mu.Lock()
+			fmt.Fprintf(b.out, "\r\033[K%s", progressLine(stats(), b.total))
+			b.mu.Unlock()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+}
+
+// stop ends the drawing and clears the progress line; it waits for the
+// drawing goroutine.
+func (b *progressBar) stop() {
+	if b.cancel == nil {
+		return
+	}
+	b.cancel()
+	<-b.done
+	b.cancel = nil
+	fmt.Fprintf(b.out, "\r\033[K")
 }
 
 // siteLine is one site's outcome: its status, why in one clause, and what

@@ -26,11 +26,7 @@ func TestCrawlKilledMidRequest(t *testing.T) {
 	}
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 
 		web, err := testweb.Start(&testweb.Options{Plain: 1, PagesPerSite: 30})
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"strings"
 	"time"
@@ -15,13 +16,18 @@ import (
 
 // demoOptions are the demo command's flags.
 type demoOptions struct {
+	printOptions
+	DSN      string // --db when given: the demo's database ("": a new one in a temporary folder)
+	Terminal bool   // out is a terminal: progress lines are redrawn
+	Command  string // this program's name in the commands the demo suggests
+
 	keep  bool
 	delay time.Duration
 	dir   string
 }
 
-func newDemoCmd(a *app) *cobra.Command {
-	var o demoOptions
+func newDemoCmd(a *app, runF func(*demoOptions) error) *cobra.Command {
+	o := &demoOptions{}
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Everything, end to end, on this machine",
@@ -48,11 +54,15 @@ LOHIBOT_DB is ignored here for the same reason.`,
   lohibot demo --db /tmp/try.db --keep`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			dsn := ""
+			o.DSN = ""
 			if cmd.Flags().Changed("db") {
-				dsn = a.dsn
+				o.DSN = a.dsn
 			}
-			return runDemo(cmd.Context(), a, &o, dsn)
+			if o.delay <= 0 {
+				return usageErrorf("--delay must be positive")
+			}
+			o.Terminal, o.Command = isTerminal(a.out), selfCommand()
+			return runCommand(cmd, a, o, runF, runDemo)
 		},
 	}
 	f := cmd.Flags()
@@ -62,24 +72,22 @@ LOHIBOT_DB is ignored here for the same reason.`,
 	return cmd
 }
 
-func runDemo(ctx context.Context, a *app, o *demoOptions, dsn string) error {
-	if o.delay <= 0 {
-		return usageErrorf("--delay must be positive")
-	}
+// runDemo runs the demo, telling its story on out.
+func runDemo(ctx context.Context, o *demoOptions, out io.Writer) error {
 	if o.dir != "" {
 		if err := os.MkdirAll(o.dir, 0o755); err != nil {
 			return usageErrorf("--dir: %v", err)
 		}
 	}
 	_, err := demo.Run(ctx, &demo.Options{
-		Out:      a.out,
-		DSN:      dsn,
+		Out:      out,
+		DSN:      o.DSN,
 		Dir:      o.dir,
 		Keep:     o.keep || o.dir != "",
 		Delay:    o.delay,
 		Progress: func(s crawler.Stats, sites int) string { return progressLine(s, int64(sites)) },
-		Terminal: isTerminal(a.out),
-		Command:  selfCommand(),
+		Terminal: o.Terminal,
+		Command:  o.Command,
 	})
 	switch {
 	case errors.Is(err, demo.ErrNotEmpty):

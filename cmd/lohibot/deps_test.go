@@ -17,6 +17,7 @@ func TestBinaryLinksNoTestFixture(t *testing.T) {
 		"testing", "net/http/httptest",
 		"github.com/lohisoft/lohibot/internal/testweb",
 		"github.com/lohisoft/lohibot/internal/dbtest",
+		"github.com/lohisoft/lohibot/internal/testutil",
 		"github.com/lohisoft/lohibot/internal/dnstest",
 		"github.com/lohisoft/lohibot/internal/dovecottest",
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -52,17 +53,20 @@ why and the evidence; nothing in that log is ever changed or deleted.
 
 Sites are registrable domains: https://WWW.Shop.Example.co.uk/x names
 example.co.uk, bücher.de names xn--bcher-kva.de.`
-	cmd.AddCommand(newExcludeAddCmd(a), newExcludeRemoveCmd(a), newExcludeListCmd(a), newExcludeCheckCmd(a))
+	cmd.AddCommand(newExcludeAddCmd(a, nil), newExcludeRemoveCmd(a, nil), newExcludeListCmd(a, nil), newExcludeCheckCmd(a, nil))
 	return cmd
 }
 
 type excludeAddOptions struct {
+	printOptions
+	policyOptions
+
 	Inputs []string
 	Reason string
 	By     string
 }
 
-func newExcludeAddCmd(a *app) *cobra.Command {
+func newExcludeAddCmd(a *app, runF func(*excludeAddOptions) error) *cobra.Command {
 	opts := &excludeAddOptions{}
 	cmd := &cobra.Command{
 		Use:   "add DOMAIN|URL...",
@@ -81,7 +85,10 @@ nothing but records the request as evidence.`,
 				return err
 			}
 			opts.By = by
-			return runExcludeAdd(cmd.Context(), a, opts)
+			if _, err := policy.SitesOf(opts.Inputs); err != nil {
+				return err
+			}
+			return runOnPolicy(cmd, a, opts, runF, runExcludeAdd)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why the sites are excluded")
@@ -89,23 +96,15 @@ nothing but records the request as evidence.`,
 	return cmd
 }
 
-func runExcludeAdd(ctx context.Context, a *app, opts *excludeAddOptions) error {
-	if _, err := policy.SitesOf(opts.Inputs); err != nil {
-		return err
-	}
-	p, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	results, err := p.Exclude(ctx, opts.Inputs, policy.Change{Actor: opts.By, Reason: opts.Reason, Source: "cli"})
+func runExcludeAdd(ctx context.Context, opts *excludeAddOptions, out io.Writer) error {
+	results, err := opts.Policy.Exclude(ctx, opts.Inputs, policy.Change{Actor: opts.By, Reason: opts.Reason, Source: "cli"})
 	if err != nil {
 		return err
 	}
 	for _, r := range results {
-		if a.json {
+		if opts.JSON {
 			j := toExclusionJSON(r.Exclusion)
-			if err := a.printJSON(struct {
+			if err := printJSON(out, struct {
 				exclusionJSON
 				Input   string `json:"input"`
 				Already bool   `json:"already_excluded"`
@@ -115,21 +114,24 @@ func runExcludeAdd(ctx context.Context, a *app, opts *excludeAddOptions) error {
 			continue
 		}
 		if r.Already {
-			fmt.Fprintf(a.out, "%s was already excluded since %s; request recorded\n", showSite(r.Site), humanTime(r.Exclusion.ExcludedAt))
+			fmt.Fprintf(out, "%s was already excluded since %s; request recorded\n", showSite(r.Site), humanTime(r.Exclusion.ExcludedAt))
 		} else {
-			fmt.Fprintf(a.out, "excluded %s\n", showSite(r.Site))
+			fmt.Fprintf(out, "excluded %s\n", showSite(r.Site))
 		}
 	}
 	return nil
 }
 
 type excludeRemoveOptions struct {
+	printOptions
+	policyOptions
+
 	Input  string
 	Reason string
 	By     string
 }
 
-func newExcludeRemoveCmd(a *app) *cobra.Command {
+func newExcludeRemoveCmd(a *app, runF func(*excludeRemoveOptions) error) *cobra.Command {
 	opts := &excludeRemoveOptions{}
 	cmd := &cobra.Command{
 		Use:     "remove DOMAIN",
@@ -145,7 +147,10 @@ excluded is refused (exit 1).`,
 			if strings.TrimSpace(opts.By) == "" {
 				return usageErrorf("re-inclusion needs --by WHO\nSee '%s --help'.", cmd.CommandPath())
 			}
-			return runExcludeRemove(cmd.Context(), a, opts)
+			if _, err := policy.SiteOf(opts.Input); err != nil {
+				return err
+			}
+			return runOnPolicy(cmd, a, opts, runF, runExcludeRemove)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Reason, "reason", "", "why the site is re-included")
@@ -153,23 +158,15 @@ excluded is refused (exit 1).`,
 	return cmd
 }
 
-func runExcludeRemove(ctx context.Context, a *app, opts *excludeRemoveOptions) error {
-	if _, err := policy.SiteOf(opts.Input); err != nil {
-		return err
-	}
-	p, store, err := a.openPolicy(ctx)
+func runExcludeRemove(ctx context.Context, opts *excludeRemoveOptions, out io.Writer) error {
+	site, err := opts.Policy.Reinclude(ctx, opts.Input, policy.Change{Actor: opts.By, Reason: opts.Reason, Source: "cli"})
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	site, err := p.Reinclude(ctx, opts.Input, policy.Change{Actor: opts.By, Reason: opts.Reason, Source: "cli"})
-	if err != nil {
-		return err
+	if opts.JSON {
+		return printJSON(out, map[string]any{"site": site, "excluded": false, "by": opts.By, "reason": opts.Reason})
 	}
-	if a.json {
-		return a.printJSON(map[string]any{"site": site, "excluded": false, "by": opts.By, "reason": opts.Reason})
-	}
-	fmt.Fprintf(a.out, "re-included %s\n", showSite(site))
+	fmt.Fprintf(out, "re-included %s\n", showSite(site))
 	return nil
 }
 
@@ -182,8 +179,15 @@ func verifiedText(ex *db.Exclusion) string {
 	return "unverified"
 }
 
-func newExcludeListCmd(a *app) *cobra.Command {
-	var unverified bool
+type excludeListOptions struct {
+	printOptions
+	policyOptions
+
+	Unverified bool // --unverified: only the exclusions not verified
+}
+
+func newExcludeListCmd(a *app, runF func(*excludeListOptions) error) *cobra.Command {
+	opts := &excludeListOptions{}
 	cmd := &cobra.Command{
 		Use:   "list [--unverified]",
 		Short: "List the excluded sites with their evidence",
@@ -195,53 +199,59 @@ to check.`,
 		Example: "  lohibot exclude list\n  lohibot exclude list --unverified --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			p, store, err := a.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			list, err := p.Exclusions(ctx)
-			if err != nil {
-				return err
-			}
-			shown := 0
-			for i := range list {
-				ex := &list[i]
-				if unverified && ex.Verified {
-					continue
-				}
-				shown++
-				if a.json {
-					if err := a.printJSON(toExclusionJSON(ex)); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(a.out, "%s\t%s\texcluded %s by %s", showSite(ex.Site), verifiedText(ex), humanTime(ex.ExcludedAt), ex.Actor)
-				if ex.Evidence != "" && ex.Evidence != ex.Actor {
-					fmt.Fprintf(a.out, " (evidence %s)", ex.Evidence)
-				}
-				if ex.Reason != "" {
-					fmt.Fprintf(a.out, ": %s", ex.Reason)
-				}
-				fmt.Fprintln(a.out)
-			}
-			if !a.json && shown == 0 {
-				if unverified {
-					fmt.Fprintln(a.errOut, "no unverified exclusion")
-				} else {
-					fmt.Fprintln(a.errOut, "no site is excluded")
-				}
-			}
-			return nil
+			return runOnPolicy(cmd, a, opts, runF, runExcludeList)
 		},
 	}
-	cmd.Flags().BoolVar(&unverified, "unverified", false, "list only the exclusions not verified (email without trusted, aligned authentication)")
+	cmd.Flags().BoolVar(&opts.Unverified, "unverified", false, "list only the exclusions not verified (email without trusted, aligned authentication)")
 	return cmd
 }
 
-func newExcludeCheckCmd(a *app) *cobra.Command {
+func runExcludeList(ctx context.Context, opts *excludeListOptions, out io.Writer) error {
+	list, err := opts.Policy.Exclusions(ctx)
+	if err != nil {
+		return err
+	}
+	shown := 0
+	for i := range list {
+		ex := &list[i]
+		if opts.Unverified && ex.Verified {
+			continue
+		}
+		shown++
+		if opts.JSON {
+			if err := printJSON(out, toExclusionJSON(ex)); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(out, "%s\t%s\texcluded %s by %s", showSite(ex.Site), verifiedText(ex), humanTime(ex.ExcludedAt), ex.Actor)
+		if ex.Evidence != "" && ex.Evidence != ex.Actor {
+			fmt.Fprintf(out, " (evidence %s)", ex.Evidence)
+		}
+		if ex.Reason != "" {
+			fmt.Fprintf(out, ": %s", ex.Reason)
+		}
+		fmt.Fprintln(out)
+	}
+	if !opts.JSON && shown == 0 {
+		if opts.Unverified {
+			fmt.Fprintln(opts.errOut(), "no unverified exclusion")
+		} else {
+			fmt.Fprintln(opts.errOut(), "no site is excluded")
+		}
+	}
+	return nil
+}
+
+type excludeCheckOptions struct {
+	printOptions
+	policyOptions
+
+	Input string
+}
+
+func newExcludeCheckCmd(a *app, runF func(*excludeCheckOptions) error) *cobra.Command {
+	opts := &excludeCheckOptions{}
 	return &cobra.Command{
 		Use:   "check DOMAIN|URL",
 		Short: "Tell whether a site is excluded (exit 1 if it is)",
@@ -249,38 +259,39 @@ func newExcludeCheckCmd(a *app) *cobra.Command {
   lohibot exclude check https://shop.example.co.uk/page --json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if _, err := policy.SiteOf(args[0]); err != nil {
+			opts.Input = args[0]
+			if _, err := policy.SiteOf(opts.Input); err != nil {
 				return err
 			}
-			p, store, err := a.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			site, ex, err := p.Check(ctx, args[0])
-			if err != nil {
-				return err
-			}
-			if ex == nil {
-				if a.json {
-					return a.printJSON(map[string]any{"site": site, "excluded": false})
-				}
-				fmt.Fprintf(a.out, "%s is not excluded\n", showSite(site))
-				return nil
-			}
-			if a.json {
-				if err := a.printJSON(toExclusionJSON(ex)); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(a.out, "%s is excluded since %s by %s (%s)", showSite(site), humanTime(ex.ExcludedAt), ex.Actor, verifiedText(ex))
-				if ex.Reason != "" {
-					fmt.Fprintf(a.out, ": %s", ex.Reason)
-				}
-				fmt.Fprintln(a.out)
-			}
-			return refused
+			return runOnPolicy(cmd, a, opts, runF, runExcludeCheck)
 		},
 	}
+}
+
+// runExcludeCheck prints whether the site is excluded, and returns refused
+// (exit 1) when it is.
+func runExcludeCheck(ctx context.Context, opts *excludeCheckOptions, out io.Writer) error {
+	site, ex, err := opts.Policy.Check(ctx, opts.Input)
+	if err != nil {
+		return err
+	}
+	if ex == nil {
+		if opts.JSON {
+			return printJSON(out, map[string]any{"site": site, "excluded": false})
+		}
+		fmt.Fprintf(out, "%s is not excluded\n", showSite(site))
+		return nil
+	}
+	if opts.JSON {
+		if err := printJSON(out, toExclusionJSON(ex)); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(out, "%s is excluded since %s by %s (%s)", showSite(site), humanTime(ex.ExcludedAt), ex.Actor, verifiedText(ex))
+		if ex.Reason != "" {
+			fmt.Fprintf(out, ": %s", ex.Reason)
+		}
+		fmt.Fprintln(out)
+	}
+	return refused
 }

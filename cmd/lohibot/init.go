@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -11,7 +12,13 @@ import (
 	"github.com/lohisoft/lohibot/internal/redact"
 )
 
-func newInitCmd(a *app) *cobra.Command {
+type initOptions struct {
+	printOptions
+	DSN string // --db: the database to create or upgrade
+}
+
+func newInitCmd(a *app, runF func(*initOptions) error) *cobra.Command {
+	opts := &initOptions{}
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create the database, or upgrade it to this lohibot's schema",
@@ -27,7 +34,8 @@ creates lohibot's tables in it.`,
   LOHIBOT_DB=postgres://lohibot@db.internal/lohibot lohibot init`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runInit(cmd.Context(), a)
+			opts.DSN = a.dsn
+			return runCommand(cmd, a, opts, runF, runInit)
 		},
 	}
 }
@@ -39,14 +47,16 @@ type initJSON struct {
 	Version  int    `json:"schema_version"`
 }
 
-func runInit(ctx context.Context, a *app) error {
+// runInit creates the database at opts.DSN, or upgrades it: the one run
+// function that may create a database.
+func runInit(ctx context.Context, opts *initOptions, out io.Writer) error {
 	created := false
-	s, err := db.OpenExisting(ctx, a.dsn)
+	s, err := db.OpenExisting(ctx, opts.DSN)
 	if err != nil {
 		if !errorsIsNoDatabase(err) {
 			return err
 		}
-		if s, err = db.Open(ctx, a.dsn); err != nil {
+		if s, err = db.Open(ctx, opts.DSN); err != nil {
 			return err
 		}
 		created = true
@@ -56,15 +66,15 @@ func runInit(ctx context.Context, a *app) error {
 	if err != nil {
 		return fmt.Errorf("init: %w", err)
 	}
-	where := redact.String(a.dsn)
-	if a.json {
-		return a.printJSON(initJSON{Database: where, Engine: string(s.Dialect), Created: created, Version: v})
+	where := redact.String(opts.DSN)
+	if opts.JSON {
+		return printJSON(out, initJSON{Database: where, Engine: string(s.Dialect), Created: created, Version: v})
 	}
 	verb := "database ready at"
 	if created {
 		verb = "created database at"
 	}
-	fmt.Fprintf(a.out, "%s %s (%s, schema version %d)\n", verb, where, s.Dialect, v)
+	fmt.Fprintf(out, "%s %s (%s, schema version %d)\n", verb, where, s.Dialect, v)
 	return nil
 }
 

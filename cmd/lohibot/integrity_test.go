@@ -1,14 +1,12 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 )
 
@@ -21,11 +19,7 @@ func TestAuditIntegrity(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	mailDir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "mail")
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
-		s, err := db.Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		env := []string{"LOHIBOT_DB=" + dsn}
 		for _, args := range [][]string{
 			{"exclude", "add", "a-shop.example", "--by", "staff", "--reason", "asked by phone"},

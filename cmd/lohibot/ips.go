@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -10,8 +12,14 @@ import (
 	"github.com/lohisoft/lohibot/internal/serve"
 )
 
-func newIPsCmd(a *app) *cobra.Command {
-	var config string
+type ipsOptions struct {
+	printOptions
+	Config string           // --config, else $LOHIBOT_CONFIG: take the fleet from this file ("": the built-in crawlers)
+	Now    func() time.Time // the list's creationTime; nil: time.Now
+}
+
+func newIPsCmd(a *app, runF func(*ipsOptions) error) *cobra.Command {
+	opts := &ipsOptions{}
 	cmd := &cobra.Command{
 		Use:   "ips",
 		Short: "Print the machine-readable list of LohiSoftBot's addresses",
@@ -36,34 +44,44 @@ The output is JSON either way: indented, ready to publish as a file, or with
   lohibot ips --config /etc/lohibot/lohibot.toml`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			crawlers := identity.DefaultCrawlers()
-			if config == "" {
-				config = a.getenv(serveConfigEnv)
+			if opts.Config == "" {
+				opts.Config = a.getenv(serveConfigEnv)
 			}
-			if config != "" {
-				cfg, err := serve.LoadFile(config)
-				if err != nil {
-					return serveError(err)
-				}
-				if crawlers, err = cfg.Fleet(); err != nil {
-					return serveError(err)
-				}
-			}
-			if err := identity.CheckCrawlers(crawlers); err != nil {
-				return err
-			}
-			list := identity.NewIPList(crawlers, time.Now())
-			if a.json {
-				return a.printJSON(list)
-			}
-			b, err := json.MarshalIndent(list, "", "  ")
-			if err != nil {
-				return err
-			}
-			_, err = a.out.Write(append(b, '\n'))
-			return err
+			return runCommand(cmd, a, opts, runF, runIPs)
 		},
 	}
-	cmd.Flags().StringVar(&config, "config", "", "take the crawler fleet from this configuration file (default $"+serveConfigEnv+")")
+	cmd.Flags().StringVar(&opts.Config, "config", "", "take the crawler fleet from this configuration file (default $"+serveConfigEnv+")")
 	return cmd
+}
+
+// runIPs prints the crawlers' addresses as JSON: indented, or one line
+// with --json.
+func runIPs(_ context.Context, opts *ipsOptions, out io.Writer) error {
+	crawlers := identity.DefaultCrawlers()
+	if opts.Config != "" {
+		cfg, err := serve.LoadFile(opts.Config)
+		if err != nil {
+			return serveError(err)
+		}
+		if crawlers, err = cfg.Fleet(); err != nil {
+			return serveError(err)
+		}
+	}
+	if err := identity.CheckCrawlers(crawlers); err != nil {
+		return err
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	list := identity.NewIPList(crawlers, now())
+	if opts.JSON {
+		return printJSON(out, list)
+	}
+	b, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = out.Write(append(b, '\n'))
+	return err
 }

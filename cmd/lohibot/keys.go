@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/spf13/cobra"
@@ -23,7 +25,7 @@ thumbprint (RFC 7638) that every signature names.
 The private key file is what crawler.signing_key_file ('lohibot serve') and
 --signing-key-file ('lohibot crawl') name; 'serve' publishes the public key
 in its key directory. See docs/keys.md for rotation.`
-	cmd.AddCommand(newKeysGenerateCmd(a), newKeysShowCmd(a))
+	cmd.AddCommand(newKeysGenerateCmd(a, nil), newKeysShowCmd(a, nil))
 	return cmd
 }
 
@@ -34,21 +36,28 @@ type keyInfo struct {
 	JWK   botauth.JWK `json:"jwk"`
 }
 
-func (a *app) printKey(file string, pub ed25519.PublicKey) error {
+// printKey writes a key's file, keyid and public JWK: text, or a JSON
+// line.
+func printKey(out io.Writer, asJSON bool, file string, pub ed25519.PublicKey) error {
 	info := keyInfo{File: file, KeyID: botauth.Thumbprint(pub), JWK: botauth.PublicJWK(pub)}
-	if a.json {
-		return a.printJSON(info)
+	if asJSON {
+		return printJSON(out, info)
 	}
 	jwk, err := jsonLine(info.JWK)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(a.out, "file:  %s\nkeyid: %s\njwk:   %s\n", info.File, info.KeyID, jwk)
+	_, err = fmt.Fprintf(out, "file:  %s\nkeyid: %s\njwk:   %s\n", info.File, info.KeyID, jwk)
 	return err
 }
 
-func newKeysGenerateCmd(a *app) *cobra.Command {
-	var out string
+type keysGenerateOptions struct {
+	printOptions
+	Out string // --out: the new key file, which must not exist
+}
+
+func newKeysGenerateCmd(a *app, runF func(*keysGenerateOptions) error) *cobra.Command {
+	opts := &keysGenerateOptions{}
 	cmd := &cobra.Command{
 		Use:   "generate --out FILE",
 		Short: "Make a new Ed25519 signing key (PKCS#8 PEM, mode 0600)",
@@ -59,28 +68,40 @@ never overwritten (exit 1).`,
   lohibot keys generate --out key.pem --json`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if out == "" {
+			if opts.Out == "" {
 				return usageErrorf("--out FILE is required\nSee '%s --help'.", cmd.CommandPath())
 			}
-			key, err := botauth.GenerateKey()
-			if err != nil {
-				return err
-			}
-			if err := botauth.WritePrivateKey(out, key); err != nil {
-				if errors.Is(err, fs.ErrExist) {
-					return &exitError{code: exitRefused, err: fmt.Errorf("%s exists; not overwriting it", out)}
-				}
-				return &exitError{code: exitBadInput, err: err}
-			}
-			return a.printKey(out, key.Public().(ed25519.PublicKey))
+			return runCommand(cmd, a, opts, runF, runKeysGenerate)
 		},
 	}
-	cmd.Flags().StringVar(&out, "out", "", "the new key file (must not exist)")
+	cmd.Flags().StringVar(&opts.Out, "out", "", "the new key file (must not exist)")
 	return cmd
 }
 
-func newKeysShowCmd(a *app) *cobra.Command {
-	var config string
+// runKeysGenerate writes a new key to opts.Out, never over an existing
+// file (exit 1), and prints its public half.
+func runKeysGenerate(_ context.Context, opts *keysGenerateOptions, out io.Writer) error {
+	key, err := botauth.GenerateKey()
+	if err != nil {
+		return err
+	}
+	if err := botauth.WritePrivateKey(opts.Out, key); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return &exitError{code: exitRefused, err: fmt.Errorf("%s exists; not overwriting it", opts.Out)}
+		}
+		return &exitError{code: exitBadInput, err: err}
+	}
+	return printKey(out, opts.JSON, opts.Out, key.Public().(ed25519.PublicKey))
+}
+
+type keysShowOptions struct {
+	printOptions
+	File   string // the key file; "": the configuration's signing key
+	Config string // --config, else $LOHIBOT_CONFIG: where to find the signing key without File
+}
+
+func newKeysShowCmd(a *app, runF func(*keysShowOptions) error) *cobra.Command {
+	opts := &keysShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show [FILE]",
 		Short: "Print a key's JWK and keyid (its JWK thumbprint)",
@@ -97,33 +118,42 @@ crawler.signing_key_file). Nothing secret is printed.`,
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			file := ""
+			opts.File = ""
 			if len(args) == 1 {
-				file = args[0]
+				opts.File = args[0]
 			} else {
-				if config == "" {
-					config = a.getenv(serveConfigEnv)
+				if opts.Config == "" {
+					opts.Config = a.getenv(serveConfigEnv)
 				}
-				if config == "" {
+				if opts.Config == "" {
 					return usageErrorf("name a key FILE, or a configuration with crawler.signing_key_file (--config)")
 				}
-				cfg, err := serve.LoadFile(config)
-				if err != nil {
-					return serveError(err)
-				}
-				if file = cfg.Crawler.SigningKeyFile; file == "" {
-					return usageErrorf("%s sets no crawler.signing_key_file", config)
-				}
 			}
-			pub, err := botauth.ReadPublicKey(file)
-			if err != nil {
-				return &exitError{code: exitBadInput, err: err}
-			}
-			return a.printKey(file, pub)
+			return runCommand(cmd, a, opts, runF, runKeysShow)
 		},
 	}
-	cmd.Flags().StringVar(&config, "config", "", "take the key file from this configuration (default $"+serveConfigEnv+")")
+	cmd.Flags().StringVar(&opts.Config, "config", "", "take the key file from this configuration (default $"+serveConfigEnv+")")
 	return cmd
+}
+
+// runKeysShow prints the public half of opts.File, or of the
+// configuration's signing key.
+func runKeysShow(_ context.Context, opts *keysShowOptions, out io.Writer) error {
+	file := opts.File
+	if file == "" {
+		cfg, err := serve.LoadFile(opts.Config)
+		if err != nil {
+			return serveError(err)
+		}
+		if file = cfg.Crawler.SigningKeyFile; file == "" {
+			return usageErrorf("%s sets no crawler.signing_key_file", opts.Config)
+		}
+	}
+	pub, err := botauth.ReadPublicKey(file)
+	if err != nil {
+		return &exitError{code: exitBadInput, err: err}
+	}
+	return printKey(out, opts.JSON, file, pub)
 }
 
 // jsonLine is v as compact JSON.

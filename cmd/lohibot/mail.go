@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"slices"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/mailbot"
+	"github.com/lohisoft/lohibot/mailbot/reply"
 )
 
 // imapPasswordEnv holds the IMAP password when --password-file is not given.
@@ -30,7 +32,7 @@ sites it asks about. An exclusion is applied at once, with the Message-ID,
 sender, date and authentication results as evidence; everything else that
 needs a human waits in the review queue. Every message is stored once, raw
 bytes included; processing a message again changes nothing.`
-	cmd.AddCommand(newMailParseCmd(a), newMailImportCmd(a), newMailWatchCmd(a), newMailShowCmd(a), newMailReviewCmd(a))
+	cmd.AddCommand(newMailParseCmd(a, nil), newMailImportCmd(a, nil), newMailWatchCmd(a, nil), newMailShowCmd(a, nil), newMailReviewCmd(a))
 	return cmd
 }
 
@@ -44,7 +46,13 @@ type mailParseJSON struct {
 	Reasons   []string `json:"reasons"` // what decided (mailbot.Message.Reasons)
 }
 
-func newMailParseCmd(a *app) *cobra.Command {
+type mailParseOptions struct {
+	printOptions
+	Files []string
+}
+
+func newMailParseCmd(a *app, runF func(*mailParseOptions) error) *cobra.Command {
+	opts := &mailParseOptions{}
 	return &cobra.Command{
 		Use:   "parse FILE.eml...",
 		Short: "Classify messages without applying them (dry run)",
@@ -55,21 +63,24 @@ reported and makes the exit status 2; the other files are still parsed.`,
   lohibot mail parse --json *.eml`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMailParse(a, args)
+			opts.Files = args
+			return runCommand(cmd, a, opts, runF, runMailParse)
 		},
 	}
 }
 
-func runMailParse(a *app, files []string) error {
+// runMailParse prints the classification of each file; an unreadable one
+// is reported and makes the exit status 2.
+func runMailParse(_ context.Context, opts *mailParseOptions, out io.Writer) error {
 	var bad error
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
-	for _, f := range files {
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	for _, f := range opts.Files {
 		raw, err := mailbot.ReadFile(f)
 		if err == nil && len(raw) > mailbot.MaxSize {
 			err = fmt.Errorf("%s: larger than the %d MiB limit of a message", f, mailbot.MaxSize>>20)
 		}
 		if err != nil {
-			fmt.Fprintf(a.errOut, "lohibot: %v\n", err)
+			fmt.Fprintf(opts.errOut(), "lohibot: %v\n", err)
 			bad = &exitError{code: exitBadInput, silent: true}
 			continue
 		}
@@ -82,8 +93,8 @@ func runMailParse(a *app, files []string) error {
 		if reasons == nil {
 			reasons = []string{}
 		}
-		if a.json {
-			if err := a.printJSON(mailParseJSON{File: f, MessageID: m.MessageID, From: m.From,
+		if opts.JSON {
+			if err := printJSON(out, mailParseJSON{File: f, MessageID: m.MessageID, From: m.From,
 				Intent: string(m.Intent), Domains: domains, Reasons: reasons}); err != nil {
 				return err
 			}
@@ -112,13 +123,17 @@ func orDash(s string) string {
 }
 
 type mailImportOptions struct {
+	printOptions
+	policyOptions
+	Sender *reply.SMTP // from the --smtp flags; nil: no replies
+
 	Paths      []string
 	AuthservID string
 	SMTP       smtpFlags
 	Insecure   bool
 }
 
-func newMailImportCmd(a *app) *cobra.Command {
+func newMailImportCmd(a *app, runF func(*mailImportOptions) error) *cobra.Command {
 	opts := &mailImportOptions{}
 	cmd := &cobra.Command{
 		Use:   "import FILE.eml|MBOX|MAILDIR|FOLDER...",
@@ -143,7 +158,17 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
-			return runMailImport(cmd.Context(), a, opts)
+			for _, p := range opts.Paths {
+				if _, err := mailbot.DetectSource(p); err != nil {
+					return &exitError{code: exitBadInput, err: err}
+				}
+			}
+			sender, err := opts.SMTP.sender(a.getenv, opts.Insecure)
+			if err != nil {
+				return err
+			}
+			opts.Sender = sender
+			return runOnPolicy(cmd, a, opts, runF, runMailImport)
 		},
 	}
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
@@ -155,23 +180,12 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 // authservIDUsage documents --authserv-id of mail import and mail watch.
 const authservIDUsage = "authserv-id of our receiving mail server: only its Authentication-Results headers, on top, are trusted (none when empty: every message is unauthenticated)"
 
-func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
-	for _, p := range opts.Paths {
-		if _, err := mailbot.DetectSource(p); err != nil {
-			return &exitError{code: exitBadInput, err: err}
-		}
-	}
-	sender, err := opts.SMTP.sender(a, opts.Insecure)
-	if err != nil {
-		return err
-	}
-	pol, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	logger := a.newLogger(slog.LevelWarn)
-	replies := opts.SMTP.replier(store, sender, logger)
+// runMailImport applies the messages of opts.Paths, printing a line per
+// message and a summary; it returns refused (exit 1) when some failed.
+func runMailImport(ctx context.Context, opts *mailImportOptions, out io.Writer) error {
+	pol := opts.Policy
+	logger := opts.newLogger(slog.LevelWarn)
+	replies := opts.SMTP.replier(pol.Store(), opts.Sender, logger)
 	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
 	var mu sync.Mutex // guards out and errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
@@ -179,11 +193,11 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 			mu.Lock()
 			defer mu.Unlock()
 			line := importLineOf(source, res, err)
-			if a.json {
-				_ = a.printJSON(line)
+			if opts.JSON {
+				_ = printJSON(out, line)
 				return
 			}
-			fmt.Fprintln(a.out, line.text())
+			fmt.Fprintln(out, line.text())
 		},
 	})
 	if replies != nil && sum != nil {
@@ -191,7 +205,7 @@ func runMailImport(ctx context.Context, a *app, opts *mailImportOptions) error {
 		sum.RepliesSent, sum.RepliesQueued, _ = replies.Flush(ctx)
 	}
 	if sum != nil {
-		if perr := printMailSummary(a, "imported", sum); perr != nil {
+		if perr := printMailSummary(out, opts.JSON, "imported", sum); perr != nil {
 			return perr
 		}
 	}
@@ -288,20 +302,31 @@ func (l importLine) text() string {
 	return fmt.Sprintf("%s\tmessage %s\t%s", l.Source, id, what)
 }
 
-func printMailSummary(a *app, verb string, sum *mailbot.ImportSummary) error {
-	if a.json {
-		return a.printJSON(sum)
+// printMailSummary writes what an import or a watch did: text, or a JSON
+// line.
+func printMailSummary(out io.Writer, asJSON bool, verb string, sum *mailbot.ImportSummary) error {
+	if asJSON {
+		return printJSON(out, sum)
 	}
-	fmt.Fprintf(a.out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen",
+	fmt.Fprintf(out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen",
 		verb, sum.Messages, sum.Excluded, sum.Queued, sum.Ignored, sum.Failed, sum.Duplicates)
 	if sum.RepliesSent > 0 || sum.RepliesQueued > 0 {
-		fmt.Fprintf(a.out, "; %d replies sent, %d waiting to be retried", sum.RepliesSent, sum.RepliesQueued)
+		fmt.Fprintf(out, "; %d replies sent, %d waiting to be retried", sum.RepliesSent, sum.RepliesQueued)
 	}
-	fmt.Fprintln(a.out)
+	fmt.Fprintln(out)
 	return nil
 }
 
 type mailWatchOptions struct {
+	printOptions
+	policyOptions
+	// Endpoint, Password, Token and Sender are made from the flags and the
+	// environment by the command.
+	Endpoint *mailbot.Endpoint
+	Password string
+	Token    func() (string, error) // the OAuth token; nil: log in with Password
+	Sender   *reply.SMTP            // nil: no replies
+
 	SMTP            smtpFlags
 	IMAP            string
 	PasswordFile    string
@@ -313,7 +338,7 @@ type mailWatchOptions struct {
 	AuthservID      string
 }
 
-func newMailWatchCmd(a *app) *cobra.Command {
+func newMailWatchCmd(a *app, runF func(*mailWatchOptions) error) *cobra.Command {
 	opts := &mailWatchOptions{}
 	cmd := &cobra.Command{
 		Use:   "watch --imap imaps://USER@HOST[:PORT]/MAILBOX",
@@ -341,7 +366,13 @@ server on loopback only.`,
   lohibot mail watch --imap imaps://bot@127.0.0.1:10993/INBOX --password-file pw --insecure --once`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMailWatch(cmd.Context(), a, opts)
+			if err := opts.check(a.getenv); err != nil {
+				return err
+			}
+			if opts.Insecure {
+				fmt.Fprintf(a.errOut, "lohibot: warning: --insecure: the connection to %s may be unencrypted or its certificate unverified; use it only for local tests\n", opts.Endpoint.Host)
+			}
+			return runOnPolicy(cmd, a, opts, runF, runMailWatch)
 		},
 	}
 	cmd.Flags().StringVar(&opts.IMAP, "imap", "", "the mailbox: imaps://USER@HOST[:PORT]/MAILBOX or imap://... (STARTTLS)")
@@ -356,7 +387,9 @@ server on loopback only.`,
 	return cmd
 }
 
-func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
+// check checks the flags and reads the credentials: the IMAP endpoint, its
+// password or token, and the SMTP sender.
+func (opts *mailWatchOptions) check(getenv func(string) string) error {
 	if opts.IMAP == "" {
 		return usageErrorf("mail watch needs --imap imaps://USER@HOST[:PORT]/MAILBOX")
 	}
@@ -370,24 +403,24 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	if opts.ProcessedFolder == "" || opts.ReviewFolder == "" {
 		return usageErrorf("folder names must not be empty")
 	}
-	password, token, err := imapCredentials(a, opts)
+	password, token, err := imapCredentials(getenv, opts)
 	if err != nil {
 		return err
 	}
-	sender, err := opts.SMTP.sender(a, opts.Insecure)
+	sender, err := opts.SMTP.sender(getenv, opts.Insecure)
 	if err != nil {
 		return err
 	}
-	if opts.Insecure {
-		fmt.Fprintf(a.errOut, "lohibot: warning: --insecure: the connection to %s may be unencrypted or its certificate unverified; use it only for local tests\n", ep.Host)
-	}
-	pol, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	logger := a.newLogger(slog.LevelInfo)
-	replies := opts.SMTP.replier(store, sender, logger, ep.Username)
+	opts.Endpoint, opts.Password, opts.Token, opts.Sender = ep, password, token, sender
+	return nil
+}
+
+// runMailWatch watches the mailbox until ctx ends (with --once, until the
+// messages there are processed), then prints a summary.
+func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) error {
+	pol, ep := opts.Policy, opts.Endpoint
+	logger := opts.newLogger(slog.LevelInfo)
+	replies := opts.SMTP.replier(pol.Store(), opts.Sender, logger, ep.Username)
 	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
 	if replies != nil && !opts.Once {
 		// Replies go out beside the watcher, so a slow or failing mail
@@ -404,8 +437,8 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	)
 	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
-		Password:        password,
-		Token:           token,
+		Password:        opts.Password,
+		Token:           opts.Token,
 		Insecure:        opts.Insecure,
 		ProcessedFolder: opts.ProcessedFolder,
 		ReviewFolder:    opts.ReviewFolder,
@@ -414,7 +447,7 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 		OnMessage: func(ev mailbot.WatchEvent) {
 			mu.Lock()
 			defer mu.Unlock()
-			sum.Add(ev.Result, nil)
+			sum.Count(ev.Result, nil)
 			if !ev.Result.Duplicate && ev.Result.Outcome == mailbot.OutcomeExcluded {
 				logger.Info("exclusion applied", "sites", strings.Join(ev.Result.Excluded, " "),
 					"time_to_exclusion", ev.TimeToExclusion().Round(time.Millisecond).String())
@@ -428,7 +461,7 @@ func runMailWatch(ctx context.Context, a *app, opts *mailWatchOptions) error {
 	if replies != nil && opts.Once {
 		final.RepliesSent, final.RepliesQueued, _ = replies.Flush(ctx)
 	}
-	if err := printMailSummary(a, "processed", &final); err != nil {
+	if err := printMailSummary(out, opts.JSON, "processed", &final); err != nil {
 		return err
 	}
 	return runErr
@@ -442,7 +475,7 @@ const imapTokenEnv = "LOHIBOT_IMAP_OAUTH_TOKEN"
 // --oauth-token-file (read again on every connect, so an external refresher
 // can rotate it), else --password-file, else $LOHIBOT_IMAP_OAUTH_TOKEN,
 // else $LOHIBOT_IMAP_PASSWORD.
-func imapCredentials(a *app, opts *mailWatchOptions) (string, func() (string, error), error) {
+func imapCredentials(getenv func(string) string, opts *mailWatchOptions) (string, func() (string, error), error) {
 	if opts.OAuthTokenFile != "" && opts.PasswordFile != "" {
 		return "", nil, usageErrorf("give --password-file or --oauth-token-file, not both")
 	}
@@ -464,16 +497,16 @@ func imapCredentials(a *app, opts *mailWatchOptions) (string, func() (string, er
 		return "", read, nil
 	}
 	if opts.PasswordFile == "" {
-		if tok := strings.TrimSpace(a.getenv(imapTokenEnv)); tok != "" {
+		if tok := strings.TrimSpace(getenv(imapTokenEnv)); tok != "" {
 			return "", func() (string, error) { return tok, nil }, nil
 		}
 	}
-	pw, err := readIMAPPassword(a, opts.PasswordFile)
+	pw, err := readIMAPPassword(getenv, opts.PasswordFile)
 	return pw, nil, err
 }
 
 // readIMAPPassword reads the password from file, or from the environment.
-func readIMAPPassword(a *app, file string) (string, error) {
+func readIMAPPassword(getenv func(string) string, file string) (string, error) {
 	var pw string
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -482,7 +515,7 @@ func readIMAPPassword(a *app, file string) (string, error) {
 		}
 		pw = strings.TrimRight(string(b), "\r\n")
 	} else {
-		pw = a.getenv(imapPasswordEnv)
+		pw = getenv(imapPasswordEnv)
 	}
 	if pw == "" {
 		return "", usageErrorf("no IMAP password: give --password-file FILE or set %s (or use --oauth-token-file / %s)", imapPasswordEnv, imapTokenEnv)
@@ -491,9 +524,15 @@ func readIMAPPassword(a *app, file string) (string, error) {
 }
 
 type mailReviewOptions struct {
-	ID    int64
-	By    string
-	Sites []string
+	printOptions
+	policyOptions
+
+	// Action is what exclude and reinclude do (mailbot.ActionExclude,
+	// mailbot.ActionReinclude); approve and dismiss ignore it.
+	Action string
+	ID     int64    // the message
+	By     string   // --by: the staff member who decides
+	Sites  []string // --site: the sites to act on instead of the message's
 }
 
 func newMailReviewCmd(a *app) *cobra.Command {
@@ -517,46 +556,49 @@ the current user; required for reinclude) and the message as evidence.`,
   lohibot mail review reinclude 9 --by anna`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMailReviewList(cmd.Context(), a)
+			return runOnPolicy(cmd, a, &mailReviewListOptions{}, nil, runMailReviewList)
 		},
 	}
-	cmd.AddCommand(newMailReviewListCmd(a), newMailReviewApproveCmd(a), newMailReviewDismissCmd(a),
-		newMailReviewExcludeCmd(a), newMailReviewReincludeCmd(a))
+	cmd.AddCommand(newMailReviewListCmd(a, nil), newMailReviewApproveCmd(a, nil), newMailReviewDismissCmd(a, nil),
+		newMailReviewExcludeCmd(a, nil), newMailReviewReincludeCmd(a, nil))
 	return cmd
 }
 
-func newMailReviewListCmd(a *app) *cobra.Command {
+type mailReviewListOptions struct {
+	printOptions
+	policyOptions
+}
+
+func newMailReviewListCmd(a *app, runF func(*mailReviewListOptions) error) *cobra.Command {
+	opts := &mailReviewListOptions{}
 	return &cobra.Command{
 		Use:     "list",
 		Short:   "List the messages waiting for staff",
 		Example: "  lohibot mail review list\n  lohibot mail review list --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMailReviewList(cmd.Context(), a)
+			return runOnPolicy(cmd, a, opts, runF, runMailReviewList)
 		},
 	}
 }
 
-func runMailReviewList(ctx context.Context, a *app) error {
-	pol, store, err := a.openPolicy(ctx)
+// runMailReviewList prints the messages waiting for staff, each with the
+// first lines of its new text.
+func runMailReviewList(ctx context.Context, opts *mailReviewListOptions, out io.Writer) error {
+	items, err := mailbot.New(opts.Policy, nil).Pending(ctx)
 	if err != nil {
 		return err
 	}
-	defer store.Close()
-	items, err := mailbot.New(pol, nil).Pending(ctx)
-	if err != nil {
-		return err
-	}
-	if a.json {
+	if opts.JSON {
 		for i := range items {
-			if err := a.printJSON(&items[i]); err != nil {
+			if err := printJSON(out, &items[i]); err != nil {
 				return err
 			}
 		}
 		return nil
 	}
 	if len(items) == 0 {
-		fmt.Fprintln(a.errOut, "no message waits for review")
+		fmt.Fprintln(opts.errOut(), "no message waits for review")
 		return nil
 	}
 	var table bytes.Buffer
@@ -571,15 +613,15 @@ func runMailReviewList(ctx context.Context, a *app) error {
 	}
 	// Each row is followed by the first lines of the message's new text.
 	rows := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
-	fmt.Fprintln(a.out, rows[0])
+	fmt.Fprintln(out, rows[0])
 	for i, it := range items {
-		fmt.Fprintln(a.out, rows[i+1])
+		fmt.Fprintln(out, rows[i+1])
 		if it.Text == "" {
-			fmt.Fprintln(a.out, "    │ (no text)")
+			fmt.Fprintln(out, "    │ (no text)")
 		}
 		for _, l := range strings.Split(it.Text, "\n") {
 			if l != "" {
-				fmt.Fprintf(a.out, "    │ %s\n", oneLine(l, 100))
+				fmt.Fprintf(out, "    │ %s\n", oneLine(l, 100))
 			}
 		}
 	}
@@ -603,7 +645,30 @@ func parseReviewID(cmd *cobra.Command, arg string) (int64, error) {
 	return id, nil
 }
 
-func newMailReviewApproveCmd(a *app) *cobra.Command {
+// reviewRunE is the RunE of the mail review subcommands that decide on
+// one message: the ID argument, --by (the current user when not given; when
+// needBy is not "", --by is required and needBy is the usage error without
+// it), then run on the policy.
+func reviewRunE(a *app, opts *mailReviewOptions, needBy string, runF func(*mailReviewOptions) error,
+	run func(context.Context, *mailReviewOptions, io.Writer) error) func(*cobra.Command, []string) error {
+	return func(cmd *cobra.Command, args []string) error {
+		id, err := parseReviewID(cmd, args[0])
+		if err != nil {
+			return err
+		}
+		opts.ID = id
+		if needBy != "" {
+			if strings.TrimSpace(opts.By) == "" {
+				return usageErrorf("%s\nSee '%s --help'.", needBy, cmd.CommandPath())
+			}
+		} else if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
+			return err
+		}
+		return runOnPolicy(cmd, a, opts, runF, run)
+	}
+}
+
+func newMailReviewApproveCmd(a *app, runF func(*mailReviewOptions) error) *cobra.Command {
 	opts := &mailReviewOptions{}
 	cmd := &cobra.Command{
 		Use:   "approve ID [--by WHO] [--site DOMAIN...]",
@@ -616,84 +681,54 @@ is an exclusion request).`,
 		Example: `  lohibot mail review approve 12 --by anna
   lohibot mail review approve 15 --by anna --site example.com --site example.org`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseReviewID(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
-				return err
-			}
-			return runMailReviewApprove(cmd.Context(), a, opts)
-		},
+		RunE: reviewRunE(a, opts, "", runF, runMailReviewApprove),
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (default: the current user)")
 	cmd.Flags().StringSliceVar(&opts.Sites, "site", nil, "the sites to act on, instead of those the message names (repeatable)")
 	return cmd
 }
 
-func runMailReviewApprove(ctx context.Context, a *app, opts *mailReviewOptions) error {
-	pol, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	ap, err := mailbot.New(pol, nil).Approve(ctx, opts.ID, opts.By, opts.Sites)
+func runMailReviewApprove(ctx context.Context, opts *mailReviewOptions, out io.Writer) error {
+	ap, err := mailbot.New(opts.Policy, nil).Approve(ctx, opts.ID, opts.By, opts.Sites)
 	if err != nil {
 		return reviewError(err)
 	}
-	if a.json {
+	if opts.JSON {
 		if ap.NotExcluded == nil {
 			ap.NotExcluded = []string{}
 		}
-		return a.printJSON(ap)
+		return printJSON(out, ap)
 	}
 	switch ap.Action {
 	case "reinclude":
-		fmt.Fprintln(a.out, reincludeLine(ap))
+		fmt.Fprintln(out, reincludeLine(ap))
 	default:
-		fmt.Fprintf(a.out, "approved message %d: excluded %s\n", ap.ID, strings.Join(ap.Sites, " "))
+		fmt.Fprintf(out, "approved message %d: excluded %s\n", ap.ID, strings.Join(ap.Sites, " "))
 	}
 	return nil
 }
 
-func newMailReviewDismissCmd(a *app) *cobra.Command {
+func newMailReviewDismissCmd(a *app, runF func(*mailReviewOptions) error) *cobra.Command {
 	opts := &mailReviewOptions{}
 	cmd := &cobra.Command{
 		Use:     "dismiss ID [--by WHO]",
 		Short:   "Close a queued message without action",
 		Example: `  lohibot mail review dismiss 13 --by anna`,
 		Args:    exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseReviewID(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
-				return err
-			}
-			return runMailReviewDismiss(cmd.Context(), a, opts)
-		},
+		RunE:    reviewRunE(a, opts, "", runF, runMailReviewDismiss),
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who dismisses (default: the current user)")
 	return cmd
 }
 
-func runMailReviewDismiss(ctx context.Context, a *app, opts *mailReviewOptions) error {
-	pol, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	if err := mailbot.New(pol, nil).Dismiss(ctx, opts.ID, opts.By); err != nil {
+func runMailReviewDismiss(ctx context.Context, opts *mailReviewOptions, out io.Writer) error {
+	if err := mailbot.New(opts.Policy, nil).Dismiss(ctx, opts.ID, opts.By); err != nil {
 		return reviewError(err)
 	}
-	if a.json {
-		return a.printJSON(map[string]any{"id": opts.ID, "review_status": mailbot.ReviewDismissed, "by": opts.By})
+	if opts.JSON {
+		return printJSON(out, map[string]any{"id": opts.ID, "review_status": mailbot.ReviewDismissed, "by": opts.By})
 	}
-	fmt.Fprintf(a.out, "dismissed message %d\n", opts.ID)
+	fmt.Fprintf(out, "dismissed message %d\n", opts.ID)
 	return nil
 }
 

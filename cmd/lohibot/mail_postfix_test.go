@@ -10,9 +10,9 @@ import (
 
 	"github.com/emersion/go-message/mail"
 
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/postfixtest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 )
 
 // TestAcknowledgementsThroughPostfix sends the replies of mail import
@@ -34,7 +34,7 @@ func TestAcknowledgementsThroughPostfix(t *testing.T) {
 	}
 	pf.WaitDelivered(t, 3, 10*time.Second)
 	// Nothing more arrives: every message Postfix accepted is delivered.
-	clocktest.Eventually(t, 10*time.Second, "Postfix's queue to empty", func() bool { return pf.QueueEmpty(t) })
+	testutil.Eventually(t, 10*time.Second, "Postfix's queue to empty", func() bool { return pf.QueueEmpty(t) })
 	got := pf.Delivered(t)
 	if len(got) != 3 {
 		t.Fatalf("Postfix delivered %d replies, want 3", len(got))

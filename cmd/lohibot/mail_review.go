@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -10,8 +11,8 @@ import (
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
-func newMailReviewExcludeCmd(a *app) *cobra.Command {
-	opts := &mailReviewOptions{}
+func newMailReviewExcludeCmd(a *app, runF func(*mailReviewOptions) error) *cobra.Command {
+	opts := &mailReviewOptions{Action: mailbot.ActionExclude}
 	cmd := &cobra.Command{
 		Use:   "exclude ID [--site DOMAIN...] [--by WHO]",
 		Short: "Exclude the sites of a message, whatever was decided before",
@@ -23,25 +24,15 @@ A message waiting for review is marked approved.`,
 		Example: `  lohibot mail review exclude 14 --by anna
   lohibot mail review exclude 14 --site example.com --site example.org`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseReviewID(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if opts.By, err = byFlag(cmd, opts.By, a.getenv); err != nil {
-				return err
-			}
-			return runMailReviewCorrect(cmd.Context(), a, mailbot.ActionExclude, opts)
-		},
+		RunE: reviewRunE(a, opts, "", runF, runMailReviewCorrect),
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who decides (default: the current user)")
 	cmd.Flags().StringSliceVar(&opts.Sites, "site", nil, "the sites to exclude, instead of those the message names (repeatable)")
 	return cmd
 }
 
-func newMailReviewReincludeCmd(a *app) *cobra.Command {
-	opts := &mailReviewOptions{}
+func newMailReviewReincludeCmd(a *app, runF func(*mailReviewOptions) error) *cobra.Command {
+	opts := &mailReviewOptions{Action: mailbot.ActionReinclude}
 	cmd := &cobra.Command{
 		Use:   "reinclude ID --by WHO [--site DOMAIN...]",
 		Short: "Re-include the sites of a message (undo an exclusion applied by mistake)",
@@ -54,32 +45,22 @@ alone. A message waiting for review is marked approved.`,
 		Example: `  lohibot mail review reinclude 9 --by anna
   lohibot mail review reinclude 9 --by anna --site example.com`,
 		Args: exactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := parseReviewID(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			opts.ID = id
-			if strings.TrimSpace(opts.By) == "" {
-				return usageErrorf("re-including needs --by WHO (the staff member who decides)\nSee '%s --help'.", cmd.CommandPath())
-			}
-			return runMailReviewCorrect(cmd.Context(), a, mailbot.ActionReinclude, opts)
-		},
+		RunE: reviewRunE(a, opts, "re-including needs --by WHO (the staff member who decides)", runF, runMailReviewCorrect),
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who re-includes (required)")
 	cmd.Flags().StringSliceVar(&opts.Sites, "site", nil, "the sites to re-include, instead of those of the message (repeatable)")
 	return cmd
 }
 
-func runMailReviewCorrect(ctx context.Context, a *app, action string, opts *mailReviewOptions) error {
-	pol, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	proc := mailbot.New(pol, nil)
-	var ap *mailbot.Approval
-	if action == mailbot.ActionReinclude {
+// runMailReviewCorrect excludes or re-includes (opts.Action) the sites of
+// a message, whatever was decided before.
+func runMailReviewCorrect(ctx context.Context, opts *mailReviewOptions, out io.Writer) error {
+	proc := mailbot.New(opts.Policy, nil)
+	var (
+		ap  *mailbot.Approval
+		err error
+	)
+	if opts.Action == mailbot.ActionReinclude {
 		ap, err = proc.Reinclude(ctx, opts.ID, opts.By, opts.Sites)
 	} else {
 		ap, err = proc.Exclude(ctx, opts.ID, opts.By, opts.Sites)
@@ -87,29 +68,29 @@ func runMailReviewCorrect(ctx context.Context, a *app, action string, opts *mail
 	if err != nil {
 		return reviewError(err)
 	}
-	if a.json {
-		return a.printJSON(ap)
+	if opts.JSON {
+		return printJSON(out, ap)
 	}
-	printApproval(a, ap)
+	printApproval(out, ap)
 	return nil
 }
 
 // printApproval says what a staff decision did, in one line.
-func printApproval(a *app, ap *mailbot.Approval) {
+func printApproval(out io.Writer, ap *mailbot.Approval) {
 	switch ap.Action {
 	case mailbot.ActionReinclude:
 		done := without(ap.Sites, ap.NotExcluded)
-		fmt.Fprintf(a.out, "message %d: re-included %s by %s", ap.ID, orDash(strings.Join(done, " ")), ap.By)
+		fmt.Fprintf(out, "message %d: re-included %s by %s", ap.ID, orDash(strings.Join(done, " ")), ap.By)
 		if len(ap.NotExcluded) > 0 {
-			fmt.Fprintf(a.out, " (not excluded, nothing to undo: %s)", strings.Join(ap.NotExcluded, " "))
+			fmt.Fprintf(out, " (not excluded, nothing to undo: %s)", strings.Join(ap.NotExcluded, " "))
 		}
 	default:
-		fmt.Fprintf(a.out, "message %d: excluded %s by %s", ap.ID, strings.Join(ap.Sites, " "), ap.By)
+		fmt.Fprintf(out, "message %d: excluded %s by %s", ap.ID, strings.Join(ap.Sites, " "), ap.By)
 		if len(ap.Already) > 0 {
-			fmt.Fprintf(a.out, " (already excluded: %s)", strings.Join(ap.Already, " "))
+			fmt.Fprintf(out, " (already excluded: %s)", strings.Join(ap.Already, " "))
 		}
 	}
-	fmt.Fprintln(a.out)
+	fmt.Fprintln(out)
 }
 
 func without(list, drop []string) []string {

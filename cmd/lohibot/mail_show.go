@@ -14,11 +14,15 @@ import (
 )
 
 type mailShowOptions struct {
+	printOptions
+	policyOptions
+	RawOut io.Writer // where --raw writes the stored bytes: standard output, unescaped
+
 	ID  int64
-	Raw bool
+	Raw bool // --raw: the stored bytes exactly
 }
 
-func newMailShowCmd(a *app) *cobra.Command {
+func newMailShowCmd(a *app, runF func(*mailShowOptions) error) *cobra.Command {
 	opts := &mailShowOptions{}
 	cmd := &cobra.Command{
 		Use:   "show ID [--raw]",
@@ -39,20 +43,18 @@ exactly as received. Exit 1 when no message has that ID.`,
 				return err
 			}
 			opts.ID = id
-			return runMailShow(cmd.Context(), a, opts)
+			opts.RawOut = a.rawOut
+			return runOnPolicy(cmd, a, opts, runF, runMailShow)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.Raw, "raw", false, "print the stored bytes exactly")
 	return cmd
 }
 
-func runMailShow(ctx context.Context, a *app, opts *mailShowOptions) error {
-	pol, store, err := a.openPolicy(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	s, err := mailbot.New(pol, nil).Show(ctx, opts.ID)
+// runMailShow prints a stored message for staff (or with Raw, its bytes to
+// RawOut); it returns exit 1 when no message has the ID.
+func runMailShow(ctx context.Context, opts *mailShowOptions, out io.Writer) error {
+	s, err := mailbot.New(opts.Policy, nil).Show(ctx, opts.ID)
 	if errors.Is(err, mailbot.ErrNoMessage) {
 		return &exitError{code: exitRefused, err: fmt.Errorf("no stored message has id %d (see 'lohibot mail review list')", opts.ID)}
 	}
@@ -60,13 +62,13 @@ func runMailShow(ctx context.Context, a *app, opts *mailShowOptions) error {
 		return err
 	}
 	if opts.Raw {
-		_, err := a.rawOut.Write(s.Raw) // exactly as stored: no escaping
+		_, err := opts.RawOut.Write(s.Raw) // exactly as stored: no escaping
 		return err
 	}
-	if a.json {
-		return a.printJSON(s)
+	if opts.JSON {
+		return printJSON(out, s)
 	}
-	printShown(a.out, s)
+	printShown(out, s)
 	return nil
 }
 

@@ -33,7 +33,7 @@ func (f *smtpFlags) register(cmd *cobra.Command) {
 
 // sender checks the flags and returns the SMTP sender, or nil when --smtp
 // is not given. insecure is --insecure, allowed on loopback only.
-func (f *smtpFlags) sender(a *app, insecure bool) (*reply.SMTP, error) {
+func (f *smtpFlags) sender(getenv func(string) string, insecure bool) (*reply.SMTP, error) {
 	if f.URL == "" {
 		if f.PasswordFile != "" {
 			return nil, usageErrorf("--smtp-password-file needs --smtp URL")
@@ -52,7 +52,7 @@ func (f *smtpFlags) sender(a *app, insecure bool) (*reply.SMTP, error) {
 		return nil, usageErrorf("--from %q is not a bare email address", f.From)
 	}
 	if m.User != "" {
-		pw, err := readSecret(a, f.PasswordFile, smtpPasswordEnv, "SMTP password", "--smtp-password-file")
+		pw, err := readSecret(getenv, f.PasswordFile, smtpPasswordEnv, "SMTP password", "--smtp-password-file")
 		if err != nil {
 			return nil, err
 		}
@@ -72,7 +72,7 @@ func (f *smtpFlags) replier(store *db.Store, m *reply.SMTP, logger *slog.Logger,
 
 // readSecret reads a secret from file, or else from the environment
 // variable env; what names the secret and flag the file flag in errors.
-func readSecret(a *app, file, env, what, flag string) (string, error) {
+func readSecret(getenv func(string) string, file, env, what, flag string) (string, error) {
 	var s string
 	if file != "" {
 		b, err := os.ReadFile(file)
@@ -81,7 +81,7 @@ func readSecret(a *app, file, env, what, flag string) (string, error) {
 		}
 		s = strings.TrimRight(strings.SplitN(string(b), "\n", 2)[0], "\r")
 	} else {
-		s = a.getenv(env)
+		s = getenv(env)
 	}
 	if s == "" {
 		return "", usageErrorf("no %s: give %s FILE or set %s", what, flag, env)

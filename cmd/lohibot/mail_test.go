@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,12 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -392,17 +391,14 @@ func TestMailWatchBackgroundProcess(t *testing.T) {
 	dbPath := dbtest.DSN(t, "sqlite")
 	cmd := lohibotProcess(context.Background(), "--db", dbPath, "mail", "watch", "--imap", srv.URL(true), "--insecure")
 	cmd.Env = append(cmd.Env, "LOHIBOT_IMAP_PASSWORD="+dovecottest.Password)
-	var stdout, stderr lockedBuffer
+	var stdout, stderr testutil.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
 	defer cmd.Process.Kill()
-	for deadline := time.Now().Add(15 * time.Second); !strings.Contains(stderr.String(), "imap connected"); {
-		if time.Now().After(deadline) {
-			t.Fatalf("mail watch did not connect within 15 s: %s", stderr.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testutil.Within(15*time.Second, func() bool { return strings.Contains(stderr.String(), "imap connected") }) {
+		t.Fatalf("mail watch did not connect within 15 s: %s", stderr.String())
 	}
 	// Connected is enough: mail delivered from here on is found by the
 	// search after connecting or announced by IDLE, whichever comes first
@@ -442,22 +438,4 @@ func TestMailWatchBackgroundProcess(t *testing.T) {
 	if in, done := srv.Count("INBOX"), srv.Count("Processed"); in != 0 || done != 1 {
 		t.Errorf("INBOX %d, Processed %d; want 0, 1", in, done)
 	}
-}
-
-// lockedBuffer is a bytes.Buffer safe to read while a child process writes.
-type lockedBuffer struct {
-	mu  sync.Mutex // guards buf
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -30,17 +30,27 @@ type cliResult struct {
 // (KEY=VALUE pairs; nothing else from the real environment is visible).
 func runCLI(t testing.TB, env []string, args ...string) cliResult {
 	t.Helper()
+	return runCLIIn(t, env, "", args...)
+}
+
+// runCLIIn is runCLI with stdin.
+func runCLIIn(t testing.TB, env []string, stdin string, args ...string) cliResult {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	getenv := func(k string) string {
+	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, envFunc(env))
+	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
+}
+
+// envFunc is a getenv over env (KEY=VALUE pairs) alone.
+func envFunc(env []string) func(string) string {
+	return func(k string) string {
 		for _, kv := range env {
-			if strings.HasPrefix(kv, k+"=") {
-				return kv[len(k)+1:]
+			if v, ok := strings.CutPrefix(kv, k+"="); ok {
+				return v
 			}
 		}
 		return ""
 	}
-	code := run(context.Background(), args, strings.NewReader(""), &out, &errOut, getenv)
-	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
 }
 
 // lohibotProcess returns a command that runs lohibot (this test binary as

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,11 +18,7 @@ import (
 // writePages indexes n pages of example.com whose titles all hold "bakery".
 func writePages(t *testing.T, dsn string, n int) {
 	t.Helper()
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, dsn)
 	for i := range n {
 		p := &db.Page{URL: fmt.Sprintf("https://example.com/p%d", i), Site: "example.com", Title: fmt.Sprintf("Bakery %d", i),
 			Status: 200, FetchedAt: time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -16,13 +17,16 @@ import (
 )
 
 type reportOptions struct {
-	Site   string
-	Format string
-	Output string
-	Lang   string
+	printOptions
+	storeOptions
+
+	Site   string // the argument: a site or URL
+	Format string // --format (--json: json)
+	Output string // -o: write to this file ("": out)
+	Lang   string // --lang
 }
 
-func newReportCmd(a *app) *cobra.Command {
+func newReportCmd(a *app, runF func(*reportOptions) error) *cobra.Command {
 	opts := &reportOptions{}
 	cmd := &cobra.Command{
 		Use:   "report SITE [--format text|json|html] [-o FILE] [--lang en|it|da|hu]",
@@ -58,7 +62,10 @@ none.`,
 				}
 				opts.Format = report.FormatJSON
 			}
-			return runReport(cmd.Context(), a, opts)
+			if err := opts.check(); err != nil {
+				return err
+			}
+			return runOnStore(cmd, a, opts, runF, runReport)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Format, "format", report.FormatText, "text, json or html")
@@ -67,19 +74,24 @@ none.`,
 	return cmd
 }
 
-func runReport(ctx context.Context, a *app, opts *reportOptions) error {
+// check checks the site, --format, --lang and -o, and puts the site, format
+// and language in their canonical forms.
+func (opts *reportOptions) check() error {
 	site, err := policy.SiteOf(opts.Site)
 	if err != nil {
 		return err
 	}
+	opts.Site = site
 	format := strings.ToLower(opts.Format)
 	if !slices.Contains(report.Formats(), format) {
 		return usageErrorf("report: --format %q: want one of %s", opts.Format, strings.Join(report.Formats(), ", "))
 	}
+	opts.Format = format
 	lang := strings.ToLower(opts.Lang)
 	if !slices.Contains(report.Languages(), lang) {
 		return usageErrorf("report: --lang %q: want one of %s", opts.Lang, strings.Join(report.Languages(), ", "))
 	}
+	opts.Lang = lang
 	if opts.Output != "" {
 		if st, err := os.Stat(opts.Output); err == nil && st.IsDir() {
 			return usageErrorf("report: -o %s is a folder: name a file", opts.Output)
@@ -90,12 +102,15 @@ func runReport(ctx context.Context, a *app, opts *reportOptions) error {
 			}
 		}
 	}
-	store, err := a.openStore(ctx)
-	if err != nil {
-		return err
-	}
-	defer store.Close()
-	rep, err := report.Build(ctx, store, site, nil)
+	return nil
+}
+
+// runReport writes the report of opts.Site (checked by check) to out or
+// to opts.Output; it returns refused (exit 1) when there is no record of
+// the site.
+func runReport(ctx context.Context, opts *reportOptions, out io.Writer) error {
+	site, format, lang := opts.Site, opts.Format, opts.Lang
+	rep, err := report.Build(ctx, opts.Store, site, nil)
 	if err != nil {
 		return err
 	}
@@ -104,9 +119,9 @@ func runReport(ctx context.Context, a *app, opts *reportOptions) error {
 		// nothing to report on, and write no report.
 		msg := fmt.Sprintf("lohibot has no record of %s: not listed, never crawled, no email names it", showSite(site))
 		if format == report.FormatText && opts.Output == "" {
-			fmt.Fprintln(a.out, msg)
+			fmt.Fprintln(out, msg)
 		} else {
-			fmt.Fprintln(a.errOut, msg)
+			fmt.Fprintln(opts.errOut(), msg)
 		}
 		return refused
 	}
@@ -115,14 +130,14 @@ func runReport(ctx context.Context, a *app, opts *reportOptions) error {
 		return err
 	}
 	if opts.Output == "" {
-		_, err := a.out.Write(buf.Bytes())
+		_, err := out.Write(buf.Bytes())
 		return err
 	}
 	if err := os.WriteFile(opts.Output, buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("report: %w", err)
 	}
-	if !a.json {
-		fmt.Fprintf(a.errOut, "wrote the %s report of %s to %s\n", format, showSite(site), opts.Output)
+	if !opts.JSON {
+		fmt.Fprintf(opts.errOut(), "wrote the %s report of %s to %s\n", format, showSite(site), opts.Output)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/url"
@@ -24,8 +25,8 @@ product token LohiSoftBot (case-insensitively; "*" only when none does), the
 longest matching rule, allow on a tie, "*" and "$" patterns, percent-encoding
 normalised on both sides, /robots.txt always allowed.`
 	cmd.AddCommand(
-		newRobotsTestCmd(a),
-		newRobotsFetchCmd(a), // robots_fetch.go, owned by the crawler
+		newRobotsTestCmd(a, nil),
+		newRobotsFetchCmd(a, nil), // robots_fetch.go, owned by the crawler
 	)
 	return cmd
 }
@@ -39,12 +40,15 @@ type robotsTestJSON struct {
 }
 
 type robotsTestOptions struct {
+	printOptions
+	In io.Reader // standard input, read when RobotsFile is "-"
+
 	RobotsFile string // path, or "-" for standard input
 	Agent      string
 	URLs       []string
 }
 
-func newRobotsTestCmd(a *app) *cobra.Command {
+func newRobotsTestCmd(a *app, runF func(*robotsTestOptions) error) *cobra.Command {
 	opts := &robotsTestOptions{}
 	cmd := &cobra.Command{
 		Use:   "test --robots FILE [--agent TOKEN] URL...",
@@ -63,7 +67,11 @@ Exit 0 when every URL is allowed, 1 when any is disallowed, 2 on bad input.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.URLs = args
-			return runRobotsTest(a, opts)
+			if err := opts.check(); err != nil {
+				return err
+			}
+			opts.In = a.in
+			return runCommand(cmd, a, opts, runF, runRobotsTest)
 		},
 	}
 	cmd.Flags().StringVar(&opts.RobotsFile, "robots", "", "the robots.txt file (- for standard input)")
@@ -71,7 +79,8 @@ Exit 0 when every URL is allowed, 1 when any is disallowed, 2 on bad input.`,
 	return cmd
 }
 
-func runRobotsTest(a *app, opts *robotsTestOptions) error {
+// check checks --robots, --agent and the URLs.
+func (opts *robotsTestOptions) check() error {
 	if opts.RobotsFile == "" {
 		return usageErrorf("robots test: --robots FILE is required\nSee 'lohibot robots test --help'.")
 	}
@@ -83,22 +92,28 @@ func runRobotsTest(a *app, opts *robotsTestOptions) error {
 			return usageErrorf("robots test: %q is not an http(s) URL or a path starting with /", u)
 		}
 	}
-	body, err := readRobotsFile(a, opts.RobotsFile)
+	return nil
+}
+
+// runRobotsTest prints the decision on each URL and returns refused (exit
+// 1) when one is disallowed.
+func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) error {
+	body, err := readRobotsFile(opts.In, opts.RobotsFile)
 	if err != nil {
 		return usageErrorf("robots test: %w", err)
 	}
 	if len(body) > robots.MaxSize {
-		fmt.Fprintf(a.errOut, "lohibot: %s is larger than %d bytes; only the first %d are read (RFC 9309 2.5)\n", opts.RobotsFile, robots.MaxSize, robots.MaxSize)
+		fmt.Fprintf(opts.errOut(), "lohibot: %s is larger than %d bytes; only the first %d are read (RFC 9309 2.5)\n", opts.RobotsFile, robots.MaxSize, robots.MaxSize)
 	}
 	r := robots.Parse(body)
 
-	tw := tabwriter.NewWriter(a.out, 0, 0, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	disallowed := false
 	for _, u := range opts.URLs {
 		d := r.Decide(opts.Agent, u)
 		disallowed = disallowed || !d.Allowed
-		if a.json {
-			if err := a.printJSON(robotsTestJSON{URL: u, Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
+		if opts.JSON {
+			if err := printJSON(out, robotsTestJSON{URL: u, Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
 				return err
 			}
 			continue
@@ -124,8 +139,7 @@ func runRobotsTest(a *app, opts *robotsTestOptions) error {
 
 // readRobotsFile reads name ("-": standard input), one byte more than
 // robots.MaxSize at most: enough for Parse to see where the limit cuts.
-func readRobotsFile(a *app, name string) ([]byte, error) {
-	var in io.Reader = a.in
+func readRobotsFile(in io.Reader, name string) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {

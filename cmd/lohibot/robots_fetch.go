@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,13 +32,22 @@ type robotsFetchJSON struct {
 	Line       int       `json:"line"`
 }
 
-func newRobotsFetchCmd(a *app) *cobra.Command {
-	var (
-		allowPrivate bool
-		sourceIP     string
-		userAgent    string
-		delay        time.Duration
-	)
+type robotsFetchOptions struct {
+	printOptions
+	policyOptions
+	// Crawler are the crawler's options, made from the flags and the
+	// global --resolver.
+	Crawler *crawler.Options
+
+	URL          string
+	AllowPrivate bool
+	SourceIP     string
+	UserAgent    string
+	Delay        time.Duration
+}
+
+func newRobotsFetchCmd(a *app, runF func(*robotsFetchOptions) error) *cobra.Command {
+	opts := &robotsFetchOptions{}
 	cmd := &cobra.Command{
 		Use:   "fetch URL",
 		Short: "Fetch a live robots.txt the way the crawler does, and store the snapshot",
@@ -54,84 +64,97 @@ Exit 0 when URL is allowed, 1 when it is disallowed or the site is excluded,
   lohibot robots fetch https://example.com --json`,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			if _, err := policy.SiteOf(args[0]); err != nil {
+			opts.URL = args[0]
+			if _, err := policy.SiteOf(opts.URL); err != nil {
 				return err
 			}
-			if delay <= 0 {
+			if opts.Delay <= 0 {
 				return usageErrorf("--delay must be positive")
 			}
-			copts, err := a.crawlerOptions(allowPrivate, sourceIP, userAgent, "")
+			copts, err := a.crawlerOptions(opts.AllowPrivate, opts.SourceIP, opts.UserAgent, "")
 			if err != nil {
 				return err
 			}
-			copts.Delay = delay
+			copts.Delay = opts.Delay
 			copts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
-			p, store, err := a.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			c, err := crawler.New(ctx, store, p, copts)
-			if err != nil {
-				return err
-			}
-			defer c.Close()
-			r, err := c.FetchRobots(ctx, args[0])
-			if errors.Is(err, crawler.ErrExcluded) {
-				fmt.Fprintf(a.errOut, "lohibot: %v: no request sent\n", err)
-				return refused
-			}
-			if err != nil {
-				return err
-			}
-			if a.json {
-				if err := a.printJSON(robotsFetchJSON{URL: args[0], Origin: r.Origin, SnapshotID: r.SnapshotID, FetchedAt: r.FetchedAt,
-					Status: r.Status, Outcome: r.Outcome, FinalURL: r.FinalURL, Bytes: r.Bytes, Sha256: r.Sha256,
-					CrawlDelay: r.CrawlDelay.Seconds(), Error: r.Error, Allowed: r.Decision.Allowed, Rule: r.Decision.Rule,
-					Line: r.Decision.Line}); err != nil {
-					return err
-				}
-			} else {
-				w := a.out
-				fmt.Fprintf(w, "origin:      %s\n", r.Origin)
-				fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", humanTime(r.FetchedAt), r.SnapshotID)
-				if r.Status != 0 {
-					fmt.Fprintf(w, "status:      %d\n", r.Status)
-				} else {
-					fmt.Fprintf(w, "status:      no answer\n")
-				}
-				fmt.Fprintf(w, "outcome:     %s\n", r.Outcome)
-				if r.FinalURL != "" {
-					fmt.Fprintf(w, "final URL:   %s\n", r.FinalURL)
-				}
-				fmt.Fprintf(w, "body:        %d bytes, sha256 %s\n", r.Bytes, r.Sha256)
-				if r.CrawlDelay > 0 {
-					fmt.Fprintf(w, "crawl-delay: %s\n", r.CrawlDelay)
-				}
-				if r.Error != "" {
-					fmt.Fprintf(w, "error:       %s\n", r.Error)
-				}
-				verdict := "allowed"
-				if !r.Decision.Allowed {
-					verdict = "disallowed"
-				}
-				if r.Decision.Line > 0 {
-					fmt.Fprintf(w, "%s: %s by %q (line %d)\n", args[0], verdict, r.Decision.Rule, r.Decision.Line)
-				} else {
-					fmt.Fprintf(w, "%s: %s (%s)\n", args[0], verdict, r.Decision.Rule)
-				}
-			}
-			if !r.Decision.Allowed {
-				return refused
-			}
-			return nil
+			opts.Crawler = copts
+			return runOnPolicy(cmd, a, opts, runF, runRobotsFetch)
 		},
 	}
 	f := cmd.Flags()
-	f.BoolVar(&allowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
-	f.StringVar(&sourceIP, "source-ip", "", "send the request from this local IPv4 address")
-	f.StringVar(&userAgent, "user-agent", crawler.UserAgent, "user agent: \""+crawler.UserAgent+"\" or \""+crawler.UserAgentEmail+"\"")
-	f.DurationVar(&delay, "delay", crawler.DefaultDelay, "minimum gap after the host's previous request")
+	f.BoolVar(&opts.AllowPrivate, "allow-private", false, "allow loopback, private and link-local addresses (tests, the demo)")
+	f.StringVar(&opts.SourceIP, "source-ip", "", "send the request from this local IPv4 address")
+	f.StringVar(&opts.UserAgent, "user-agent", crawler.UserAgent, "user agent: \""+crawler.UserAgent+"\" or \""+crawler.UserAgentEmail+"\"")
+	f.DurationVar(&opts.Delay, "delay", crawler.DefaultDelay, "minimum gap after the host's previous request")
 	return cmd
+}
+
+// runRobotsFetch fetches and stores the robots.txt of opts.URL's origin
+// and prints what it means for the URL; it returns refused (exit 1) when
+// the URL is disallowed or the site excluded.
+func runRobotsFetch(ctx context.Context, opts *robotsFetchOptions, out io.Writer) error {
+	c, err := crawler.New(ctx, opts.Policy.Store(), opts.Policy, opts.Crawler)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	r, err := c.FetchRobots(ctx, opts.URL)
+	if errors.Is(err, crawler.ErrExcluded) {
+		fmt.Fprintf(opts.errOut(), "lohibot: %v: no request sent\n", err)
+		return refused
+	}
+	if err != nil {
+		return err
+	}
+	if opts.JSON {
+		err = printJSON(out, newRobotsFetchJSON(opts.URL, r))
+	} else {
+		printRobotsFetch(out, opts.URL, r)
+	}
+	if err != nil {
+		return err
+	}
+	if !r.Decision.Allowed {
+		return refused
+	}
+	return nil
+}
+
+func newRobotsFetchJSON(url string, r *crawler.RobotsResult) robotsFetchJSON {
+	return robotsFetchJSON{URL: url, Origin: r.Origin, SnapshotID: r.SnapshotID, FetchedAt: r.FetchedAt,
+		Status: r.Status, Outcome: r.Outcome, FinalURL: r.FinalURL, Bytes: r.Bytes, Sha256: r.Sha256,
+		CrawlDelay: r.CrawlDelay.Seconds(), Error: r.Error, Allowed: r.Decision.Allowed, Rule: r.Decision.Rule,
+		Line: r.Decision.Line}
+}
+
+// printRobotsFetch writes a robots.txt fetch for people: the snapshot, then
+// the verdict on url.
+func printRobotsFetch(w io.Writer, url string, r *crawler.RobotsResult) {
+	fmt.Fprintf(w, "origin:      %s\n", r.Origin)
+	fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", humanTime(r.FetchedAt), r.SnapshotID)
+	if r.Status != 0 {
+		fmt.Fprintf(w, "status:      %d\n", r.Status)
+	} else {
+		fmt.Fprintf(w, "status:      no answer\n")
+	}
+	fmt.Fprintf(w, "outcome:     %s\n", r.Outcome)
+	if r.FinalURL != "" {
+		fmt.Fprintf(w, "final URL:   %s\n", r.FinalURL)
+	}
+	fmt.Fprintf(w, "body:        %d bytes, sha256 %s\n", r.Bytes, r.Sha256)
+	if r.CrawlDelay > 0 {
+		fmt.Fprintf(w, "crawl-delay: %s\n", r.CrawlDelay)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(w, "error:       %s\n", r.Error)
+	}
+	verdict := "allowed"
+	if !r.Decision.Allowed {
+		verdict = "disallowed"
+	}
+	if r.Decision.Line > 0 {
+		fmt.Fprintf(w, "%s: %s by %q (line %d)\n", url, verdict, r.Decision.Rule, r.Decision.Line)
+	} else {
+		fmt.Fprintf(w, "%s: %s (%s)\n", url, verdict, r.Decision.Rule)
+	}
 }

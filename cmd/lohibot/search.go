@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -9,8 +11,17 @@ import (
 	"github.com/lohisoft/lohibot/crawler/index"
 )
 
-func newSearchCmd(a *app) *cobra.Command {
-	var limit, offset int
+type searchOptions struct {
+	printOptions
+	storeOptions
+
+	Query  string // the arguments, joined by spaces
+	Limit  int    // --limit: at most this many results
+	Offset int    // --offset: skip this many first
+}
+
+func newSearchCmd(a *app, runF func(*searchOptions) error) *cobra.Command {
+	opts := &searchOptions{}
 	cmd := &cobra.Command{
 		Use:   "search QUERY",
 		Short: "Search the index by title, description, headings and link texts",
@@ -27,64 +38,64 @@ shows them (on standard error, so the results stay clean to pipe).`,
   lohibot search bakery --limit 5 --offset 5`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			var bad []string
-			if limit < 1 {
+			if opts.Limit < 1 {
 				bad = append(bad, "--limit must be at least 1")
 			}
-			if offset < 0 {
+			if opts.Offset < 0 {
 				bad = append(bad, "--offset must not be negative")
 			}
-			query := strings.Join(args, " ")
-			if strings.TrimSpace(query) == "" {
+			opts.Query = strings.Join(args, " ")
+			if strings.TrimSpace(opts.Query) == "" {
 				bad = append(bad, "the query is empty")
 			}
 			if len(bad) > 0 {
 				return usageErrorf("search: %s\nSee '%s --help'.", strings.Join(bad, "; "), cmd.CommandPath())
 			}
-			store, err := a.openStore(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			// One result more than asked tells whether more follow.
-			results, err := index.Search(ctx, store, query, offset+limit+1)
-			if err != nil {
-				return err
-			}
-			results = results[min(offset, len(results)):]
-			more := len(results) > limit
-			if more {
-				results = results[:limit]
-			}
-			for _, r := range results {
-				if a.json {
-					if err := a.printJSON(r); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintln(a.out, r.URL)
-				if r.Title != "" {
-					fmt.Fprintf(a.out, "  %s\n", r.Title)
-				}
-				if r.Description != "" {
-					fmt.Fprintf(a.out, "  %s\n", r.Description)
-				}
-			}
-			switch {
-			case a.json:
-			case len(results) == 0 && offset > 0:
-				fmt.Fprintf(a.errOut, "no pages found after the first %d\n", offset)
-			case len(results) == 0:
-				fmt.Fprintln(a.errOut, "no pages found")
-			case more:
-				fmt.Fprintf(a.errOut, "results %d-%d shown; more follow: add --offset %d\n", offset+1, offset+len(results), offset+len(results))
-			}
-			return nil
+			return runOnStore(cmd, a, opts, runF, runSearch)
 		},
 	}
-	cmd.Flags().IntVar(&limit, "limit", 20, "at most this many results")
-	cmd.Flags().IntVar(&offset, "offset", 0, "skip this many results first")
+	cmd.Flags().IntVar(&opts.Limit, "limit", 20, "at most this many results")
+	cmd.Flags().IntVar(&opts.Offset, "offset", 0, "skip this many results first")
 	return cmd
+}
+
+func runSearch(ctx context.Context, opts *searchOptions, out io.Writer) error {
+	limit, offset := opts.Limit, opts.Offset
+	// One result more than asked tells whether more follow.
+	results, err := index.Search(ctx, opts.Store, opts.Query, offset+limit+1)
+	if err != nil {
+		return err
+	}
+	results = results[min(offset, len(results)):]
+	more := len(results) > limit
+	if more {
+		results = results[:limit]
+	}
+	for _, r := range results {
+		if opts.JSON {
+			if err := printJSON(out, r); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintln(out, r.URL)
+		if r.Title != "" {
+			fmt.Fprintf(out, "  %s\n", r.Title)
+		}
+		if r.Description != "" {
+			fmt.Fprintf(out, "  %s\n", r.Description)
+		}
+	}
+	errOut := opts.errOut()
+	switch {
+	case opts.JSON:
+	case len(results) == 0 && offset > 0:
+		fmt.Fprintf(errOut, "no pages found after the first %d\n", offset)
+	case len(results) == 0:
+		fmt.Fprintln(errOut, "no pages found")
+	case more:
+		fmt.Fprintf(errOut, "results %d-%d shown; more follow: add --offset %d\n", offset+1, offset+len(results), offset+len(results))
+	}
+	return nil
 }

@@ -23,18 +23,24 @@ import (
 const serveConfigEnv = "LOHIBOT_CONFIG"
 
 type serveOptions struct {
+	printOptions
+	// Getenv reads the environment (LOHIBOT_* overrides and secrets), on
+	// start and on every reload.
+	Getenv func(string) string
+
 	Config   string
 	HTTP     string
 	Check    bool
-	dbSet    bool // --db was given
-	httpSet  bool // --http was given
+	dsn      string // --db
+	dbSet    bool   // --db was given
+	httpSet  bool   // --http was given
 	resolver string
 
 	signingKey string // --signing-key-file
 	sigAgent   string // --signature-agent
 }
 
-func newServeCmd(a *app) *cobra.Command {
+func newServeCmd(a *app, runF func(*serveOptions) error) *cobra.Command {
 	opts := &serveOptions{}
 	cmd := &cobra.Command{
 		Use:   "serve [--config FILE] [--http ADDR]",
@@ -77,13 +83,14 @@ valid, 2 when not.`,
   kill -HUP $(pidof lohibot)    # reload the configuration`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.dbSet = cmd.Flags().Changed("db")
+			opts.dsn, opts.dbSet = a.dsn, cmd.Flags().Changed("db")
 			opts.httpSet = cmd.Flags().Changed("http")
 			opts.resolver = a.resolver
+			opts.Getenv = a.getenv
 			if opts.Config == "" {
 				opts.Config = a.getenv(serveConfigEnv)
 			}
-			return runServe(cmd.Context(), a, opts)
+			return runCommand(cmd, a, opts, runF, runServe)
 		},
 	}
 	cmd.Flags().StringVar(&opts.Config, "config", "", "configuration file (TOML; default $"+serveConfigEnv+", else the built-in defaults)")
@@ -96,7 +103,7 @@ valid, 2 when not.`,
 
 // loadServeConfig reads the configuration: defaults, the file, the
 // environment, the flags, then the secrets.
-func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
+func loadServeConfig(opts *serveOptions) (*serve.Config, error) {
 	cfg := serve.DefaultConfig()
 	if opts.Config != "" {
 		var err error
@@ -105,14 +112,14 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 		}
 	}
 	for _, key := range serve.Keys() {
-		if v := a.getenv(serve.EnvName(key)); v != "" {
+		if v := opts.Getenv(serve.EnvName(key)); v != "" {
 			if err := cfg.Set(key, v); err != nil {
 				return nil, fmt.Errorf("%s: %w", serve.EnvName(key), err)
 			}
 		}
 	}
 	if opts.dbSet {
-		cfg.DB = a.dsn
+		cfg.DB = opts.dsn
 	}
 	if opts.httpSet {
 		cfg.HTTP = opts.HTTP
@@ -130,10 +137,10 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 		return nil, err
 	}
 	if cfg.Mail.SMTPPasswordFile == "" {
-		cfg.Mail.SMTPPassword = a.getenv(smtpPasswordEnv)
+		cfg.Mail.SMTPPassword = opts.Getenv(smtpPasswordEnv)
 	}
 	if cfg.Mail.PasswordFile == "" {
-		cfg.Mail.Password = a.getenv(imapPasswordEnv)
+		cfg.Mail.Password = opts.Getenv(imapPasswordEnv)
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -144,26 +151,28 @@ func loadServeConfig(a *app, opts *serveOptions) (*serve.Config, error) {
 	return cfg, nil
 }
 
-func runServe(ctx context.Context, a *app, opts *serveOptions) error {
-	cfg, err := loadServeConfig(a, opts)
+// runServe runs the server until ctx ends; with --check it prints the
+// configuration instead.
+func runServe(ctx context.Context, opts *serveOptions, out io.Writer) error {
+	cfg, err := loadServeConfig(opts)
 	if err != nil {
 		return serveError(err)
 	}
 	if opts.Check {
-		if a.json {
-			return printConfigJSON(a, cfg)
+		if opts.JSON {
+			return printConfigJSON(out, cfg)
 		}
 		var buf bytes.Buffer
 		if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
 			return err
 		}
 		// The DSN (db) may hold a password; the IMAP URL a user's.
-		_, err := io.WriteString(a.out, redact.String(buf.String()))
+		_, err := io.WriteString(out, redact.String(buf.String()))
 		return err
 	}
-	logger := a.newLogger(slog.LevelInfo)
+	logger := opts.newLogger(slog.LevelInfo)
 	srv, err := serve.New(ctx, cfg, &serve.Options{
-		Load:   func() (*serve.Config, error) { return loadServeConfig(a, opts) },
+		Load:   func() (*serve.Config, error) { return loadServeConfig(opts) },
 		Logger: logger,
 	})
 	if err != nil {
@@ -190,7 +199,7 @@ func runServe(ctx context.Context, a *app, opts *serveOptions) error {
 
 // printConfigJSON prints cfg as one JSON object with the configuration
 // file's key names (serve --check --json).
-func printConfigJSON(a *app, cfg *serve.Config) error {
+func printConfigJSON(out io.Writer, cfg *serve.Config) error {
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(cfg); err != nil {
 		return err
@@ -199,7 +208,7 @@ func printConfigJSON(a *app, cfg *serve.Config) error {
 	if _, err := toml.Decode(redact.String(buf.String()), &m); err != nil {
 		return err
 	}
-	return a.printJSON(m)
+	return printJSON(out, m)
 }
 
 // serveError maps a configuration error to exit 2.

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -12,7 +11,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy/audit"
 )
@@ -163,7 +162,7 @@ func TestServeSignals(t *testing.T) {
 	defer cancel()
 	dbtest.Init(t, filepath.Join(dir, "l.db"))
 	cmd := lohibotProcess(ctx, "serve", "--config", conf, "--db", filepath.Join(dir, "l.db"), "--http", addr)
-	stderr := &syncBuffer{}
+	stderr := &testutil.Buffer{}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -181,12 +180,8 @@ func TestServeSignals(t *testing.T) {
 	}
 	waitFor := func(what string, ok func() bool) {
 		t.Helper()
-		deadline := time.Now().Add(20 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; stderr:\n%s", what, stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !testutil.Within(20*time.Second, ok) {
+			t.Fatalf("timed out waiting for %s; stderr:\n%s", what, stderr.String())
 		}
 	}
 	waitFor("the page with budget 20", func() bool { return strings.Contains(page(), "At most 20 pages per site") })
@@ -226,34 +221,16 @@ func TestServeSignals(t *testing.T) {
 	}
 }
 
-// syncBuffer is a bytes.Buffer safe for a writer and a reader at once.
-type syncBuffer struct {
-	mu sync.Mutex // guards b
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // serveProcess is a running `lohibot serve` child process.
 type serveProcess struct {
 	cmd    *exec.Cmd
-	stderr *syncBuffer
+	stderr *testutil.Buffer
 	done   chan error
 }
 
 func startServe(t *testing.T, args ...string) *serveProcess {
 	t.Helper()
-	p := &serveProcess{stderr: &syncBuffer{}, done: make(chan error, 1)}
+	p := &serveProcess{stderr: &testutil.Buffer{}, done: make(chan error, 1)}
 	p.cmd = lohibotProcess(context.Background(), append([]string{"serve"}, args...)...)
 	p.cmd.Stderr = p.stderr
 	if err := p.cmd.Start(); err != nil {
@@ -280,27 +257,12 @@ func (p *serveProcess) stop(t *testing.T) {
 	}
 }
 
-func waitForT(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // checkLog audits the request log and checks that nothing was left half
 // written: every request completed, no cycle left running, no lease held.
 func checkLog(t *testing.T, dsn string) map[string][]db.CrawlCycle {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, dsn)
 	sum, err := audit.Run(ctx, store, &audit.Options{Logger: slog.New(slog.DiscardHandler)}, func(v audit.Violation) error {
 		t.Errorf("audit: %s %s %s: %s", v.Site, v.Rule, v.Check, v.Evidence)
 		return nil
@@ -370,7 +332,7 @@ max_sites_parallel = 3
 		}
 
 		p := startServe(t, "--config", conf, "--db", dsn, "--http", freePort(t))
-		waitForT(t, 30*time.Second, "pages of every site", func() bool {
+		testutil.Eventually(t, 30*time.Second, "pages of every site", func() bool {
 			for _, h := range []string{"plain-000.test", "plain-001.test", "big.test"} {
 				if len(web.HitsFor(h)) < 3 {
 					return false
@@ -400,7 +362,7 @@ max_sites_parallel = 3
 		// budget still counting) and finishes them. (With the same delay:
 		// a resumed cycle is audited against the delay it started with.)
 		p = startServe(t, "--config", conf, "--db", dsn, "--http", freePort(t))
-		waitForT(t, 60*time.Second, "every cycle to finish", func() bool {
+		testutil.Eventually(t, 60*time.Second, "every cycle to finish", func() bool {
 			store, err := db.Open(context.Background(), dsn)
 			if err != nil {
 				return false

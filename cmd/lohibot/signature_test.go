@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -15,25 +14,9 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/crawler/httpsig"
-	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/testweb"
 )
-
-// runCLIIn is runCLI with stdin.
-func runCLIIn(t testing.TB, env []string, stdin string, args ...string) cliResult {
-	t.Helper()
-	var out, errOut bytes.Buffer
-	getenv := func(k string) string {
-		for _, kv := range env {
-			if strings.HasPrefix(kv, k+"=") {
-				return kv[len(k)+1:]
-			}
-		}
-		return ""
-	}
-	code := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, getenv)
-	return cliResult{code: code, stdout: out.String(), stderr: errOut.String()}
-}
 
 func TestKeys(t *testing.T) {
 	dir := t.TempDir()
@@ -81,25 +64,22 @@ func capture(h testweb.Hit) string {
 	return b.String()
 }
 
-// TestVerifySignatureCaptured: a crawl with --signing-key-file signs every
-// request the local web received; verify-signature accepts each captured
-// one and rejects a flipped byte, an expired window, another authority, a
-// missing signature and another key, each with its reason.
-func TestVerifySignatureCaptured(t *testing.T) {
-	dir := t.TempDir()
+// signedCrawl crawls a local web of one site of the given pages with a new
+// signing key, on a new database in a temporary folder dir, and returns
+// them: the key file, the web (closed when the test ends) and the
+// environment naming the database.
+func signedCrawl(t *testing.T, pages int) (dir, key string, web *testweb.Web, env []string) {
+	t.Helper()
+	dir = t.TempDir()
 	dsn := filepath.Join(dir, "l.db")
-	store, err := db.Open(context.Background(), dsn)
+	dbtest.Init(t, dsn)
+	env = []string{"LOHIBOT_DB=" + dsn}
+	web, err := testweb.Start(&testweb.Options{Plain: 1, PagesPerSite: pages})
 	if err != nil {
 		t.Fatal(err)
 	}
-	store.Close()
-	env := []string{"LOHIBOT_DB=" + dsn}
-	web, err := testweb.Start(&testweb.Options{Plain: 1, PagesPerSite: 3})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	key := filepath.Join(dir, "bot.pem")
+	t.Cleanup(web.Close)
+	key = filepath.Join(dir, "bot.pem")
 	if r := runCLI(t, nil, "keys", "generate", "--out", key); r.code != 0 {
 		t.Fatal(r.stderr)
 	}
@@ -107,6 +87,15 @@ func TestVerifySignatureCaptured(t *testing.T) {
 	if r := runCLI(t, env, "crawl", site.StartURL, "--allow-private", "--resolver", web.DNSAddr, "--delay", "50ms", "--signing-key-file", key); r.code != 0 {
 		t.Fatalf("crawl: exit %d, %s", r.code, r.stderr)
 	}
+	return dir, key, web, env
+}
+
+// TestVerifySignatureCaptured: a crawl with --signing-key-file signs every
+// request the local web received; verify-signature accepts each captured
+// one and rejects a flipped byte, an expired window, another authority, a
+// missing signature and another key, each with its reason.
+func TestVerifySignatureCaptured(t *testing.T) {
+	dir, key, web, _ := signedCrawl(t, 3)
 	hits := web.Hits()
 	if len(hits) < 2 || hits[0].Path != "/robots.txt" {
 		t.Fatalf("hits: %d", len(hits))
@@ -223,25 +212,8 @@ func TestVerifySignatureDirectoryURL(t *testing.T) {
 // TestAuditSignaturesAfterSignedCrawl: the signatures rule holds over a
 // crawl made with --signing-key-file, and is named on the command line.
 func TestAuditSignaturesAfterSignedCrawl(t *testing.T) {
-	dir := t.TempDir()
-	dsn := filepath.Join(dir, "l.db")
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.Close()
-	env := []string{"LOHIBOT_DB=" + dsn}
-	web, err := testweb.Start(&testweb.Options{Plain: 1, PagesPerSite: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer web.Close()
-	key := filepath.Join(dir, "bot.pem")
-	runCLI(t, nil, "keys", "generate", "--out", key)
+	_, _, web, env := signedCrawl(t, 2)
 	site := web.Site("plain-000.test")
-	if r := runCLI(t, env, "crawl", site.StartURL, "--allow-private", "--resolver", web.DNSAddr, "--delay", "50ms", "--signing-key-file", key); r.code != 0 {
-		t.Fatalf("crawl: exit %d, %s", r.code, r.stderr)
-	}
 	r := runCLI(t, env, "audit", "signatures")
 	if r.code != 0 || !strings.Contains(r.stdout, "signatures") {
 		t.Errorf("audit signatures: exit %d, %s %s", r.code, r.stdout, r.stderr)

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -15,7 +17,7 @@ func newSitesCmd(a *app) *cobra.Command {
 	cmd.Long = `The crawl list holds the sites the crawler visits, each with the URL its crawl
 starts from. Adding a URL sets the start URL; a bare domain starts at
 https://DOMAIN/. An excluded site stays listed but is never crawled.`
-	cmd.AddCommand(newSitesAddCmd(a), newSitesRemoveCmd(a), newSitesListCmd(a))
+	cmd.AddCommand(newSitesAddCmd(a, nil), newSitesRemoveCmd(a, nil), newSitesListCmd(a, nil))
 	return cmd
 }
 
@@ -27,8 +29,16 @@ type siteJSON struct {
 	Excluded bool      `json:"excluded"`
 }
 
-func newSitesAddCmd(a *app) *cobra.Command {
-	var by string
+type sitesAddOptions struct {
+	printOptions
+	policyOptions
+
+	Inputs []string
+	By     string
+}
+
+func newSitesAddCmd(a *app, runF func(*sitesAddOptions) error) *cobra.Command {
+	opts := &sitesAddOptions{}
 	cmd := &cobra.Command{
 		Use:   "add DOMAIN|URL...",
 		Short: "Add sites to the crawl list",
@@ -36,62 +46,71 @@ func newSitesAddCmd(a *app) *cobra.Command {
   lohibot sites add https://shop.example.co.uk/start --json`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
+			opts.Inputs = args
 			if _, err := policy.SitesOf(args); err != nil {
 				return err
 			}
-			by, err := byFlag(cmd, by, a.getenv)
+			by, err := byFlag(cmd, opts.By, a.getenv)
 			if err != nil {
 				return err
 			}
+			opts.By = by
 			for _, arg := range args {
 				if hasUserinfo(arg) {
 					site, _ := policy.SiteOf(arg)
 					fmt.Fprintf(a.errOut, "lohibot: warning: %s: credentials removed from the start URL: the bot never logs in\n", site)
 				}
 			}
-			p, store, err := a.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			sites, err := p.AddSites(ctx, args, policy.Change{Actor: by, Source: "cli"})
-			if err != nil {
-				return err
-			}
-			for _, s := range sites {
-				if a.json {
-					// An excluded site stays listed; say so, as sites list does.
-					_, ex, err := p.Check(ctx, s.Name)
-					if err != nil {
-						return err
-					}
-					if err := a.printJSON(struct {
-						siteJSON
-						Replaced string `json:"replaced_start_url,omitempty"`
-					}{siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}, s.Replaced}); err != nil {
-						return err
-					}
-					continue
-				}
-				switch {
-				case s.Replaced != "":
-					fmt.Fprintf(a.out, "%s was listed already: its start URL is now %s, replacing %s\n", showSite(s.Name), s.StartURL, s.Replaced)
-				case s.Listed:
-					fmt.Fprintf(a.out, "%s was listed already, starting at %s\n", showSite(s.Name), s.StartURL)
-				default:
-					fmt.Fprintf(a.out, "listed %s, starting at %s\n", showSite(s.Name), s.StartURL)
-				}
-			}
-			return nil
+			return runOnPolicy(cmd, a, opts, runF, runSitesAdd)
 		},
 	}
-	cmd.Flags().StringVar(&by, "by", "", "who adds them (default: the current user)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "who adds them (default: the current user)")
 	return cmd
 }
 
-func newSitesRemoveCmd(a *app) *cobra.Command {
-	var by string
+func runSitesAdd(ctx context.Context, opts *sitesAddOptions, out io.Writer) error {
+	p := opts.Policy
+	sites, err := p.AddSites(ctx, opts.Inputs, policy.Change{Actor: opts.By, Source: "cli"})
+	if err != nil {
+		return err
+	}
+	for _, s := range sites {
+		if opts.JSON {
+			// An excluded site stays listed; say so, as sites list does.
+			_, ex, err := p.Check(ctx, s.Name)
+			if err != nil {
+				return err
+			}
+			if err := printJSON(out, struct {
+				siteJSON
+				Replaced string `json:"replaced_start_url,omitempty"`
+			}{siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: ex != nil}, s.Replaced}); err != nil {
+				return err
+			}
+			continue
+		}
+		switch {
+		case s.Replaced != "":
+			fmt.Fprintf(out, "%s was listed already: its start URL is now %s, replacing %s\n", showSite(s.Name), s.StartURL, s.Replaced)
+		case s.Listed:
+			fmt.Fprintf(out, "%s was listed already, starting at %s\n", showSite(s.Name), s.StartURL)
+		default:
+			fmt.Fprintf(out, "listed %s, starting at %s\n", showSite(s.Name), s.StartURL)
+		}
+	}
+	return nil
+}
+
+type sitesRemoveOptions struct {
+	printOptions
+	policyOptions
+
+	Inputs []string // one argument per site: a site named twice is removed once
+	By     string
+}
+
+func newSitesRemoveCmd(a *app, runF func(*sitesRemoveOptions) error) *cobra.Command {
+	opts := &sitesRemoveOptions{}
 	cmd := &cobra.Command{
 		Use:   "remove DOMAIN|URL...",
 		Short: "Remove sites from the crawl list (without excluding them)",
@@ -101,72 +120,75 @@ that is not listed is refused (exit 1) and removes nothing.`,
 		Example: "  lohibot sites remove example.com",
 		Args:    minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
 			names, err := policy.SitesOf(args)
 			if err != nil {
 				return err
 			}
-			by, err := byFlag(cmd, by, a.getenv)
+			by, err := byFlag(cmd, opts.By, a.getenv)
 			if err != nil {
 				return err
 			}
+			opts.By = by
 			// A site named twice (example.com www.example.com) is removed once.
-			var inputs []string
+			opts.Inputs = nil
 			for i, name := range names {
 				if !slices.Contains(names[:i], name) {
-					inputs = append(inputs, args[i])
+					opts.Inputs = append(opts.Inputs, args[i])
 				}
 			}
-			p, store, err := a.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			sites, err := p.RemoveSites(ctx, inputs, policy.Change{Actor: by, Source: "cli"})
-			if err != nil {
-				return err
-			}
-			for _, s := range sites {
-				if a.json {
-					if err := a.printJSON(map[string]any{"site": s, "removed": true}); err != nil {
-						return err
-					}
-					continue
-				}
-				fmt.Fprintf(a.out, "removed %s from the crawl list\n", showSite(s))
-			}
-			return nil
+			return runOnPolicy(cmd, a, opts, runF, runSitesRemove)
 		},
 	}
-	cmd.Flags().StringVar(&by, "by", "", "who removes them (default: the current user)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "who removes them (default: the current user)")
 	return cmd
 }
 
-func newSitesListCmd(a *app) *cobra.Command {
+func runSitesRemove(ctx context.Context, opts *sitesRemoveOptions, out io.Writer) error {
+	sites, err := opts.Policy.RemoveSites(ctx, opts.Inputs, policy.Change{Actor: opts.By, Source: "cli"})
+	if err != nil {
+		return err
+	}
+	for _, s := range sites {
+		if opts.JSON {
+			if err := printJSON(out, map[string]any{"site": s, "removed": true}); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintf(out, "removed %s from the crawl list\n", showSite(s))
+	}
+	return nil
+}
+
+type sitesListOptions struct {
+	printOptions
+	policyOptions
+}
+
+func newSitesListCmd(a *app, runF func(*sitesListOptions) error) *cobra.Command {
+	opts := &sitesListOptions{}
 	return &cobra.Command{
 		Use:     "list",
 		Short:   "List the crawl list",
 		Example: "  lohibot sites list --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			ctx := cmd.Context()
-			p, store, err := a.openPolicy(ctx)
-			if err != nil {
-				return err
-			}
-			defer store.Close()
-			// A page of the list at a time: the output streams.
-			return p.EachSite(ctx, func(s policy.ListedSite) error {
-				if a.json {
-					return a.printJSON(siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: s.Excluded})
-				}
-				status := ""
-				if s.Excluded {
-					status = "\t(excluded)"
-				}
-				_, err := fmt.Fprintf(a.out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
-				return err
-			})
+			return runOnPolicy(cmd, a, opts, runF, runSitesList)
 		},
 	}
+}
+
+func runSitesList(ctx context.Context, opts *sitesListOptions, out io.Writer) error {
+	// A page of the list at a time: the output streams.
+	return opts.Policy.EachSite(ctx, func(s policy.ListedSite) error {
+		if opts.JSON {
+			return printJSON(out, siteJSON{Site: s.Name, StartURL: s.StartURL, AddedAt: s.AddedAt.UTC(), AddedBy: s.AddedBy, Excluded: s.Excluded})
+		}
+		status := ""
+		if s.Excluded {
+			status = "\t(excluded)"
+		}
+		_, err := fmt.Fprintf(out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
+		return err
+	})
 }

@@ -20,9 +20,10 @@ import (
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
-// newVerifier builds the FCrDNS verifier on the --resolver server.
-func (a *app) newVerifier(timeout time.Duration) (*identity.Verifier, error) {
-	r, err := resolver.New(a.resolver)
+// newVerifier builds the FCrDNS verifier on the DNS server addr (--resolver;
+// "": the system's).
+func newVerifier(addr string, timeout time.Duration) (*identity.Verifier, error) {
+	r, err := resolver.New(addr)
 	if err != nil {
 		return nil, &exitError{code: exitBadInput, err: err}
 	}
@@ -30,11 +31,14 @@ func (a *app) newVerifier(timeout time.Duration) (*identity.Verifier, error) {
 }
 
 type verifyOptions struct {
+	printOptions
+	Resolver string // --resolver: the DNS server ("": the system's)
+
 	Addrs   []netip.Addr
-	Timeout time.Duration
+	Timeout time.Duration // --timeout: for each DNS lookup
 }
 
-func newVerifyCmd(a *app) *cobra.Command {
+func newVerifyCmd(a *app, runF func(*verifyOptions) error) *cobra.Command {
 	opts := &verifyOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify IP...",
@@ -59,6 +63,7 @@ unverifiable.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			var bad []string // every bad argument, reported at once
+			opts.Addrs = nil
 			for _, arg := range args {
 				addr, err := identity.ParseIP(arg)
 				if err != nil {
@@ -73,25 +78,28 @@ unverifiable.`,
 			if len(bad) > 0 {
 				return usageErrorf("%s", strings.Join(bad, "\n"))
 			}
-			return runVerify(cmd.Context(), a, opts)
+			opts.Resolver = a.resolver
+			return runCommand(cmd, a, opts, runF, runVerify)
 		},
 	}
 	cmd.Flags().DurationVar(&opts.Timeout, "timeout", identity.DefaultTimeout, "time allowed for each DNS lookup")
 	return cmd
 }
 
-func runVerify(ctx context.Context, a *app, opts *verifyOptions) error {
-	v, err := a.newVerifier(opts.Timeout)
+// runVerify prints a verdict per address and returns refused (exit 1)
+// unless every one is genuine.
+func runVerify(ctx context.Context, opts *verifyOptions, out io.Writer) error {
+	v, err := newVerifier(opts.Resolver, opts.Timeout)
 	if err != nil {
 		return err
 	}
 	results := v.VerifyAll(ctx, opts.Addrs)
 	allGenuine := true
-	tw := tabwriter.NewWriter(a.out, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, r := range results {
 		allGenuine = allGenuine && r.Genuine
-		if a.json {
-			if err := a.printJSON(r); err != nil {
+		if opts.JSON {
+			if err := printJSON(out, r); err != nil {
 				return err
 			}
 			continue
@@ -108,6 +116,13 @@ func runVerify(ctx context.Context, a *app, opts *verifyOptions) error {
 }
 
 type verifyLogOptions struct {
+	printOptions
+	Resolver string    // --resolver: the DNS server ("": the system's)
+	In       io.Reader // standard input, read when Path is "-"
+	// OpenStore opens the database with our request log; called only
+	// when a genuine line is to be matched.
+	OpenStore func(context.Context) (*db.Store, error)
+
 	Path          string
 	Format        identity.Format
 	Tolerance     time.Duration
@@ -116,7 +131,7 @@ type verifyLogOptions struct {
 	Directory     string // --directory: check logged Web Bot Auth signatures
 }
 
-func newVerifyLogCmd(a *app) *cobra.Command {
+func newVerifyLogCmd(a *app, runF func(*verifyLogOptions) error) *cobra.Command {
 	opts := &verifyLogOptions{}
 	var format string
 	cmd := &cobra.Command{
@@ -182,7 +197,8 @@ the fields marked * appear only with --directory, when not zero.`,
 			if opts.Timeout <= 0 {
 				return usageErrorf("--timeout must be positive")
 			}
-			return runVerifyLog(cmd.Context(), a, opts)
+			opts.Resolver, opts.In, opts.OpenStore = a.resolver, a.in, a.openStore
+			return runCommand(cmd, a, opts, runF, runVerifyLog)
 		},
 	}
 	cmd.Flags().StringVar(&format, "log-format", "", "format of the access log read: combined, common or json (default: detected)")
@@ -200,13 +216,13 @@ the fields marked * appear only with --directory, when not zero.`,
 // lazyRequests opens the request log on first use, so a log without a
 // genuine line never touches the database.
 type lazyRequests struct {
-	a     *app
+	open  func(context.Context) (*db.Store, error)
 	store *db.Store
 }
 
 func (l *lazyRequests) Sent(ctx context.Context, from, to time.Time, fn func(identity.SentRequest) error) error {
 	if l.store == nil {
-		s, err := l.a.openStore(ctx)
+		s, err := l.open(ctx)
 		if err != nil {
 			return err
 		}
@@ -221,8 +237,10 @@ func (l *lazyRequests) close() {
 	}
 }
 
-func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
-	var in io.Reader = a.in
+// runVerifyLog prints the report on the access log and returns refused
+// (exit 1) unless every claimed line is genuine and matched.
+func runVerifyLog(ctx context.Context, opts *verifyLogOptions, out io.Writer) error {
+	var in io.Reader = opts.In
 	name := "standard input"
 	if opts.Path != "-" {
 		f, err := os.Open(opts.Path)
@@ -232,7 +250,7 @@ func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
 		defer f.Close()
 		in, name = f, opts.Path
 	}
-	v, err := a.newVerifier(opts.Timeout)
+	v, err := newVerifier(opts.Resolver, opts.Timeout)
 	if err != nil {
 		return err
 	}
@@ -245,7 +263,7 @@ func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
 			lo.Keys = []botauth.JWK{}
 		}
 	}
-	reqs := &lazyRequests{a: a}
+	reqs := &lazyRequests{open: opts.OpenStore}
 	defer reqs.close()
 	rep, err := identity.VerifyLog(ctx, in, v, reqs, lo)
 	if errors.Is(err, identity.ErrBadLog) {
@@ -255,15 +273,15 @@ func runVerifyLog(ctx context.Context, a *app, opts *verifyLogOptions) error {
 		return err
 	}
 	if rep.Format == identity.FormatCommon && !opts.AssumeClaimed {
-		fmt.Fprintln(a.errOut, "lohibot: note: the common format has no user agent, so no line claims to be LohiSoftBot;"+
+		fmt.Fprintln(opts.errOut(), "lohibot: note: the common format has no user agent, so no line claims to be LohiSoftBot;"+
 			" use --assume-claimed if the log holds only the lines attributed to LohiSoftBot")
 	}
-	if a.json {
-		if err := a.printJSON(rep); err != nil {
+	if opts.JSON {
+		if err := printJSON(out, rep); err != nil {
 			return err
 		}
 	} else {
-		printLogReport(a.out, name, rep)
+		printLogReport(out, name, rep)
 	}
 	if rep.Lines > 0 && rep.Malformed == rep.Lines {
 		return usageErrorf("%s: none of its %d lines is in the %s format; see --log-format", name, rep.Lines, rep.Format)

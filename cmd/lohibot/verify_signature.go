@@ -15,6 +15,10 @@ import (
 )
 
 type verifySignatureOptions struct {
+	printOptions
+	In  io.Reader        // standard input, read when File is "" or "-"
+	Now func() time.Time // the time expiry is judged at without --at; nil: time.Now
+
 	File      string
 	Directory string
 	Authority string
@@ -36,7 +40,7 @@ type signatureVerdict struct {
 	Expires   *time.Time `json:"expires,omitempty"`
 }
 
-func newVerifySignatureCmd(a *app) *cobra.Command {
+func newVerifySignatureCmd(a *app, runF func(*verifySignatureOptions) error) *cobra.Command {
 	opts := &verifySignatureOptions{}
 	cmd := &cobra.Command{
 		Use:   "verify-signature [FILE]",
@@ -81,7 +85,8 @@ per request, one per line.`,
 			if len(args) == 1 {
 				opts.File = args[0]
 			}
-			return runVerifySignature(cmd.Context(), a, opts)
+			opts.In = a.in
+			return runCommand(cmd, a, opts, runF, runVerifySignature)
 		},
 	}
 	f := cmd.Flags()
@@ -92,11 +97,13 @@ per request, one per line.`,
 	return cmd
 }
 
-func runVerifySignature(ctx context.Context, a *app, opts *verifySignatureOptions) error {
+// runVerifySignature prints a verdict per captured request and returns
+// refused (exit 1) unless every one is valid.
+func runVerifySignature(ctx context.Context, opts *verifySignatureOptions, out io.Writer) error {
 	var raw []byte
 	var err error
 	if opts.File == "" || opts.File == "-" {
-		raw, err = io.ReadAll(io.LimitReader(a.in, 16<<20))
+		raw, err = io.ReadAll(io.LimitReader(opts.In, 16<<20))
 	} else {
 		raw, err = os.ReadFile(opts.File)
 	}
@@ -108,6 +115,9 @@ func runVerifySignature(ctx context.Context, a *app, opts *verifySignatureOption
 		return &exitError{code: exitBadInput, err: err}
 	}
 	now := time.Now()
+	if opts.Now != nil {
+		now = opts.Now()
+	}
 	if opts.At != "" {
 		if now, err = time.Parse(time.RFC3339, opts.At); err != nil {
 			return usageErrorf("--at %q: not an RFC 3339 time (2026-12-01T12:00:00Z)", opts.At)
@@ -136,7 +146,7 @@ func runVerifySignature(ctx context.Context, a *app, opts *verifySignatureOption
 		default:
 			return err
 		}
-		if err := a.printVerdict(v); err != nil {
+		if err := printVerdict(out, opts.JSON, v); err != nil {
 			return err
 		}
 	}
@@ -146,16 +156,17 @@ func runVerifySignature(ctx context.Context, a *app, opts *verifySignatureOption
 	return nil
 }
 
-func (a *app) printVerdict(v signatureVerdict) error {
-	if a.json {
-		return a.printJSON(v)
+// printVerdict writes one request's verdict: text, or a JSON line.
+func printVerdict(out io.Writer, asJSON bool, v signatureVerdict) error {
+	if asJSON {
+		return printJSON(out, v)
 	}
 	if v.Valid {
-		_, err := fmt.Fprintf(a.out, "valid: %s %s\n  keyid %s, Signature-Agent %s, created %s, expires %s\n", v.Method, v.URL,
+		_, err := fmt.Fprintf(out, "valid: %s %s\n  keyid %s, Signature-Agent %s, created %s, expires %s\n", v.Method, v.URL,
 			v.KeyID, v.Agent, v.Created.Format(time.RFC3339), v.Expires.Format(time.RFC3339))
 		return err
 	}
-	_, err := fmt.Fprintf(a.out, "NOT VALID (%s): %s %s\n  %s\n", v.Code, v.Method, v.URL, v.Reason)
+	_, err := fmt.Fprintf(out, "NOT VALID (%s): %s %s\n  %s\n", v.Code, v.Method, v.URL, v.Reason)
 	return err
 }
 

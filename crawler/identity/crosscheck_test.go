@@ -87,11 +87,7 @@ func TestVerifyLog(t *testing.T) {
 	_, v := fleetDNS(t)
 	ignoreVerification := cmpopts.IgnoreFields(identity.IPReport{}, "Verification")
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
-		s, err := db.Open(context.Background(), dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		insertRequests(t, s)
 		reqs := identity.StoreRequests(s)
 		tests := []struct {

@@ -17,11 +17,7 @@ import (
 func TestSearch(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 		now := time.Now().UTC()
 		pages := []db.Page{
 			{URL: "https://a.com/", Site: "a.com", Title: "Bakery in Rome", Description: "Fresh bread", FetchedAt: now},
@@ -74,11 +70,7 @@ func TestSearch(t *testing.T) {
 // checks the index keeps the words apart and searches a word of each.
 func TestSearchFindsWordsAcrossLineBreaks(t *testing.T) {
 	ctx := context.Background()
-	store, err := db.Open(ctx, dbtest.DSN(t, "sqlite"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, dbtest.DSN(t, "sqlite"))
 	base, _ := url.Parse("https://shop.test/")
 	home, err := extract.Parse(strings.NewReader(`<title>Shop</title><h1>Hello<div>World</div></h1>
 		<a href="/team">Our<br>Team</a><a href="/new"><p>Shop</p><p>Now</p></a>`), "", base, nil)

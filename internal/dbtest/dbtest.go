@@ -86,7 +86,15 @@ func EmptyDSN(t testing.TB, engine string) string {
 // test ends.
 func Open(t testing.TB, engine string) *db.Store {
 	t.Helper()
-	s, err := db.Open(context.Background(), DSN(t, engine))
+	return OpenDSN(t, DSN(t, engine))
+}
+
+// OpenDSN opens the database at dsn (one that DSN or Init made) and closes
+// it when the test ends; it fails the test when the database cannot be
+// opened.
+func OpenDSN(t testing.TB, dsn string) *db.Store {
+	t.Helper()
+	s, err := db.Open(context.Background(), dsn)
 	if err != nil {
 		t.Fatalf("db.Open: %v", err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/demo"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/policy"
@@ -150,11 +151,7 @@ func TestDemo(t *testing.T) {
 	})
 
 	t.Run("kept database agrees", func(t *testing.T) {
-		store, err := db.Open(context.Background(), sum.DSN)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, sum.DSN)
 		ex, err := policy.New(store, nil).Exclusions(context.Background())
 		if err != nil {
 			t.Fatal(err)

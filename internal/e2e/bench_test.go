@@ -16,6 +16,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/dovecottest"
 	"github.com/lohisoft/lohibot/internal/imaptest"
 	"github.com/lohisoft/lohibot/internal/smtptest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy"
@@ -102,7 +103,7 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 		cancel()
 		<-done
 	}()
-	clocktest.Eventually(b, 10*time.Second, "the watcher to connect", func() bool { return w.State().Connected })
+	testutil.Eventually(b, 10*time.Second, "the watcher to connect", func() bool { return w.State().Connected })
 	var took []time.Duration
 	n := 0
 	b.ResetTimer()
@@ -129,7 +130,7 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 	b.StopTimer()
 	if smtpSrv != nil {
 		// Every exclusion was acknowledged.
-		clocktest.Eventually(b, 10*time.Second, fmt.Sprintf("%d acknowledgements", n), func() bool { return len(smtpSrv.Messages()) >= n })
+		testutil.Eventually(b, 10*time.Second, fmt.Sprintf("%d acknowledgements", n), func() bool { return len(smtpSrv.Messages()) >= n })
 	}
 	slices.Sort(took)
 	if len(took) > 0 {

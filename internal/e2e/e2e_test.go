@@ -12,7 +12,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,6 +22,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/demo"
 	"github.com/lohisoft/lohibot/internal/dovecottest"
 	"github.com/lohisoft/lohibot/internal/sampleweb"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/audit"
@@ -107,29 +107,18 @@ func (c *cli) must(args ...string) string {
 // background is a lohibot process running beside the test.
 type background struct {
 	cmd  *exec.Cmd
-	mu   sync.Mutex // guards out
-	out  bytes.Buffer
+	out  testutil.Buffer // stdout and stderr
 	done chan struct{}
 	err  error
 }
 
-func (b *background) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.out.Write(p)
-}
-
-func (b *background) output() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.out.String()
-}
+func (b *background) output() string { return b.out.String() }
 
 func (c *cli) start(args ...string) *background {
 	c.t.Helper()
 	b := &background{done: make(chan struct{})}
 	b.cmd = c.command(context.Background(), args...)
-	b.cmd.Stdout, b.cmd.Stderr = b, b
+	b.cmd.Stdout, b.cmd.Stderr = &b.out, &b.out
 	if err := b.cmd.Start(); err != nil {
 		c.t.Fatalf("lohibot %s: %v", strings.Join(args, " "), err)
 	}
@@ -163,18 +152,6 @@ func (b *background) wait(timeout time.Duration) int {
 	return 0
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // engine picks the database: PostgreSQL when LOHIBOT_TEST_POSTGRES is set,
 // else SQLite.
 func engine() string {
@@ -205,11 +182,7 @@ func TestEndToEnd(t *testing.T) {
 	eng := engine()
 	t.Logf("database: %s", eng)
 	c := &cli{t: t, bin: bin, dsn: dbtest.DSN(t, eng), env: []string{"LOHIBOT_DB="}}
-	store, err := db.Open(context.Background(), c.dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, c.dsn)
 	pol := policy.New(store, nil)
 
 	// The crawl list, as staff would set it.
@@ -228,7 +201,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatal(err)
 	}
 	watcher := c.start("mail", "watch", "--imap", mail.URL(false), "--password-file", pw, "--insecure")
-	waitFor(t, "the watcher to exclude the sites of the first emails", 20*time.Second, func() bool {
+	testutil.Eventually(t, 20*time.Second, "the watcher to exclude the sites of the first emails", func() bool {
 		_, a := c.run("exclude", "check", excludedIT)
 		_, b := c.run("exclude", "check", excludedDA)
 		return a == 1 && b == 1
@@ -236,7 +209,7 @@ func TestEndToEnd(t *testing.T) {
 
 	// The crawl, in its own process; an exclusion arrives in the middle.
 	crawl := c.start("crawl", "--all", "--delay", delay.String(), "--allow-private", "--resolver", web.DNSAddr)
-	waitFor(t, "the crawl to reach "+midCrawl, 30*time.Second, func() bool {
+	testutil.Eventually(t, 30*time.Second, "the crawl to reach "+midCrawl, func() bool {
 		return sampleweb.PageHits(web.HitsFor(midCrawl)) >= 3
 	})
 	delivered := time.Now()
@@ -245,7 +218,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Fatalf("lohibot crawl: exit %d\n%s", code, crawl.output())
 	}
 	t.Logf("lohibot crawl:\n%s", crawl.output())
-	waitFor(t, "the watcher to apply the mid-crawl email", 10*time.Second, func() bool {
+	testutil.Eventually(t, 10*time.Second, "the watcher to apply the mid-crawl email", func() bool {
 		_, code := c.run("exclude", "check", midCrawl)
 		return code == 1
 	})

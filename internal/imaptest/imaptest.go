@@ -21,8 +21,7 @@ import (
 	"github.com/emersion/go-imap/v2"
 	"github.com/emersion/go-imap/v2/imapserver"
 	"github.com/emersion/go-imap/v2/imapserver/imapmemserver"
-
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 )
 
 // Options configures a Server. A nil *Options is the zero value.
@@ -117,7 +116,7 @@ func (s *Server) Stop() {
 func (s *Server) Restart(t testing.TB) {
 	t.Helper()
 	var ln net.Listener
-	clocktest.Eventually(t, 5*time.Second, "the port free again", func() bool {
+	testutil.Eventually(t, 5*time.Second, "the port free again", func() bool {
 		var err error
 		ln, err = net.Listen("tcp4", s.Addr)
 		return err == nil

@@ -10,6 +10,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/audit"
@@ -56,18 +57,6 @@ func cycles(t *testing.T, store *db.Store) map[string][]db.CrawlCycle {
 	return out
 }
 
-// waitUntil polls ok until it holds or d passes.
-func waitUntil(t *testing.T, d time.Duration, what string, ok func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !ok() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", d, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // TestScheduler runs the daemon over a local web: it crawls every due site
 // once, never more sites at once than allowed, stops crawling a site the
 // moment it is excluded, and feeds the metrics from the request log.
@@ -110,12 +99,12 @@ func TestScheduler(t *testing.T) {
 		base := start(t, srv)
 
 		// Exclude big.test once a few of its pages were fetched.
-		waitUntil(t, 30*time.Second, "3 pages of big.test", func() bool { return len(pageHits(web.HitsFor(big.Host))) >= 3 })
+		testutil.Eventually(t, 30*time.Second, "3 pages of big.test", func() bool { return len(pageHits(web.HitsFor(big.Host))) >= 3 })
 		if _, err := pol.Exclude(context.Background(), []string{big.Name}, policy.Change{Actor: "test", Reason: "asked"}); err != nil {
 			t.Fatal(err)
 		}
 		excludedAt := time.Now()
-		waitUntil(t, 30*time.Second, "every site's cycle to end", func() bool {
+		testutil.Eventually(t, 30*time.Second, "every site's cycle to end", func() bool {
 			cs := cycles(t, srv.Store())
 			for _, s := range []string{"plain-000.test", "plain-001.test", big.Name, "robots.test"} {
 				if len(cs[s]) == 0 || cs[s][len(cs[s])-1].Status == db.CycleRunning {
@@ -126,7 +115,7 @@ func TestScheduler(t *testing.T) {
 		})
 		// A few more scans of the crawl list: nothing is due.
 		n0 := scans(t, base)
-		waitUntil(t, 30*time.Second, "three more scans", func() bool { return scans(t, base) >= n0+3 })
+		testutil.Eventually(t, 30*time.Second, "three more scans", func() bool { return scans(t, base) >= n0+3 })
 		close(stopWatch)
 		<-watched
 
@@ -231,7 +220,7 @@ func TestReloadDuringCrawl(t *testing.T) {
 	big := web.Site(testweb.KindBig)
 	addSites(t, srv.Store(), web, big.Name)
 	start(t, srv)
-	waitUntil(t, 30*time.Second, "3 pages of big.test", func() bool { return len(pageHits(web.HitsFor(big.Host))) >= 3 })
+	testutil.Eventually(t, 30*time.Second, "3 pages of big.test", func() bool { return len(pageHits(web.HitsFor(big.Host))) >= 3 })
 
 	next := *cfg
 	next.Crawler.Delay = serve.Duration(50 * time.Millisecond)
@@ -240,7 +229,7 @@ func TestReloadDuringCrawl(t *testing.T) {
 		t.Fatal(err)
 	}
 	addSites(t, srv.Store(), web, "plain-000.test")
-	waitUntil(t, 30*time.Second, "both sites' cycles to end", func() bool {
+	testutil.Eventually(t, 30*time.Second, "both sites' cycles to end", func() bool {
 		cs := cycles(t, srv.Store())
 		return len(cs[big.Name]) == 1 && cs[big.Name][0].Status == db.CycleDone &&
 			len(cs["plain-000.test"]) == 1 && cs["plain-000.test"][0].Status == db.CycleDone

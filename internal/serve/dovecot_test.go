@@ -13,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/dovecottest"
 	"github.com/lohisoft/lohibot/internal/sampleweb"
 	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -71,15 +72,15 @@ func TestEmailExclusionStopsCrawl(t *testing.T) {
 		}
 		base := start(t, srv)
 
-		waitUntil(t, 20*time.Second, "the watcher to connect", func() bool {
+		testutil.Eventually(t, 20*time.Second, "the watcher to connect", func() bool {
 			return srv.Check(context.Background()).Watcher.Status == serve.StatusOK
 		})
-		waitUntil(t, 30*time.Second, "3 pages of "+big.Name, func() bool { return sampleweb.PageHits(web.HitsFor(big.Name)) >= 3 })
+		testutil.Eventually(t, 30*time.Second, "3 pages of "+big.Name, func() bool { return sampleweb.PageHits(web.HitsFor(big.Name)) >= 3 })
 		filed := max(dove.Count("Processed"), 0)
 		dove.Deliver(msg, "")
 		delivered := time.Now()
 		var excludedAt time.Time
-		waitUntil(t, 30*time.Second, "the emailed exclusion", func() bool {
+		testutil.Eventually(t, 30*time.Second, "the emailed exclusion", func() bool {
 			_, ex, err := pol.Check(context.Background(), big.Name)
 			if err == nil && ex != nil {
 				excludedAt = time.Now()
@@ -87,7 +88,7 @@ func TestEmailExclusionStopsCrawl(t *testing.T) {
 			}
 			return false
 		})
-		waitUntil(t, 30*time.Second, "the crawl of "+big.Name+" to end", func() bool {
+		testutil.Eventually(t, 30*time.Second, "the crawl of "+big.Name+" to end", func() bool {
 			cs := cycles(t, srv.Store())[big.Name]
 			return len(cs) > 0 && cs[len(cs)-1].Status != db.CycleRunning
 		})
@@ -110,7 +111,7 @@ func TestEmailExclusionStopsCrawl(t *testing.T) {
 		t.Logf("exclusion committed %v after delivery; %d pages of %s fetched", excludedAt.Sub(delivered).Round(time.Millisecond),
 			sampleweb.PageHits(web.HitsFor(big.Name)), big.Name)
 
-		waitUntil(t, 10*time.Second, "the message to be filed", func() bool { return dove.Count("Processed") > filed })
+		testutil.Eventually(t, 10*time.Second, "the message to be filed", func() bool { return dove.Count("Processed") > filed })
 		// The site's result is counted once the crawler hands it back,
 		// just after its cycle's end is committed: wait for that.
 		wants := []string{
@@ -120,7 +121,7 @@ func TestEmailExclusionStopsCrawl(t *testing.T) {
 			"lohibot_mail_watcher_connected 1",
 			`lohibot_crawler_sites_total{status="excluded"} 1`,
 		}
-		waitUntil(t, 10*time.Second, "/metrics to show "+strings.Join(wants, ", "), func() bool {
+		testutil.Eventually(t, 10*time.Second, "/metrics to show "+strings.Join(wants, ", "), func() bool {
 			_, body := fetchURL(t, base+"/metrics")
 			for _, want := range wants {
 				if !strings.Contains(body, want+"\n") {

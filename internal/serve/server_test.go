@@ -19,6 +19,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -166,7 +167,7 @@ func TestHealthWatcherDown(t *testing.T) {
 		code int
 		body []byte
 	)
-	clocktest.Eventually(t, 10*time.Second, "/healthz: 503 with the watcher down after a failed connection", func() bool {
+	testutil.Eventually(t, 10*time.Second, "/healthz: 503 with the watcher down after a failed connection", func() bool {
 		resp, err := http.Get(base + "/healthz")
 		if err != nil {
 			t.Fatal(err)
@@ -202,7 +203,7 @@ func start(t *testing.T, srv *serve.Server) string {
 			t.Errorf("Run did not return within 30 s of its context ending")
 		}
 	})
-	clocktest.Eventually(t, 5*time.Second, "the server to listen", func() bool { return srv.Addr() != nil })
+	testutil.Eventually(t, 5*time.Second, "the server to listen", func() bool { return srv.Addr() != nil })
 	return "http://" + srv.Addr().String()
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
 	"github.com/lohisoft/lohibot/policy/audit"
 )
@@ -77,7 +78,7 @@ func TestSignedCrawl(t *testing.T) {
 			t.Errorf("bot page (%d) does not say requests are signed", code)
 		}
 
-		waitUntil(t, 30*time.Second, "both sites crawled", func() bool {
+		testutil.Eventually(t, 30*time.Second, "both sites crawled", func() bool {
 			cs := cycles(t, srv.Store())
 			for _, s := range []string{"plain-000.test", "plain-001.test"} {
 				if len(cs[s]) == 0 || cs[s][len(cs[s])-1].Status == db.CycleRunning {

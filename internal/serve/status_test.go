@@ -24,11 +24,7 @@ var visit = time.Date(2026, 11, 18, 14, 0, 0, 0, time.UTC)
 func writeStatusStory(t *testing.T, dsn string) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, dsn)
 	p := policy.New(store, nil)
 	if _, err := p.AddSites(ctx, []string{"example.com"}, policy.Change{Actor: "anna", Source: "cli"}); err != nil {
 		t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/webrecord"
 )
 
@@ -47,7 +47,7 @@ func TestRecorder(t *testing.T) {
 	go func() { defer wg.Done(); get("/slow") }()
 	go func() { defer wg.Done(); get("/slow") }()
 	// Both slow requests are in flight before they are released.
-	clocktest.Eventually(t, 5*time.Second, "two requests in flight", func() bool { return rec.MaxInFlight()["site.test"] >= 2 })
+	testutil.Eventually(t, 5*time.Second, "two requests in flight", func() bool { return rec.MaxInFlight()["site.test"] >= 2 })
 	close(release)
 	wg.Wait()
 	get("/teapot")

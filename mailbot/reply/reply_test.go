@@ -95,11 +95,7 @@ func readReply(t *testing.T, data []byte) (mail.Header, string) {
 func TestQueueAndSend(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 		srv := smtptest.New(t, "bot@lohisoft.com", "sekrit")
 		c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 		r := newReplier(t, store, srv, c)
@@ -171,11 +167,7 @@ func TestQueueAndSend(t *testing.T) {
 func TestRetryWithBackoff(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 		srv := smtptest.New(t, "bot@lohisoft.com", "sekrit")
 		srv.FailNext(2)
 		c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}

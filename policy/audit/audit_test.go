@@ -34,11 +34,7 @@ type logWriter struct {
 func newLogWriter(t *testing.T, dsn string) *logWriter {
 	t.Helper()
 	ctx := context.Background()
-	s, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatalf("db.Open: %v", err)
-	}
-	t.Cleanup(func() { s.Close() })
+	s := dbtest.OpenDSN(t, dsn)
 	return &logWriter{t: t, ctx: ctx, store: s, slots: make(map[int64]int)}
 }
 

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/internal/testweb"
@@ -41,11 +40,7 @@ func TestRealCrawlPasses(t *testing.T) {
 		defer web.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		defer cancel()
-		store, err := db.Open(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer store.Close()
+		store := dbtest.OpenDSN(t, dsn)
 		pol := policy.New(store, nil)
 		excluded := web.Plain()[1].Name
 		if _, err := pol.Exclude(ctx, []string{excluded}, policy.Change{Actor: "webmaster@" + excluded, Evidence: "x1@" + excluded, Source: "mail"}); err != nil {

@@ -243,21 +243,3 @@ func (f *Clock) AutoAdvance(ctx context.Context) {
 		f.AdvanceToNext()
 	}
 }
-
-// Eventually polls cond every few milliseconds until it holds, and fails
-// the test when it still does not after within (zero means WaitTimeout).
-// what names the awaited event in the failure. It must be called from the
-// test's goroutine.
-func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	if within <= 0 {
-		within = WaitTimeout
-	}
-	deadline := time.Now().Add(within)
-	for pause := time.Millisecond; !cond(); pause = min(2*pause, 20*time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(pause) // a polling interval, not a wait for the event
-	}
-}

@@ -135,11 +135,3 @@ func TestAutoAdvance(t *testing.T) {
 		t.Errorf("three sleeps of a day took %v of fake time", got)
 	}
 }
-
-func TestEventually(t *testing.T) {
-	n := 0
-	clocktest.Eventually(t, time.Second, "three calls", func() bool { n++; return n == 3 })
-	if n != 3 {
-		t.Errorf("cond called %d times, want 3", n)
-	}
-}

@@ -73,11 +73,7 @@ const robotsBody = "# Shop robots\nUser-agent: *\nDisallow: /cart/\n\nUser-agent
 func writeStory(t *testing.T, dsn string) *fixture {
 	t.Helper()
 	ctx := context.Background()
-	store, err := db.Open(ctx, dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { store.Close() })
+	store := dbtest.OpenDSN(t, dsn)
 	f := &fixture{t: t, ctx: ctx, store: store}
 	p := policy.New(store, &policy.Options{Now: func() time.Time { return t0.Add(-24 * time.Hour) }})
 	if _, err := p.AddSites(ctx, []string{"https://www.example.com/"}, policy.Change{Actor: "anna", Source: "cli"}); err != nil {
@@ -392,11 +388,7 @@ func TestWriteSample(t *testing.T) {
 // expires in the text, HTML and JSON reports.
 func TestReportSignature(t *testing.T) {
 	dsn := filepath.Join(t.TempDir(), "r.db")
-	store, err := db.Open(context.Background(), dsn)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := dbtest.OpenDSN(t, dsn)
 	sent := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	done, exp, st := sent.Add(time.Second), sent.Add(5*time.Minute), 200
 	if err := store.DB.Create(&db.Request{Site: "example.net", Host: "example.net", Origin: "https://example.net", URL: "https://example.net/robots.txt",
