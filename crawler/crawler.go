@@ -134,8 +134,9 @@ type Options struct {
 	// request slot. Zero means SitesPerCPU per CPU.
 	MaxSitesParallel int
 	// MaxInFlight bounds the requests in flight at once, across all
-	// hosts (each host has at most one). Zero means InFlightPerCPU per
-	// CPU.
+	// hosts (each host has at most one), and the sites starting at once
+	// (the gate, the cycle's start: database work). Zero means
+	// InFlightPerCPU per CPU.
 	MaxInFlight int
 	// MaxConns bounds the connections kept open between requests (idle
 	// keep-alive connections); connections in use are bounded by
@@ -189,6 +190,7 @@ type Crawler struct {
 	keepAliveGap time.Duration
 
 	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
+	starting   chan struct{} // one token per site starting (Options.MaxInFlight)
 	writes     chan *writeOp // to the writers (withTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
@@ -258,6 +260,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.lookups = newLookuper(o.Resolver)
 	c.client = newClient(&o, c.lookups)
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
+	c.starting = make(chan struct{}, o.MaxInFlight)
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))

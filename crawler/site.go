@@ -166,9 +166,20 @@ func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], 
 			<-sem
 			return ctx.Err()
 		}
+		// Starting a site (the gate, its cycle, what the last cycle left)
+		// is work for the database: at most MaxInFlight sites start at
+		// once, and a site waiting to start is not taken from next.
+		select {
+		case c.starting <- struct{}{}:
+		case <-ctx.Done():
+			<-sem
+			return ctx.Err()
+		}
+		var once sync.Once
+		started := func() { once.Do(func() { <-c.starting }) }
 		c.stats.sites.Add(1)
 		wg.Add(1)
-		go c.crawlSite(ctx, t, func(r SiteResult) {
+		go c.crawlSite(ctx, t, started, func(r SiteResult) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			c.stats.sitesDone.Add(1)
@@ -230,9 +241,12 @@ type pending struct {
 
 // crawlSite crawls one site and calls finish with its result, from
 // whichever goroutine ends the crawl: the site's crawl runs in steps, and
-// while it waits for a host it holds no goroutine (siteRun.proceed).
-func (c *Crawler) crawlSite(ctx context.Context, t Target, finish func(SiteResult)) {
-	r, res := c.startSite(ctx, t)
+// while it waits for a host it holds no goroutine (siteRun.proceed). It
+// calls started once the site has started (or will not), or waits for
+// another crawler.
+func (c *Crawler) crawlSite(ctx context.Context, t Target, started func(), finish func(SiteResult)) {
+	r, res := c.startSite(ctx, t, started)
+	started()
 	if r == nil {
 		c.verdicts.Delete(t.Site)
 		finish(res)
@@ -245,7 +259,7 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target, finish func(SiteResul
 // startSite starts the site's cycle and returns its run, or nil and the
 // site's result when there is nothing to crawl (a bad start URL, an
 // excluded site, a site visited recently or crawled by another crawler).
-func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult) {
+func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*siteRun, SiteResult) {
 	res := SiteResult{Site: t.Site}
 	start, err := url.Parse(t.StartURL)
 	if err != nil || (start.Scheme != "http" && start.Scheme != "https") {
@@ -267,7 +281,7 @@ func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult
 		res.Status, res.Reason = SiteExcluded, fmt.Sprintf("on the exclusion list at policy v%d; nothing was sent", v.Version)
 		return nil, res
 	}
-	cy, err := c.startCycle(ctx, t.Site)
+	cy, err := c.startCycle(ctx, t.Site, waiting)
 	if err != nil {
 		var skip *errSkip
 		if errors.As(err, &skip) {
