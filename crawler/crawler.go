@@ -189,8 +189,13 @@ type Crawler struct {
 	// keepAliveGap is maxKeepAliveGap (tests shorten it).
 	keepAliveGap time.Duration
 
-	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
-	starting   chan struct{} // one token per site starting (Options.MaxInFlight)
+	inFlight chan struct{} // one token per request in flight (Options.MaxInFlight)
+	starting chan struct{} // one token per site starting (Options.MaxInFlight)
+
+	stepsMu    sync.Mutex    // guards steps and stepsReady
+	steps      int           // sites' steps running (see step)
+	stepsReady []func()      // steps due, waiting for one of maxSteps
+	maxSteps   int           // 2 × Options.MaxInFlight
 	writes     chan *writeOp // to the writers (withTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
@@ -261,6 +266,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.client = newClient(&o, c.lookups)
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
 	c.starting = make(chan struct{}, o.MaxInFlight)
+	c.maxSteps = 2 * o.MaxInFlight
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))

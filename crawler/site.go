@@ -253,7 +253,7 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target, started func(), finis
 		return
 	}
 	r.finish = finish
-	r.proceed(ctx)
+	c.step(func() { r.proceed(ctx) })
 }
 
 // startSite starts the site's cycle and returns its run, or nil and the
@@ -325,10 +325,46 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 func (r *siteRun) proceed(ctx context.Context) {
 	status, reason, wait := r.run(ctx)
 	if !wait.IsZero() {
-		afterOrDone(ctx, time.Until(wait), func() { r.proceed(ctx) })
+		afterOrDone(ctx, time.Until(wait), func() { r.c.step(func() { r.proceed(ctx) }) })
 		return
 	}
 	r.end(ctx, status, reason)
+}
+
+// step runs f, a site's step, in a goroutine of its own when fewer than
+// maxSteps run, and otherwise queues it (without a goroutine) for the
+// next step that ends: when the machine cannot keep up, the sites that
+// are due wait as a few bytes each, not as goroutines. It does not block.
+func (c *Crawler) step(f func()) {
+	c.stepsMu.Lock()
+	if c.steps < c.maxSteps {
+		c.steps++
+		c.stepsMu.Unlock()
+		go c.runSteps(f)
+		return
+	}
+	c.stepsReady = append(c.stepsReady, f)
+	c.stepsMu.Unlock()
+}
+
+// runSteps runs f and then the queued steps, until none is queued.
+func (c *Crawler) runSteps(f func()) {
+	for f != nil {
+		f()
+		c.stepsMu.Lock()
+		f = nil
+		if len(c.stepsReady) > 0 {
+			f = c.stepsReady[0]
+			c.stepsReady[0] = nil
+			c.stepsReady = c.stepsReady[1:]
+			if len(c.stepsReady) == 0 {
+				c.stepsReady = nil // let the backing array go
+			}
+		} else {
+			c.steps--
+		}
+		c.stepsMu.Unlock()
+	}
 }
 
 // afterOrDone calls f in a goroutine of its own after d, or as soon as ctx
