@@ -98,6 +98,11 @@ const (
 	DefaultLeaseTTL     = 60 * time.Second
 )
 
+// minStarting is the least bound on the sites starting at once (see
+// Options.MaxInFlight), so that a small MaxInFlight still takes every site
+// up at once.
+const minStarting = 64
+
 // Machine-sized defaults of Options: what one core can keep busy.
 const (
 	// SitesPerCPU is the default of MaxSitesParallel per CPU: a site
@@ -134,9 +139,10 @@ type Options struct {
 	// request slot. Zero means SitesPerCPU per CPU.
 	MaxSitesParallel int
 	// MaxInFlight bounds the requests in flight at once, across all
-	// hosts (each host has at most one), and the sites starting at once
-	// (the gate, the cycle's start: database work). Zero means
-	// InFlightPerCPU per CPU.
+	// hosts (each host has at most one); the sites starting at once (the
+	// gate, the cycle's start: database work) are bounded by it too, but
+	// never below 64, and the sites at work (not waiting for a host) by
+	// twice that. Zero means InFlightPerCPU per CPU.
 	MaxInFlight int
 	// MaxConns bounds the connections kept open between requests (idle
 	// keep-alive connections); connections in use are bounded by
@@ -265,8 +271,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.lookups = newLookuper(o.Resolver)
 	c.client = newClient(&o, c.lookups)
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
-	c.starting = make(chan struct{}, o.MaxInFlight)
-	c.maxSteps = 2 * o.MaxInFlight
+	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
+	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
