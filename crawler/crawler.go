@@ -99,6 +99,11 @@ const (
 	DefaultLeaseTTL     = 60 * time.Second
 )
 
+// minStarting is the least bound on the sites starting at once (see
+// Options.MaxInFlight), so that a small MaxInFlight still takes every site
+// up at once.
+const minStarting = 64
+
 // Machine-sized defaults of Options: what one core can keep busy.
 const (
 	// SitesPerCPU is the default of MaxSitesParallel per CPU: a site
@@ -135,8 +140,10 @@ type Options struct {
 	// request slot. Zero means SitesPerCPU per CPU.
 	MaxSitesParallel int
 	// MaxInFlight bounds the requests in flight at once, across all
-	// hosts (each host has at most one). Zero means InFlightPerCPU per
-	// CPU.
+	// hosts (each host has at most one); the sites starting at once (the
+	// gate, the cycle's start: database work) are bounded by it too, but
+	// never below 64, and the sites at work (not waiting for a host) by
+	// twice that. Zero means InFlightPerCPU per CPU.
 	MaxInFlight int
 	// MaxConns bounds the connections kept open between requests (idle
 	// keep-alive connections); connections in use are bounded by
@@ -197,7 +204,13 @@ type Crawler struct {
 	// keepAliveGap is maxKeepAliveGap (tests shorten it).
 	keepAliveGap time.Duration
 
-	inFlight   chan struct{} // one token per request in flight (Options.MaxInFlight)
+	inFlight chan struct{} // one token per request in flight (Options.MaxInFlight)
+	starting chan struct{} // one token per site starting (Options.MaxInFlight)
+
+	stepsMu    sync.Mutex    // guards steps and stepsReady
+	steps      int           // sites' steps running (see step)
+	stepsReady []func()      // steps due, waiting for one of maxSteps
+	maxSteps   int           // 2 × Options.MaxInFlight
 	writes     chan *writeOp // to the writers (withTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
@@ -268,6 +281,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.lookups = newLookuper(o.Resolver)
 	c.client = newClient(&o, c.lookups)
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
+	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
+	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
 	c.writes = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))

@@ -36,8 +36,9 @@ func cycleKey(site string) string { return "cycle:" + site }
 // when the last cycle started more than RecrawlAfter ago, or the last one
 // again when it was interrupted (stopped, or running under a crawler whose
 // lease expired) before spending its budget. It returns *errSkip when the
-// site was visited recently or another crawler is on it.
-func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
+// site was visited recently or another crawler is on it. waiting, when not
+// nil, is called before it waits for another crawler's lease.
+func (c *Crawler) startCycle(ctx context.Context, site string, waiting func()) (*cycle, error) {
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
 	// releases it, the site was just crawled (openCycle then says so);
@@ -58,6 +59,9 @@ func (c *Crawler) startCycle(ctx context.Context, site string) (*cycle, error) {
 		}
 		if firstBusy.IsZero() {
 			firstBusy = busy
+		}
+		if waiting != nil {
+			waiting()
 		}
 		for {
 			wait := min(c.until(busy)+50*time.Millisecond, time.Second+time.Duration(rand.Int64N(int64(500*time.Millisecond))))

@@ -167,9 +167,20 @@ func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], 
 			<-sem
 			return ctx.Err()
 		}
+		// Starting a site (the gate, its cycle, what the last cycle left)
+		// is work for the database: at most MaxInFlight sites start at
+		// once, and a site waiting to start is not taken from next.
+		select {
+		case c.starting <- struct{}{}:
+		case <-ctx.Done():
+			<-sem
+			return ctx.Err()
+		}
+		var once sync.Once
+		started := func() { once.Do(func() { <-c.starting }) }
 		c.stats.sites.Add(1)
 		wg.Add(1)
-		go c.crawlSite(ctx, t, func(r SiteResult) {
+		go c.crawlSite(ctx, t, started, func(r SiteResult) {
 			defer wg.Done()
 			defer func() { <-sem }()
 			c.stats.sitesDone.Add(1)
@@ -231,22 +242,25 @@ type pending struct {
 
 // crawlSite crawls one site and calls finish with its result, from
 // whichever goroutine ends the crawl: the site's crawl runs in steps, and
-// while it waits for a host it holds no goroutine (siteRun.proceed).
-func (c *Crawler) crawlSite(ctx context.Context, t Target, finish func(SiteResult)) {
-	r, res := c.startSite(ctx, t)
+// while it waits for a host it holds no goroutine (siteRun.proceed). It
+// calls started once the site has started (or will not), or waits for
+// another crawler.
+func (c *Crawler) crawlSite(ctx context.Context, t Target, started func(), finish func(SiteResult)) {
+	r, res := c.startSite(ctx, t, started)
+	started()
 	if r == nil {
 		c.verdicts.Delete(t.Site)
 		finish(res)
 		return
 	}
 	r.finish = finish
-	r.proceed(ctx)
+	c.step(func() { r.proceed(ctx) })
 }
 
 // startSite starts the site's cycle and returns its run, or nil and the
 // site's result when there is nothing to crawl (a bad start URL, an
 // excluded site, a site visited recently or crawled by another crawler).
-func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult) {
+func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*siteRun, SiteResult) {
 	res := SiteResult{Site: t.Site}
 	start, err := url.Parse(t.StartURL)
 	if err != nil || (start.Scheme != "http" && start.Scheme != "https") {
@@ -268,7 +282,7 @@ func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult
 		res.Status, res.Reason = SiteExcluded, fmt.Sprintf("on the exclusion list at policy v%d; nothing was sent", v.Version)
 		return nil, res
 	}
-	cy, err := c.startCycle(ctx, t.Site)
+	cy, err := c.startCycle(ctx, t.Site, waiting)
 	if err != nil {
 		var skip *errSkip
 		if errors.As(err, &skip) {
@@ -312,10 +326,46 @@ func (c *Crawler) startSite(ctx context.Context, t Target) (*siteRun, SiteResult
 func (r *siteRun) proceed(ctx context.Context) {
 	status, reason, wait := r.run(ctx)
 	if !wait.IsZero() {
-		r.c.afterOrDone(ctx, r.c.until(wait), func() { r.proceed(ctx) })
+		r.c.afterOrDone(ctx, r.c.until(wait), func() { r.c.step(func() { r.proceed(ctx) }) })
 		return
 	}
 	r.end(ctx, status, reason)
+}
+
+// step runs f, a site's step, in a goroutine of its own when fewer than
+// maxSteps run, and otherwise queues it (without a goroutine) for the
+// next step that ends: when the machine cannot keep up, the sites that
+// are due wait as a few bytes each, not as goroutines. It does not block.
+func (c *Crawler) step(f func()) {
+	c.stepsMu.Lock()
+	if c.steps < c.maxSteps {
+		c.steps++
+		c.stepsMu.Unlock()
+		go c.runSteps(f)
+		return
+	}
+	c.stepsReady = append(c.stepsReady, f)
+	c.stepsMu.Unlock()
+}
+
+// runSteps runs f and then the queued steps, until none is queued.
+func (c *Crawler) runSteps(f func()) {
+	for f != nil {
+		f()
+		c.stepsMu.Lock()
+		f = nil
+		if len(c.stepsReady) > 0 {
+			f = c.stepsReady[0]
+			c.stepsReady[0] = nil
+			c.stepsReady = c.stepsReady[1:]
+			if len(c.stepsReady) == 0 {
+				c.stepsReady = nil // let the backing array go
+			}
+		} else {
+			c.steps--
+		}
+		c.stepsMu.Unlock()
+	}
 }
 
 // afterOrDone calls f in a goroutine of its own after d on the crawler's
