@@ -18,10 +18,10 @@
 // listed by notMoved in nosql_test.go, which fails when a file gains SQL or
 // becomes clean without leaving the list. They are the crawler's hot paths
 // (crawler/store.go, cycle.go, abandon.go, litewriter.go, pgwriter.go:
-// the write transactions and their group commit), the audit's streaming
-// reader (policy/audit/run.go, robots.go, budget.go, exclusions.go,
-// storage.go, politeness.go) and the test helper internal/dbtest. Until they move, Store keeps its exported DB
-// and SQL handles for them; no other code may use those.
+// the write transactions and their group commit) and the test helper
+// internal/dbtest. Until they move, Store keeps its exported DB and SQL
+// handles for them; no other code may use those. The audit reads through
+// audit.go (the request log as one stream) and the entity files.
 package db
 
 import (
