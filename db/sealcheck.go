@@ -1,6 +1,7 @@
 package db
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -128,11 +129,12 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 		}
 		return nil
 	}
+	var (
+		bid, id int64
+		tbl, h  sql.RawBytes
+	)
+	root = newRoot()
 	for rows.Next() {
-		var (
-			bid, id int64
-			tbl, h  string
-		)
 		if err := rows.Scan(&bid, &tbl, &id, &h); err != nil {
 			return nil, fmt.Errorf("db: verify seals: %w", err)
 		}
@@ -140,9 +142,10 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 			if err := finish(); err != nil {
 				return nil, err
 			}
-			cur, root = bid, newRoot()
+			cur = bid
+			root.reset()
 		}
-		root.add(tbl, id, h)
+		root.addBytes(tbl, id, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("db: verify seals: %w", err)
@@ -195,28 +198,28 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 	if err != nil {
 		return fmt.Errorf("db: verify %s: %w", t.name, err)
 	}
+	var (
+		id, bid int64
+		sealed  sql.RawBytes
+	)
 	vals := make([]any, s.sealWidth(t)+5)
 	ptrs := make([]any, len(vals))
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	ptrs[0], ptrs[1], ptrs[2] = &id, &bid, &sealed
+	rh := newRowHasher()
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			rows.Close()
 			return fmt.Errorf("db: verify %s: %w", t.name, err)
 		}
 		rep.Rows++
-		id, _ := asInt(vals[0])
-		bid, _ := asInt(vals[1])
-		sealed := fmt.Sprint(vals[2])
-		if b, ok := vals[2].([]byte); ok {
-			sealed = string(b)
-		}
 		var p *SealProblem
 		if vals[3] == nil {
 			p = &SealProblem{Check: SealDeleted, Table: t.name, RowID: id, BlockID: bid,
 				Evidence: fmt.Sprintf("%s row %d was sealed in block %d and has been deleted since", t.name, id, bid)}
-		} else if h := s.contentHash(t, vals[5:]); h != sealed {
+		} else if h := s.contentHash(rh, t, vals[5:]); !bytes.Equal(h, sealed) {
 			p = &SealProblem{Check: SealChanged, Table: t.name, RowID: id, BlockID: bid,
 				Evidence: fmt.Sprintf("%s row %d was changed after block %d sealed it: its content hashed to %s, now to %s", t.name, id, bid, sealed, h)}
 		}

@@ -33,6 +33,15 @@ func (d *textTime) Scan(v any) error {
 	return fmt.Errorf("db: cannot scan %T as a time", v)
 }
 
+// ptr returns the time, or nil when it was NULL.
+func (d *textTime) ptr() *time.Time {
+	if !d.valid {
+		return nil
+	}
+	t := d.t
+	return &t
+}
+
 func (d *textTime) parse(s string) error {
 	if t, ok := parseFixed(s); ok {
 		d.t, d.valid = t, true
