@@ -97,6 +97,14 @@ func (a *auditor) report(v Violation) error {
 
 func (a *auditor) run(ctx context.Context) error {
 	start := time.Now()
+	var integrity *integrityRun
+	if a.rules.integrity {
+		var err error
+		if integrity, err = a.startIntegrity(ctx); err != nil {
+			return err
+		}
+		defer integrity.stop()
+	}
 	if a.rules.storage {
 		if err := a.checkSchema(ctx); err != nil {
 			return err
@@ -117,8 +125,8 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.rules.integrity {
-		if err := a.checkIntegrity(ctx); err != nil {
+	if integrity != nil {
+		if err := a.finishIntegrity(integrity); err != nil {
 			return err
 		}
 	}
