@@ -54,20 +54,64 @@ func (s *Store) VerifySeals(ctx context.Context, emit func(SealProblem) error) (
 	if err != nil {
 		return nil, err
 	}
-	var head *SealBlock
 	if len(blocks) > 0 {
-		head = blocks[len(blocks)-1]
+		rep.Head = blocks[len(blocks)-1]
 	}
-	rep.Head = head
-	for _, t := range sealTables {
-		if err := s.verifyTable(ctx, t, blocks, rep, emit); err != nil {
+	// The tables are checked in the background while the roots are
+	// recomputed here (they read different rows: on two cores this takes
+	// about as long as the longer of the two); their problems wait in a
+	// bounded channel and are emitted after the roots', in their order.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		problems = make(chan SealProblem, 256)
+		done     = make(chan struct{})
+		trep     SealReport // the tables' counts, written by the goroutine
+		terr     error
+	)
+	go func() {
+		defer close(done)
+		defer close(problems)
+		send := func(p SealProblem) error {
+			select {
+			case problems <- p:
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		for _, t := range sealTables {
+			if terr = s.verifyTable(ctx, t, blocks, &trep, send); terr != nil {
+				return
+			}
+		}
+	}()
+	stop := func() {
+		cancel()
+		for range problems {
+		}
+		<-done
+	}
+	if err := s.verifyRoots(ctx, blocks, emit); err != nil {
+		stop()
+		return nil, err
+	}
+	for p := range problems {
+		if err := emit(p); err != nil {
+			stop()
 			return nil, err
 		}
 	}
+	<-done
+	if terr != nil {
+		return nil, terr
+	}
+	rep.Rows, rep.Unsealed = trep.Rows, trep.Unsealed
 	return rep, nil
 }
 
-// verifyChain checks the blocks and their roots, and returns them in order.
+// verifyChain checks the blocks' hashes and links, and returns them in
+// order.
 func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(SealProblem) error) ([]*SealBlock, error) {
 	var blocks []*SealBlock
 	if err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks ORDER BY id`).
@@ -79,10 +123,8 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 	}
 	prevHash := ""
 	var prevID int64
-	byID := make(map[int64]*SealBlock, len(blocks))
 	for _, b := range blocks {
 		rep.Blocks++
-		byID[b.ID] = b
 		if b.ID != prevID+1 {
 			if err := chain(b.ID, "seal block %d follows block %d: blocks %d to %d are missing", b.ID, prevID, prevID+1, b.ID-1); err != nil {
 				return nil, err
@@ -105,10 +147,22 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 		}
 		prevHash, prevID = b.Hash, b.ID
 	}
-	// Roots: the row hashes each block sealed, in table then id order.
+	return blocks, nil
+}
+
+// verifyRoots checks each block's root against the row hashes it sealed, in
+// table then id order.
+func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(SealProblem) error) error {
+	chain := func(b int64, format string, args ...any) error {
+		return emit(SealProblem{Check: SealChain, BlockID: b, Evidence: fmt.Sprintf(format, args...)})
+	}
+	byID := make(map[int64]*SealBlock, len(blocks))
+	for _, b := range blocks {
+		byID[b.ID] = b
+	}
 	rows, err := s.SQL.QueryContext(ctx, `SELECT block_id, tbl, row_id, hash FROM seal_rows ORDER BY block_id, tbl, row_id`)
 	if err != nil {
-		return nil, fmt.Errorf("db: verify seals: %w", err)
+		return fmt.Errorf("db: verify seals: %w", err)
 	}
 	defer rows.Close()
 	var (
@@ -137,11 +191,11 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 	root = newRoot()
 	for rows.Next() {
 		if err := rows.Scan(&bid, &tbl, &id, &h); err != nil {
-			return nil, fmt.Errorf("db: verify seals: %w", err)
+			return fmt.Errorf("db: verify seals: %w", err)
 		}
 		if bid != cur {
 			if err := finish(); err != nil {
-				return nil, err
+				return err
 			}
 			cur = bid
 			root.reset()
@@ -149,19 +203,19 @@ func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(Seal
 		root.addBytes(tbl, id, h)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("db: verify seals: %w", err)
+		return fmt.Errorf("db: verify seals: %w", err)
 	}
 	if err := finish(); err != nil {
-		return nil, err
+		return err
 	}
 	for _, b := range blocks {
 		if !seen[b.ID] && b.Rows != 0 {
 			if err := chain(b.ID, "seal block %d sealed %d rows; none of its seal rows is left", b.ID, b.Rows); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return blocks, nil
+	return nil
 }
 
 // verifyTable checks the sealed rows of one table against their content, and
