@@ -22,8 +22,10 @@ import (
 //
 // Run only reads. It streams the request log with one query and keeps state
 // for one site at a time (its hosts, origins, cycles and exclusions), so
-// memory stays bounded however long the log is. It does I/O and blocks until
-// the whole log is read or ctx ends.
+// memory stays bounded however long the log is. The integrity rule, which
+// reads the sealed tables, runs alongside on its own goroutine; its
+// violations are still reported last. Run does I/O and blocks until the
+// whole log is read or ctx ends.
 func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violation) error) (*Summary, error) {
 	var o Options
 	if opts != nil {
