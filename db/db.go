@@ -24,11 +24,10 @@
 //
 // Work in progress (issue 12): SQL still lives outside db in the files
 // listed by notMoved in nosql_test.go, which fails when a file gains SQL or
-// becomes clean without leaving the list: the audit's streaming reader
-// (policy/audit/run.go, robots.go, budget.go, exclusions.go, storage.go,
-// politeness.go) and the test helper internal/dbtest. Until they move,
-// Store keeps its exported DB and SQL handles for them; no other code may
-// use those.
+// becomes clean without leaving the list: only the test helper
+// internal/dbtest. Store keeps its exported DB and SQL handles for it and
+// for tests; no other code may use those. The audit reads through audit.go
+// (the request log as one stream) and the entity files.
 package db
 
 import (

@@ -175,3 +175,26 @@ func PolicyVersionForWrite(ctx context.Context, tx WriteTx) (int64, error) {
 	err := tx.QueryRow(ctx, q).Scan(&v)
 	return v, err
 }
+
+// SitesEverExcluded returns every site that has an exclusion event in the
+// policy log, re-included since or not, in no particular order. It does
+// I/O.
+func (s *Store) SitesEverExcluded(ctx context.Context) ([]string, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind("SELECT DISTINCT site FROM policy_events WHERE kind = ?"), EventExclude)
+	if err != nil {
+		return nil, fmt.Errorf("db: read exclusions: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var site string
+		if err := rows.Scan(&site); err != nil {
+			return nil, fmt.Errorf("db: read exclusions: %w", err)
+		}
+		out = append(out, site)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: read exclusions: %w", err)
+	}
+	return out, nil
+}

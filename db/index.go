@@ -227,3 +227,95 @@ func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor, requestID 
 	}
 	return nil
 }
+
+// IndexHit is what the index keeps for a URL: a page entry, or the link
+// texts pointing to it.
+type IndexHit struct {
+	URL     string
+	Anchors bool   // false: a page entry; true: link texts
+	PageID  int64  // the page entry's id
+	Title   string // the page entry's title
+	N       int64  // how many link texts point to URL
+}
+
+// IndexHits returns the page entries and link-text counts the index keeps
+// for urls, in no particular order: one query per two hundred URLs. It does
+// I/O.
+func (s *Store) IndexHits(ctx context.Context, urls []string) ([]IndexHit, error) {
+	var out []IndexHit
+	for len(urls) > 0 {
+		chunk := urls[:min(len(urls), 200)]
+		urls = urls[len(chunk):]
+		args := make([]any, 0, 2*len(chunk))
+		for _, u := range chunk {
+			args = append(args, u)
+		}
+		args = append(args, args...)
+		ph := placeholders(len(chunk))
+		// One query for both tables: each query costs the SQLite driver a
+		// fresh prepare.
+		q := "SELECT 1, id, url, title, 0 FROM pages WHERE url IN (" + ph + ")" +
+			" UNION ALL SELECT 2, 0, to_url, '', COUNT(*) FROM anchors WHERE to_url IN (" + ph + ") GROUP BY to_url"
+		hits, err := s.indexHits(ctx, s.rebind(q), args)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, hits...)
+	}
+	return out, nil
+}
+
+func (s *Store) indexHits(ctx context.Context, q string, args []any) ([]IndexHit, error) {
+	rows, err := s.SQL.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("db: read the index: %w", err)
+	}
+	defer rows.Close()
+	var out []IndexHit
+	for rows.Next() {
+		var (
+			h    IndexHit
+			kind int
+		)
+		if err := rows.Scan(&kind, &h.PageID, &h.URL, &h.Title, &h.N); err != nil {
+			return nil, fmt.Errorf("db: read the index: %w", err)
+		}
+		h.Anchors = kind == 2
+		out = append(out, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: read the index: %w", err)
+	}
+	return out, nil
+}
+
+// TableColumns returns the columns of table in their order, from the
+// engine's catalogue, or an error wrapping ErrNotFound when there is no such
+// table. It does I/O.
+func (s *Store) TableColumns(ctx context.Context, table string) ([]string, error) {
+	q := "SELECT name FROM pragma_table_info(?) ORDER BY cid"
+	if s.Dialect == Postgres {
+		q = `SELECT column_name FROM information_schema.columns
+			WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
+	}
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), table)
+	if err != nil {
+		return nil, fmt.Errorf("db: read the columns of %s: %w", table, err)
+	}
+	defer rows.Close()
+	var cols []string
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			return nil, fmt.Errorf("db: read the columns of %s: %w", table, err)
+		}
+		cols = append(cols, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: read the columns of %s: %w", table, err)
+	}
+	if len(cols) == 0 {
+		return nil, fmt.Errorf("%w: table %s", ErrNotFound, table)
+	}
+	return cols, nil
+}

@@ -2,7 +2,9 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"time"
 )
 
 // RobotsSnapshotsOf returns the robots.txt snapshots of the given origins,
@@ -38,4 +40,117 @@ func InsertRobotsSnapshot(ctx context.Context, tx WriteTx, s *RobotsSnapshot) er
 	return tx.QueryRow(ctx, `INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID).Scan(&s.ID)
+}
+
+// RobotsSnapshotInfo is what is known of a robots.txt snapshot without its
+// body.
+type RobotsSnapshotInfo struct {
+	ID        int64
+	Origin    string
+	FetchedAt time.Time // UTC
+	Status    int
+	Outcome   string
+	Sha256    string
+	Error     string
+	RequestID int64 // 0: none
+	Size      int64 // of the body
+}
+
+// RobotsSnapshotInfos calls fn for every robots.txt snapshot of the given
+// origins (as spelled in the table), without its body, in no particular
+// order: a few hundred origins per query. It does I/O and stops at the
+// first error fn returns, returning it.
+func (s *Store) RobotsSnapshotInfos(ctx context.Context, origins []string, fn func(RobotsSnapshotInfo) error) error {
+	for len(origins) > 0 {
+		chunk := origins[:min(len(origins), 300)]
+		origins = origins[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, o := range chunk {
+			args[i] = o
+		}
+		q := s.rebind(`SELECT id, origin, fetched_at, status, outcome, sha256, error, request_id, COALESCE(length(body), 0)
+			FROM robots_snapshots WHERE origin IN (` + placeholders(len(chunk)) + `)`)
+		if err := s.robotsSnapshotInfos(ctx, q, args, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) robotsSnapshotInfos(ctx context.Context, q string, args []any, fn func(RobotsSnapshotInfo) error) error {
+	rows, err := s.SQL.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("db: read robots.txt snapshots: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			sn      RobotsSnapshotInfo
+			reqID   sql.NullInt64
+			fetched textTime
+		)
+		if err := rows.Scan(&sn.ID, &sn.Origin, &fetched, &sn.Status, &sn.Outcome, &sn.Sha256, &sn.Error, &reqID, &sn.Size); err != nil {
+			return fmt.Errorf("db: read robots.txt snapshots: %w", err)
+		}
+		sn.FetchedAt, sn.RequestID = fetched.t, reqID.Int64
+		if err := fn(sn); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("db: read robots.txt snapshots: %w", err)
+	}
+	return nil
+}
+
+// RobotsBodies calls fn with the body of each robots.txt snapshot of ids
+// that exists, in no particular order: two hundred per query. It does I/O
+// and stops at the first error fn returns, returning it.
+func (s *Store) RobotsBodies(ctx context.Context, ids []int64, fn func(id int64, body []byte) error) error {
+	for len(ids) > 0 {
+		chunk := ids[:min(len(ids), 200)]
+		ids = ids[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, id := range chunk {
+			args[i] = id
+		}
+		if err := s.robotsBodies(ctx, s.rebind("SELECT id, body FROM robots_snapshots WHERE id IN ("+placeholders(len(chunk))+")"), args, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) robotsBodies(ctx context.Context, q string, args []any, fn func(id int64, body []byte) error) error {
+	rows, err := s.SQL.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("db: read robots.txt bodies: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			id   int64
+			body []byte
+		)
+		if err := rows.Scan(&id, &body); err != nil {
+			return fmt.Errorf("db: read robots.txt bodies: %w", err)
+		}
+		if err := fn(id, body); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("db: read robots.txt bodies: %w", err)
+	}
+	return nil
+}
+
+// RobotsBody returns the body of robots.txt snapshot id, or an error
+// wrapping ErrNotFound. It does I/O.
+func (s *Store) RobotsBody(ctx context.Context, id int64) ([]byte, error) {
+	var body []byte
+	if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT body FROM robots_snapshots WHERE id = ?"), id).Scan(&body); err != nil {
+		return nil, notFound(err, fmt.Sprintf("robots.txt snapshot %d", id))
+	}
+	return body, nil
 }

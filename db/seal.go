@@ -158,66 +158,148 @@ func blockHash(b *SealBlock) string {
 // rootHash is a running hash over a block's rows, in table order then id
 // order.
 type rootHash struct {
-	h hash.Hash
-	n int64
+	h   hash.Hash
+	n   int64
+	buf []byte // reused for each row's line
 }
 
 func newRoot() *rootHash { return &rootHash{h: sha256.New()} }
 
+// reset starts the hash of another block.
+func (r *rootHash) reset() {
+	r.h.Reset()
+	r.n = 0
+}
+
+// add hashes the line "table id rowHash\n".
 func (r *rootHash) add(table string, id int64, rowHash string) {
-	fmt.Fprintf(r.h, "%s %d %s\n", table, id, rowHash)
+	b := append(r.buf[:0], table...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, ' ')
+	b = append(b, rowHash...)
+	b = append(b, '\n')
+	r.h.Write(b)
+	r.buf = b
+	r.n++
+}
+
+// addBytes is add with the table and hash as bytes; it does not keep them.
+func (r *rootHash) addBytes(table []byte, id int64, rowHash []byte) {
+	b := append(r.buf[:0], table...)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, id, 10)
+	b = append(b, ' ')
+	b = append(b, rowHash...)
+	b = append(b, '\n')
+	r.h.Write(b)
+	r.buf = b
 	r.n++
 }
 
 func (r *rootHash) sum() string { return hex.EncodeToString(r.h.Sum(nil)) }
 
+// rowHasher hashes rows' canonical content (rowHash, contentHash) with one
+// hash and buffer reused from row to row. It is not safe for concurrent use.
+type rowHasher struct {
+	h       hash.Hash
+	buf     []byte // what is written next
+	scratch []byte // a value's rendering
+	sum     [sha256.Size]byte
+	hex     [2 * sha256.Size]byte
+}
+
+func newRowHasher() *rowHasher { return &rowHasher{h: sha256.New()} }
+
 // rowHash hashes a row's canonical content: the table name, then each
 // column's name, kind and value (times in UTC RFC 3339 with nanoseconds,
 // integers in decimal, text and bytes as they are), each length-prefixed.
-func rowHash(table string, cols []string, vals []any) string {
-	h := sha256.New()
-	var n [8]byte
+// It returns the hex hash in a buffer that the next call overwrites.
+func (rh *rowHasher) rowHash(table string, cols []string, vals []any) []byte {
+	rh.h.Reset()
+	// put writes one tagged, length-prefixed item.
 	put := func(tag byte, b []byte) {
-		h.Write([]byte{tag})
-		binary.BigEndian.PutUint64(n[:], uint64(len(b)))
-		h.Write(n[:])
-		h.Write(b)
+		rh.buf = append(rh.buf[:0], tag)
+		rh.buf = binary.BigEndian.AppendUint64(rh.buf, uint64(len(b)))
+		rh.buf = append(rh.buf, b...)
+		rh.h.Write(rh.buf)
 	}
-	put('T', []byte(table))
+	putString := func(tag byte, s string) {
+		rh.buf = append(rh.buf[:0], tag)
+		rh.buf = binary.BigEndian.AppendUint64(rh.buf, uint64(len(s)))
+		rh.buf = append(rh.buf, s...)
+		rh.h.Write(rh.buf)
+	}
+	putString('T', table)
 	for i, c := range cols {
-		put('c', []byte(c))
+		putString('c', c)
+		sc := rh.scratch[:0]
 		switch v := vals[i].(type) {
 		case nil:
 			put('n', nil)
 		case int64:
-			put('i', strconv.AppendInt(nil, v, 10))
+			sc = strconv.AppendInt(sc, v, 10)
+			put('i', sc)
 		case int32:
-			put('i', strconv.AppendInt(nil, int64(v), 10))
+			sc = strconv.AppendInt(sc, int64(v), 10)
+			put('i', sc)
 		case int:
-			put('i', strconv.AppendInt(nil, int64(v), 10))
+			sc = strconv.AppendInt(sc, int64(v), 10)
+			put('i', sc)
 		case float64:
 			if v == float64(int64(v)) {
-				put('i', strconv.AppendInt(nil, int64(v), 10))
+				sc = strconv.AppendInt(sc, int64(v), 10)
+				put('i', sc)
 			} else {
-				put('f', strconv.AppendFloat(nil, v, 'g', -1, 64))
+				sc = strconv.AppendFloat(sc, v, 'g', -1, 64)
+				put('f', sc)
 			}
 		case bool:
 			if v {
-				put('i', []byte("1"))
+				putString('i', "1")
 			} else {
-				put('i', []byte("0"))
+				putString('i', "0")
 			}
 		case time.Time:
-			put('t', []byte(v.UTC().Format(time.RFC3339Nano)))
+			sc = v.UTC().AppendFormat(sc, time.RFC3339Nano)
+			put('t', sc)
 		case string:
-			put('x', []byte(v))
+			putString('x', v)
 		case []byte:
 			put('x', v)
 		default:
-			put('x', []byte(fmt.Sprint(v)))
+			putString('x', fmt.Sprint(v))
 		}
+		rh.scratch = sc
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	return rh.hexSum()
+}
+
+// sqliteRow hashes a row's content as SQLite reads it with sealSelect: the
+// text of its SQL literals. It returns the hex hash in a buffer that the
+// next call overwrites.
+func (rh *rowHasher) sqliteRow(table string, content any) []byte {
+	rh.h.Reset()
+	rh.buf = append(append(append(rh.buf[:0], "lohibot row v1 sqlite\x00"...), table...), 0)
+	switch v := content.(type) {
+	case string:
+		rh.buf = append(rh.buf, v...)
+	case []byte:
+		rh.buf = append(rh.buf, v...)
+	}
+	rh.h.Write(rh.buf)
+	return rh.hexSum()
+}
+
+func (rh *rowHasher) hexSum() []byte {
+	rh.h.Sum(rh.sum[:0])
+	hex.Encode(rh.hex[:], rh.sum[:])
+	return rh.hex[:]
+}
+
+// rowHash hashes a row's canonical content (see rowHasher.rowHash).
+func rowHash(table string, cols []string, vals []any) string {
+	return string(newRowHasher().rowHash(table, cols, vals))
 }
 
 // ErrSealBusy is returned by Seal when another sealer holds the chain or a
@@ -416,20 +498,13 @@ func (s *Store) sealWidth(t sealTable) int {
 	return len(t.cols)
 }
 
-// contentHash hashes a row's content as read with sealSelect.
-func (s *Store) contentHash(t sealTable, vals []any) string {
+// contentHash hashes a row's content as read with sealSelect, with rh. It
+// returns the hex hash in a buffer that rh's next call overwrites.
+func (s *Store) contentHash(rh *rowHasher, t sealTable, vals []any) []byte {
 	if s.Dialect == Postgres {
-		return rowHash(t.name, t.cols, vals)
+		return rh.rowHash(t.name, t.cols, vals)
 	}
-	h := sha256.New()
-	h.Write([]byte("lohibot row v1 sqlite\x00" + t.name + "\x00"))
-	switch v := vals[0].(type) {
-	case string:
-		h.Write([]byte(v))
-	case []byte:
-		h.Write(v)
-	}
-	return hex.EncodeToString(h.Sum(nil))
+	return rh.sqliteRow(t.name, vals[0])
 }
 
 // scanSealRows reads the rows of t matching where, in id order, and calls
@@ -447,13 +522,14 @@ func (s *Store) scanSealRows(tx *gorm.DB, t sealTable, where string, args []any,
 	for i := range vals {
 		ptrs[i] = &vals[i]
 	}
+	rh := newRowHasher()
 	for rows.Next() {
 		if err := rows.Scan(ptrs...); err != nil {
 			return fmt.Errorf("read %s: %w", t.name, err)
 		}
 		id, _ := asInt(vals[1])
 		ready, _ := asInt(vals[0])
-		visit(ready == 1, id, s.contentHash(t, vals[2:]))
+		visit(ready == 1, id, string(s.contentHash(rh, t, vals[2:])))
 	}
 	return rows.Err()
 }

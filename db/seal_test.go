@@ -234,3 +234,45 @@ func TestSealTamperRows(t *testing.T) {
 		}
 	}
 }
+
+// TestSealProblemsInOrder: the roots are recomputed alongside the tables,
+// but the problems still come chain first, then table by table in id order;
+// an error from emit stops VerifySeals and is returned.
+func TestSealProblemsInOrder(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			s := sealedStore(t, engine)
+			for _, q := range []string{
+				"UPDATE robots_snapshots SET status = 500 WHERE id = 1",
+				"UPDATE policy_events SET actor = 'x' WHERE id = 2",
+				"UPDATE policy_events SET actor = 'y' WHERE id = 1",
+				"UPDATE seal_rows SET hash = 'ab' WHERE tbl = 'requests' AND row_id = 1",
+			} {
+				if err := s.DB.Exec(q).Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+			ps, _ := verify(t, s)
+			var got []string
+			for _, p := range ps {
+				got = append(got, fmt.Sprintf("%s %s %d", p.Check, p.Table, p.RowID))
+			}
+			want := []string{"chain  0", "changed policy_events 1", "changed policy_events 2", "changed requests 1", "changed robots_snapshots 1"}
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Errorf("problems %q, want %q", got, want)
+			}
+			stop := fmt.Errorf("stop")
+			n := 0
+			_, err := s.VerifySeals(context.Background(), func(p db.SealProblem) error {
+				n++
+				if p.Table == "policy_events" {
+					return stop
+				}
+				return nil
+			})
+			if err != stop || n != 2 {
+				t.Errorf("VerifySeals with emit failing on the first table problem = %v after %d problems, want %v after 2", err, n, stop)
+			}
+		})
+	}
+}

@@ -329,5 +329,5 @@ func (s *Store) verifyBlockRows(ctx context.Context, id int64, rep *SealReport, 
 // siteRowHash is contentHash as hex text: the one place VerifySiteSeals
 // depends on how a row is hashed.
 func (s *Store) siteRowHash(t sealTable, vals []any) string {
-	return s.contentHash(t, vals)
+	return string(s.contentHash(newRowHasher(), t, vals))
 }

@@ -2,8 +2,11 @@ package db
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"gorm.io/gorm"
@@ -115,35 +118,137 @@ func (s *Store) SigningRuns(ctx context.Context) ([]SigningRun, error) {
 	return rs, nil
 }
 
-// RequestSignatures calls fn for every request of the log sent at or after
-// since (zero: all) to one of sites (empty: every site), ordered by site
-// and sent_at, with the columns the signature audit and the report need.
-// It streams: memory does not grow with the log.
-func (s *Store) RequestSignatures(ctx context.Context, sites []string, since time.Time, fn func(Request) error) error {
-	q := s.DB.WithContext(ctx).Model(&Request{}).
-		Select("id, site, host, node, url, purpose, sent_at, completed_at, status, outcome, sig_keyid, sig_created, sig_expires")
+// RequestSignatures calls fn for every completed request of the log sent
+// at or after since (zero: all) to one of sites (empty: every site) that is
+// signed or was sent by one of nodes (the nodes that ever ran signing),
+// ordered by site and sent_at, with the columns the signature audit needs
+// (ID, Site, Node, URL, Purpose, SentAt, CompletedAt, Status, Outcome,
+// SigKeyID, SigCreated, SigExpires; times in UTC). It returns how many
+// completed requests the window holds, those passed to fn or not. It
+// streams (memory does not grow with the log), does I/O, and stops at the
+// first error fn returns, returning it.
+func (s *Store) RequestSignatures(ctx context.Context, sites []string, since time.Time, nodes []string, fn func(Request) error) (int64, error) {
+	where := []string{"completed_at IS NOT NULL"}
+	var args []any
 	if len(sites) > 0 {
-		q = q.Where("site IN ?", sites)
+		where = append(where, "site IN ("+placeholders(len(sites))+")")
+		for _, site := range sites {
+			args = append(args, site)
+		}
 	}
 	if !since.IsZero() {
-		q = q.Where("sent_at >= ?", since.UTC())
+		where = append(where, "sent_at >= ?")
+		args = append(args, since.UTC())
 	}
-	rows, err := q.Order("site, sent_at, id").Rows()
+	var completed int64
+	if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM requests WHERE "+strings.Join(where, " AND ")), args...).Scan(&completed); err != nil {
+		return 0, fmt.Errorf("db: request signatures: %w", err)
+	}
+	cond := "sig_keyid <> ''"
+	if len(nodes) > 0 {
+		cond = "(" + cond + " OR node IN (" + placeholders(len(nodes)) + "))"
+		for _, n := range nodes {
+			args = append(args, n)
+		}
+	}
+	where = append(where, cond)
+	cols := []string{"id", "status", "sent_at", "completed_at", "sig_created", "sig_expires",
+		"site", "node", "purpose", "outcome", "sig_keyid", "url"}
+	sel := strings.Join(cols, ", ")
+	packed := s.Dialect != Postgres
+	if packed {
+		// One text column: see auditSelect.
+		for i, c := range cols {
+			switch c {
+			case "site", "node", "purpose", "outcome", "sig_keyid":
+				c = "replace(" + c + ", char(31), ' ')"
+			}
+			cols[i] = "COALESCE(" + c + ", '')"
+		}
+		sel = strings.Join(cols, " || char(31) || ")
+	}
+	q := "SELECT " + sel + " FROM requests WHERE " + strings.Join(where, " AND ") + " ORDER BY site, sent_at, id"
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
-		return fmt.Errorf("db: request signatures: %w", err)
+		return 0, fmt.Errorf("db: request signatures: %w", err)
 	}
 	defer rows.Close()
+	var (
+		buf                                      string
+		status                                   sql.NullInt64
+		sent, done, created, expires             textTime
+		site, node, purpose, outcome, keyID, url string
+	)
 	for rows.Next() {
 		var r Request
-		if err := s.DB.ScanRows(rows, &r); err != nil {
-			return fmt.Errorf("db: request signatures: %w", err)
+		if packed {
+			if err := rows.Scan(&buf); err != nil {
+				return 0, fmt.Errorf("db: request signatures: %w", err)
+			}
+			if err := unpackSignature(buf, &r); err != nil {
+				return 0, fmt.Errorf("db: request signatures: %w", err)
+			}
+		} else {
+			if err := rows.Scan(&r.ID, &status, &sent, &done, &created, &expires, &site, &node, &purpose, &outcome, &keyID, &url); err != nil {
+				return 0, fmt.Errorf("db: request signatures: %w", err)
+			}
+			r.Site, r.Node, r.Purpose, r.Outcome, r.SigKeyID, r.URL = site, node, purpose, outcome, keyID, url
+			if status.Valid {
+				n := int(status.Int64)
+				r.Status = &n
+			}
+			r.SentAt = sent.t
+			r.CompletedAt, r.SigCreated, r.SigExpires = done.ptr(), created.ptr(), expires.ptr()
 		}
 		if err := fn(r); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return fmt.Errorf("db: request signatures: %w", err)
+		return 0, fmt.Errorf("db: request signatures: %w", err)
 	}
-	return nil
+	return completed, nil
+}
+
+// unpackSignature splits a packed row of RequestSignatures into r.
+func unpackSignature(packed string, r *Request) error {
+	var f [12]string
+	rest := packed
+	for i := range len(f) - 1 {
+		j := strings.IndexByte(rest, unitSep)
+		if j < 0 {
+			return fmt.Errorf("malformed request row %q", packed)
+		}
+		f[i], rest = rest[:j], rest[j+1:]
+	}
+	f[len(f)-1] = rest // the URL, last, keeps any separator it holds
+	var err error
+	tm := func(s string) *time.Time {
+		if s == "" || err != nil {
+			return nil
+		}
+		var d textTime
+		if err = d.parse(s); err != nil {
+			return nil
+		}
+		return d.ptr()
+	}
+	id, e := strconv.ParseInt(f[0], 10, 64)
+	if e != nil {
+		return fmt.Errorf("malformed id %q in request row", f[0])
+	}
+	r.ID = id
+	if f[1] != "" {
+		n, e := strconv.Atoi(f[1])
+		if e != nil {
+			return fmt.Errorf("malformed status %q in request row", f[1])
+		}
+		r.Status = &n
+	}
+	if t := tm(f[2]); t != nil {
+		r.SentAt = *t
+	}
+	r.CompletedAt, r.SigCreated, r.SigExpires = tm(f[3]), tm(f[4]), tm(f[5])
+	r.Site, r.Node, r.Purpose, r.Outcome, r.SigKeyID, r.URL = f[6], f[7], f[8], f[9], f[10], f[11]
+	return err
 }

@@ -2,10 +2,11 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/lohisoft/lohibot/db"
 )
 
 // maxCited is how many requests a budget violation cites at most.
@@ -95,33 +96,15 @@ func (a *auditor) finishBudget(ctx context.Context, s *siteState) error {
 // they were sent (only called for cycles that need it: those past their
 // budget, or straddling Since).
 func (a *auditor) cyclePages(ctx context.Context, site string, cycle int64) ([]RequestRef, error) {
-	q := a.rebind(`SELECT id, url, purpose, redirect_of, sent_at, completed_at, status, outcome, origin
-		FROM requests WHERE cycle_id = ? AND site = ? ORDER BY sent_at, id`)
-	rows, err := a.store.SQL.QueryContext(ctx, q, cycle, site)
-	if err != nil {
-		return nil, fmt.Errorf("audit: read cycle %d: %w", cycle, err)
-	}
-	defer rows.Close()
 	var refs []RequestRef
-	for rows.Next() {
-		var (
-			r          row
-			redirectOf sql.NullInt64
-			sent       dbTime
-			completed  dbTime
-			status     sql.NullInt64
-		)
-		if err := rows.Scan(&r.id, &r.url, &r.purpose, &redirectOf, &sent, &completed, &status, &r.outcome, &r.origin); err != nil {
-			return nil, fmt.Errorf("audit: read cycle %d: %w", cycle, err)
-		}
-		r.redirect = redirectOf.Valid
-		r.sentAt = sent.t
-		r.completed, r.completedAt = completed.valid, completed.t
-		r.hasStatus, r.status = status.Valid, int(status.Int64)
-		r.derive(a.authorities)
-		if r.isPage {
+	err := a.store.CycleRequests(ctx, site, cycle, func(q *db.AuditRequest) error {
+		if r := rowOf(q, a.authorities); r.isPage {
 			refs = append(refs, r.ref())
 		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("audit: %w", err)
 	}
-	return refs, rows.Err()
+	return refs, nil
 }

@@ -24,20 +24,15 @@ type interval struct {
 
 // loadExcludedSites reads which sites were ever excluded.
 func (a *auditor) loadExcludedSites(ctx context.Context) error {
-	rows, err := a.store.SQL.QueryContext(ctx, a.rebind("SELECT DISTINCT site FROM policy_events WHERE kind = ?"), db.EventExclude)
+	sites, err := a.store.SitesEverExcluded(ctx)
 	if err != nil {
-		return fmt.Errorf("audit: read exclusions: %w", err)
+		return fmt.Errorf("audit: %w", err)
 	}
-	defer rows.Close()
-	a.excludedSites = make(map[string]bool)
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return fmt.Errorf("audit: read exclusions: %w", err)
-		}
+	a.excludedSites = make(map[string]bool, len(sites))
+	for _, s := range sites {
 		a.excludedSites[s] = true
 	}
-	return rows.Err()
+	return nil
 }
 
 // intervals reads the exclusion intervals of a site from the policy log.
@@ -45,32 +40,21 @@ func (a *auditor) intervals(ctx context.Context, s *siteState, site string) ([]i
 	if ivs, ok := s.exclusions[site]; ok {
 		return ivs, nil
 	}
-	rows, err := a.st.events.QueryContext(ctx, site, db.EventExclude, db.EventReinclude)
+	events, err := a.store.SiteEvents(ctx, site)
 	if err != nil {
 		return nil, fmt.Errorf("audit: read policy events of %s: %w", site, err)
 	}
-	defer rows.Close()
 	var ivs []interval
-	for rows.Next() {
-		var (
-			version                       int64
-			at                            dbTime
-			kind, actor, evidence, source string
-		)
-		if err := rows.Scan(&version, &at, &kind, &actor, &evidence, &source); err != nil {
-			return nil, fmt.Errorf("audit: read policy events of %s: %w", site, err)
-		}
+	for _, ev := range events {
+		at := ev.HappenedAt.UTC()
 		open := len(ivs) > 0 && ivs[len(ivs)-1].open
 		switch {
-		case kind == db.EventExclude && !open:
-			ivs = append(ivs, interval{from: at.t, open: true, version: version, actor: actor, evidence: evidence, source: source})
-		case kind == db.EventReinclude && open:
+		case ev.Kind == db.EventExclude && !open:
+			ivs = append(ivs, interval{from: at, open: true, version: ev.Version, actor: ev.Actor, evidence: ev.Evidence, source: ev.Source})
+		case ev.Kind == db.EventReinclude && open:
 			last := &ivs[len(ivs)-1]
-			last.open, last.to, last.reversion = false, at.t, version
+			last.open, last.to, last.reversion = false, at, ev.Version
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: read policy events of %s: %w", site, err)
 	}
 	s.exclusions[site] = ivs
 	return ivs, nil

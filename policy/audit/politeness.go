@@ -2,8 +2,6 @@ package audit
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -194,14 +192,14 @@ func (a *auditor) prime(ctx context.Context, hs *hostState, r *row) error {
 	if u, err := url.Parse(r.url); err == nil {
 		host = u.Hostname()
 	}
-	q := a.rebind(a.requestSelect() + ` WHERE r.host IN (?, ?) AND r.sent_at < ? ORDER BY r.sent_at DESC, r.id DESC LIMIT 1`)
-	prev, err := a.newRowScanner().scan(a.store.SQL.QueryRowContext(ctx, q, host, r.dhost, a.opts.Since.UTC()))
-	if errors.Is(err, sql.ErrNoRows) {
+	last, err := a.store.LastRequestToHost(ctx, []string{host, r.dhost}, a.opts.Since)
+	if db.IsNotFound(err) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("audit: read the request before %s on %s: %w", fmtTime(a.opts.Since), r.dhost, err)
 	}
+	prev := rowOf(last, a.authorities)
 	a.remember(hs, &prev, prev.ref())
 	return nil
 }

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/sha256"
-	"database/sql"
 	"encoding/hex"
 	"fmt"
 	"slices"
@@ -139,45 +138,21 @@ func (a *auditor) fetchOrigins(ctx context.Context, need map[string][]string) er
 		}
 	}
 	slices.Sort(spellings)
-	for len(spellings) > 0 {
-		chunk := spellings[:min(len(spellings), 300)]
-		spellings = spellings[len(chunk):]
-		ph := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
-		args := make([]any, len(chunk))
-		for i, s := range chunk {
-			args[i] = s
-		}
-		q := a.rebind(`SELECT id, origin, fetched_at, status, outcome, sha256, error, request_id, COALESCE(length(body), 0)
-			FROM robots_snapshots WHERE origin IN (` + ph + `)`)
-		rows, err := a.store.SQL.QueryContext(ctx, q, args...)
-		if err != nil {
-			return fmt.Errorf("audit: read robots.txt snapshots: %w", err)
-		}
-		for rows.Next() {
-			sn := &snapshot{}
-			var (
-				reqID   sql.NullInt64
-				fetched dbTime
-			)
-			if err := rows.Scan(&sn.id, &sn.origin, &fetched, &sn.status, &sn.recorded, &sn.sha256, &sn.errText, &reqID, &sn.size); err != nil {
-				rows.Close()
-				return fmt.Errorf("audit: read robots.txt snapshots: %w", err)
-			}
-			sn.fetchedAt = fetched.t
-			sn.requestID = reqID.Int64
-			sn.outcome = effectiveOutcome(sn.status, sn.recorded)
-			for _, canon := range bySpelling[sn.origin] {
-				o := a.origins[canon]
-				if _, dup := o.byID[sn.id]; !dup {
-					o.snaps = append(o.snaps, sn)
-					o.byID[sn.id] = sn
-				}
+	err := a.store.RobotsSnapshotInfos(ctx, spellings, func(info db.RobotsSnapshotInfo) error {
+		sn := &snapshot{id: info.ID, origin: info.Origin, fetchedAt: info.FetchedAt, status: info.Status,
+			recorded: info.Outcome, sha256: info.Sha256, errText: info.Error, requestID: info.RequestID, size: info.Size}
+		sn.outcome = effectiveOutcome(sn.status, sn.recorded)
+		for _, canon := range bySpelling[sn.origin] {
+			o := a.origins[canon]
+			if _, dup := o.byID[sn.id]; !dup {
+				o.snaps = append(o.snaps, sn)
+				o.byID[sn.id] = sn
 			}
 		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("audit: read robots.txt snapshots: %w", err)
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	for canon := range need {
 		o := a.origins[canon]
@@ -202,35 +177,14 @@ func (a *auditor) fetchBodies(ctx context.Context, ids []int64) error {
 			}
 		}
 	}
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), 200)]
-		ids = ids[len(chunk):]
-		ph := strings.TrimSuffix(strings.Repeat("?, ", len(chunk)), ", ")
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
+	err := a.store.RobotsBodies(ctx, ids, func(id int64, body []byte) error {
+		for _, sn := range want[id] {
+			sn.body, sn.hasBody = body, true
 		}
-		rows, err := a.store.SQL.QueryContext(ctx, a.rebind("SELECT id, body FROM robots_snapshots WHERE id IN ("+ph+")"), args...)
-		if err != nil {
-			return fmt.Errorf("audit: read robots.txt bodies: %w", err)
-		}
-		for rows.Next() {
-			var (
-				id   int64
-				body []byte
-			)
-			if err := rows.Scan(&id, &body); err != nil {
-				rows.Close()
-				return fmt.Errorf("audit: read robots.txt bodies: %w", err)
-			}
-			for _, sn := range want[id] {
-				sn.body, sn.hasBody = body, true
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("audit: read robots.txt bodies: %w", err)
-		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
 	}
 	return nil
 }
@@ -266,8 +220,9 @@ func (a *auditor) load(ctx context.Context, o *originState, sn *snapshot) error 
 	}
 	body := sn.body
 	if !sn.hasBody {
-		if err := a.st.body.QueryRowContext(ctx, sn.id).Scan(&body); err != nil {
-			return fmt.Errorf("audit: read robots.txt snapshot %d: %w", sn.id, err)
+		var err error
+		if body, err = a.store.RobotsBody(ctx, sn.id); err != nil {
+			return fmt.Errorf("audit: %w", err)
 		}
 	}
 	sn.body, sn.hasBody = nil, false

@@ -2,12 +2,10 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"net/url"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -24,8 +22,10 @@ import (
 //
 // Run only reads. It streams the request log with one query and keeps state
 // for one site at a time (its hosts, origins, cycles and exclusions), so
-// memory stays bounded however long the log is. It does I/O and blocks until
-// the whole log is read or ctx ends.
+// memory stays bounded however long the log is. The integrity rule, which
+// reads the sealed tables, runs alongside on its own goroutine; its
+// violations are still reported last. Run does I/O and blocks until the
+// whole log is read or ctx ends.
 func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violation) error) (*Summary, error) {
 	var o Options
 	if opts != nil {
@@ -67,7 +67,6 @@ type auditor struct {
 	// those are the policy events read.
 	excludedSites map[string]bool
 
-	st   statements
 	site *siteState // the site being audited
 	rows int64      // requests read
 
@@ -78,56 +77,6 @@ type auditor struct {
 	authorities map[string]authority
 	// noindex holds noindex URLs waiting to be checked against the index.
 	noindex []noindexURL
-}
-
-// statements are the queries the stream runs over and over, prepared once.
-type statements struct {
-	body   *sql.Stmt // a snapshot's body
-	events *sql.Stmt // the exclusion events of a site
-}
-
-func (a *auditor) prepare(ctx context.Context) error {
-	for _, p := range []struct {
-		stmt **sql.Stmt
-		q    string
-	}{
-		{&a.st.body, "SELECT body FROM robots_snapshots WHERE id = ?"},
-		{&a.st.events, `SELECT version, happened_at, kind, actor, evidence, source FROM policy_events
-			WHERE site = ? AND kind IN (?, ?) ORDER BY version`},
-	} {
-		st, err := a.store.SQL.PrepareContext(ctx, a.rebind(p.q))
-		if err != nil {
-			return fmt.Errorf("audit: prepare: %w", err)
-		}
-		*p.stmt = st
-	}
-	return nil
-}
-
-func (a *auditor) closeStatements() {
-	for _, st := range []*sql.Stmt{a.st.body, a.st.events} {
-		if st != nil {
-			st.Close()
-		}
-	}
-}
-
-// rebind turns ? placeholders into the engine's spelling.
-func (a *auditor) rebind(q string) string {
-	if a.store.Dialect != db.Postgres {
-		return q
-	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteString("$" + strconv.Itoa(n))
-			continue
-		}
-		b.WriteByte(q[i])
-	}
-	return b.String()
 }
 
 func (a *auditor) count(rule string, checked, violations int64) {
@@ -150,10 +99,14 @@ func (a *auditor) report(v Violation) error {
 
 func (a *auditor) run(ctx context.Context) error {
 	start := time.Now()
-	if err := a.prepare(ctx); err != nil {
-		return err
+	var integrity *integrityRun
+	if a.rules.integrity {
+		var err error
+		if integrity, err = a.startIntegrity(ctx); err != nil {
+			return err
+		}
+		defer integrity.stop()
 	}
-	defer a.closeStatements()
 	if a.rules.storage {
 		if err := a.checkSchema(ctx); err != nil {
 			return err
@@ -174,134 +127,14 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.rules.integrity {
-		if err := a.checkIntegrity(ctx); err != nil {
+	if integrity != nil {
+		if err := a.finishIntegrity(integrity); err != nil {
 			return err
 		}
 	}
 	a.summary.Requests = a.rows
 	a.log.Debug("audit done", "requests", a.rows, "elapsed", time.Since(start))
 	return nil
-}
-
-// requestSelect is the SELECT list and FROM clause the stream reads every
-// request with, joined to its cycle. On SQLite every field is packed into one
-// text column separated by unitSep: the pure-Go driver pays dearly per
-// column (a lock, a type lookup and a conversion each), and one column reads
-// a million rows about twice as fast as sixteen. PostgreSQL gets plain
-// columns.
-func (a *auditor) requestSelect() string {
-	if a.store.Dialect == db.Postgres {
-		return `SELECT r.id, r.cycle_id, r.redirect_of, r.status, r.robots_snapshot_id,
-			c.delay_ms, c.budget, c.started_at, c.finished_at,
-			r.site, r.origin, r.purpose, r.outcome, r.sent_at, r.completed_at, r.retry_after, r.url
-			FROM requests r LEFT JOIN crawl_cycles c ON c.id = r.cycle_id`
-	}
-	fields := []string{"r.id", "r.cycle_id", "r.redirect_of", "r.status", "r.robots_snapshot_id",
-		"c.delay_ms", "c.budget", "c.started_at", "c.finished_at",
-		"r.site", "r.origin", "r.purpose", "r.outcome", "r.sent_at", "r.completed_at",
-		"replace(r.retry_after, char(31), ' ')", "r.url"}
-	for i, f := range fields {
-		fields[i] = "COALESCE(" + f + ", '')"
-	}
-	return "SELECT " + strings.Join(fields, " || char(31) || ") +
-		" FROM requests r LEFT JOIN crawl_cycles c ON c.id = r.cycle_id"
-}
-
-// unitSep separates the fields of a packed SQLite row (ASCII US, char(31)).
-const unitSep = "\x1f"
-
-// rowScanner reads rows of requestSelect into a row.
-type rowScanner struct {
-	packed bool
-	buf    string
-	cols   scanner
-	cache  map[string]authority
-}
-
-func (a *auditor) newRowScanner() *rowScanner {
-	return &rowScanner{packed: a.store.Dialect != db.Postgres, cache: a.authorities}
-}
-
-// scan reads the current row of rows.
-func (rs *rowScanner) scan(rows interface{ Scan(...any) error }) (row, error) {
-	if !rs.packed {
-		if err := rows.Scan(rs.cols.dest()...); err != nil {
-			return row{}, err
-		}
-		r := rs.cols.row()
-		r.derive(rs.cache)
-		return r, nil
-	}
-	if err := rows.Scan(&rs.buf); err != nil {
-		return row{}, err
-	}
-	r, err := unpack(rs.buf)
-	if err != nil {
-		return row{}, err
-	}
-	r.derive(rs.cache)
-	return r, nil
-}
-
-// unpack splits a packed SQLite row.
-func unpack(packed string) (row, error) {
-	var f [17]string
-	rest := packed
-	for i := range len(f) - 1 {
-		j := strings.IndexByte(rest, unitSep[0])
-		if j < 0 {
-			return row{}, fmt.Errorf("audit: malformed request row %q", packed)
-		}
-		f[i], rest = rest[:j], rest[j+1:]
-	}
-	f[len(f)-1] = rest // the URL, last, keeps any separator it holds
-	var (
-		r   row
-		err error
-	)
-	num := func(s string) (int64, bool) {
-		if s == "" || err != nil {
-			return 0, false
-		}
-		n, e := strconv.ParseInt(s, 10, 64)
-		if e != nil {
-			err = fmt.Errorf("audit: malformed number %q in request row", s)
-			return 0, false
-		}
-		return n, true
-	}
-	tm := func(s string) (time.Time, bool) {
-		if s == "" || err != nil {
-			return time.Time{}, false
-		}
-		var d dbTime
-		if e := d.parse(s); e != nil {
-			err = e
-		}
-		return d.t, d.valid
-	}
-	r.id, _ = num(f[0])
-	r.cycleID, _ = num(f[1])
-	_, r.redirect = num(f[2])
-	status, hasStatus := num(f[3])
-	r.status, r.hasStatus = int(status), hasStatus
-	r.snapshotID, _ = num(f[4])
-	delay, hasCycle := num(f[5])
-	budget, _ := num(f[6])
-	r.hasCycle = hasCycle
-	r.cycle.delay = time.Duration(delay) * time.Millisecond
-	r.cycle.budget = int(budget)
-	r.cycle.started, _ = tm(f[7])
-	r.cycle.finished, r.cycle.ended = tm(f[8])
-	r.site, r.origin, r.purpose, r.outcome = f[9], f[10], f[11], f[12]
-	r.sentAt, _ = tm(f[13])
-	r.completedAt, r.completed = tm(f[14])
-	r.retryAfter, r.url = f[15], f[16]
-	if err != nil {
-		return row{}, err
-	}
-	return r, nil
 }
 
 // row is one request of the log, as read and as re-derived.
@@ -333,6 +166,21 @@ type row struct {
 	isPage  bool
 
 	seq int64 // the row's position in the stream, from 1
+}
+
+// rowOf copies a request as the db reads it into a row, and derives its
+// host, origin and purpose from its URL, caching parsed authorities in cache.
+func rowOf(q *db.AuditRequest, cache map[string]authority) row {
+	r := row{
+		id: q.ID, cycleID: q.CycleID, site: q.Site, origin: q.Origin, url: q.URL, purpose: q.Purpose,
+		redirect: q.Redirect, status: q.Status, hasStatus: q.HasStatus, outcome: q.Outcome,
+		sentAt: q.SentAt, completedAt: q.CompletedAt, completed: q.Completed, retryAfter: q.RetryAfter,
+		snapshotID: q.SnapshotID, hasCycle: q.HasCycle,
+		cycle: cycleInfo{delay: q.CycleDelay, budget: q.CycleBudget, started: q.CycleStarted,
+			finished: q.CycleFinished, ended: q.CycleEnded},
+	}
+	r.derive(cache)
+	return r
 }
 
 // cycleInfo is what the rules need of a crawl cycle.
@@ -368,36 +216,6 @@ func (r *row) end() (time.Time, bool) {
 		return r.cycle.finished, true
 	}
 	return time.Time{}, false
-}
-
-// scanner holds the scan targets of one PostgreSQL row, reused across rows.
-type scanner struct {
-	id                                      int64
-	cycleID, redirectOf, status, snapshotID sql.NullInt64
-	delay, budget                           sql.NullInt64
-	started, finished                       dbTime
-	site, origin, purpose, outcome          string
-	sentAt, completedAt                     dbTime
-	retryAfter, u                           string
-}
-
-func (s *scanner) dest() []any {
-	return []any{&s.id, &s.cycleID, &s.redirectOf, &s.status, &s.snapshotID,
-		&s.delay, &s.budget, &s.started, &s.finished,
-		&s.site, &s.origin, &s.purpose, &s.outcome, &s.sentAt, &s.completedAt, &s.retryAfter, &s.u}
-}
-
-func (s *scanner) row() row {
-	r := row{
-		id: s.id, cycleID: s.cycleID.Int64, site: s.site, origin: s.origin, url: s.u,
-		purpose: s.purpose, redirect: s.redirectOf.Valid, status: int(s.status.Int64), hasStatus: s.status.Valid,
-		outcome: s.outcome, sentAt: s.sentAt.t, completedAt: s.completedAt.t, completed: s.completedAt.valid,
-		retryAfter: s.retryAfter, snapshotID: s.snapshotID.Int64,
-		hasCycle: s.delay.Valid,
-		cycle: cycleInfo{delay: time.Duration(s.delay.Int64) * time.Millisecond, budget: int(s.budget.Int64),
-			started: s.started.t, finished: s.finished.t, ended: s.finished.valid},
-	}
-	return r
 }
 
 // authority is what derive works out of a URL's scheme and authority.
@@ -499,58 +317,13 @@ const (
 )
 
 func (a *auditor) stream(ctx context.Context) error {
-	var (
-		where []string
-		args  []any
-	)
-	if len(a.opts.Sites) > 0 {
-		ph := strings.TrimSuffix(strings.Repeat("?, ", len(a.opts.Sites)), ", ")
-		where = append(where, "r.site IN ("+ph+")")
-		for _, s := range a.opts.Sites {
-			args = append(args, s)
-		}
-	}
-	if !a.opts.Since.IsZero() {
-		where = append(where, "r.sent_at >= ?")
-		args = append(args, a.opts.Since.UTC())
-	}
-	q := a.requestSelect()
-	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
-	}
-	q += " ORDER BY r.site, r.sent_at, r.id"
-	rows, err := a.store.SQL.QueryContext(ctx, a.rebind(q), args...)
-	if err != nil {
-		return fmt.Errorf("audit: read requests: %w", err)
-	}
-	defer rows.Close()
-	rs := a.newRowScanner()
 	buf := make([]row, 0, lookaheadRows)
 	newOrigins := make(map[string]bool, lookaheadOrigins)
-	more := true
-	for more {
-		// Read ahead.
-		buf = buf[:0]
-		clear(newOrigins)
-		for len(buf) < lookaheadRows && len(newOrigins) < lookaheadOrigins {
-			if more = rows.Next(); !more {
-				break
-			}
-			r, err := rs.scan(rows)
-			if err != nil {
-				return fmt.Errorf("audit: read requests: %w", err)
-			}
-			a.rows++
-			r.seq = a.rows
-			if _, ok := a.origins[r.dorigin]; !ok {
-				newOrigins[r.dorigin] = true
-			}
-			buf = append(buf, r)
-		}
+	// check checks the rows read ahead.
+	check := func() error {
 		if err := a.prefetch(ctx, buf); err != nil {
 			return err
 		}
-		// Check.
 		for i := range buf {
 			r := &buf[i]
 			if a.site == nil || a.site.name != r.site {
@@ -565,13 +338,39 @@ func (a *auditor) stream(ctx context.Context) error {
 				return err
 			}
 		}
+		buf = buf[:0]
+		clear(newOrigins)
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		a.log.Debug("audit progress", "requests", a.rows)
+		return nil
 	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("audit: read requests: %w", err)
+	var checkErr error // from check, returned as it is
+	err := a.store.AuditRequests(ctx, a.opts.Sites, a.opts.Since, func(q *db.AuditRequest) error {
+		r := rowOf(q, a.authorities)
+		a.rows++
+		r.seq = a.rows
+		if _, ok := a.origins[r.dorigin]; !ok {
+			newOrigins[r.dorigin] = true
+		}
+		buf = append(buf, r)
+		if len(buf) < lookaheadRows && len(newOrigins) < lookaheadOrigins {
+			return nil
+		}
+		checkErr = check()
+		return checkErr
+	})
+	if checkErr != nil {
+		return checkErr
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	if len(buf) > 0 {
+		if err := check(); err != nil {
+			return err
+		}
 	}
 	if err := a.finishSite(ctx); err != nil {
 		return err
@@ -682,36 +481,22 @@ func (s *siteState) derivedSite(r *row) string {
 
 // loadRef reads one request of the log by id, for citing it.
 func (a *auditor) loadRef(ctx context.Context, id int64) (RequestRef, bool, error) {
-	q := a.rebind(`SELECT id, url, purpose, sent_at, completed_at, status, outcome FROM requests WHERE id = ?`)
-	var (
-		ref         RequestRef
-		completedAt sql.NullTime
-		status      sql.NullInt64
-	)
-	err := a.store.SQL.QueryRowContext(ctx, q, id).Scan(&ref.ID, &ref.URL, &ref.Purpose, &ref.SentAt, &completedAt, &status, &ref.Outcome)
-	if err == sql.ErrNoRows {
-		return ref, false, nil
+	r, err := a.store.RequestCitation(ctx, id)
+	if db.IsNotFound(err) {
+		return RequestRef{}, false, nil
 	}
 	if err != nil {
-		return ref, false, fmt.Errorf("audit: read request %d: %w", id, err)
+		return RequestRef{}, false, fmt.Errorf("audit: %w", err)
 	}
-	ref.SentAt = ref.SentAt.UTC()
-	if completedAt.Valid {
-		t := completedAt.Time.UTC()
-		ref.CompletedAt = &t
-	}
-	if status.Valid {
-		n := int(status.Int64)
-		ref.Status = &n
-	}
-	return ref, true, nil
+	return RequestRef{ID: r.ID, URL: r.URL, Purpose: r.Purpose, SentAt: r.SentAt, CompletedAt: r.CompletedAt,
+		Status: r.Status, Outcome: r.Outcome}, true, nil
 }
 
 // detail reads what the crawler logged of a request's checks, for evidence.
 func (a *auditor) detail(ctx context.Context, id int64) (robotsRule, policyCheck string, err error) {
-	err = a.store.SQL.QueryRowContext(ctx, a.rebind("SELECT robots_rule, policy_check FROM requests WHERE id = ?"), id).Scan(&robotsRule, &policyCheck)
+	r, err := a.store.RequestCitation(ctx, id)
 	if err != nil {
-		return "", "", fmt.Errorf("audit: read request %d: %w", id, err)
+		return "", "", fmt.Errorf("audit: %w", err)
 	}
-	return robotsRule, policyCheck, nil
+	return r.RobotsRule, r.PolicyCheck, nil
 }

@@ -42,28 +42,34 @@ func (a *auditor) checkSignatures(ctx context.Context) error {
 		return fmt.Errorf("audit: %w", err)
 	}
 	byNode := map[string][]db.SigningRun{}
+	var nodes []string
 	for _, r := range runs {
+		if byNode[r.Node] == nil {
+			nodes = append(nodes, r.Node)
+		}
 		byNode[r.Node] = append(byNode[r.Node], r)
 	}
-	return a.store.RequestSignatures(ctx, a.opts.Sites, a.opts.Since, func(r db.Request) error {
-		if r.CompletedAt == nil {
-			return nil
-		}
-		a.count(RuleSignatures, 1, 0)
+	// Only requests that are signed, or were sent by a node that ever ran
+	// signing, can break the rule; every completed request counts as
+	// checked.
+	var emitErr error // from report, returned as it is
+	completed, err := a.store.RequestSignatures(ctx, a.opts.Sites, a.opts.Since, nodes, func(r db.Request) error {
 		v := Violation{Site: r.Site, Rule: RuleSignatures, Requests: []RequestRef{refOf(r)}}
 		if r.SigKeyID == "" {
 			if run, ok := signingRunAt(byNode[r.Node], r.SentAt); ok {
 				v.Check = CheckUnsigned
 				v.Evidence = fmt.Sprintf("node %s was signing with key %s since %s, but this request carries no signature",
 					r.Node, run.KeyID, fmtTime(run.StartedAt))
-				return a.report(v)
+				emitErr = a.report(v)
+				return emitErr
 			}
 			return nil
 		}
 		if r.SigCreated == nil || r.SigExpires == nil {
 			v.Check = CheckSigWindow
 			v.Evidence = fmt.Sprintf("signed with key %s but created or expires was not kept", r.SigKeyID)
-			return a.report(v)
+			emitErr = a.report(v)
+			return emitErr
 		}
 		created, expires := r.SigCreated.UTC(), r.SigExpires.UTC()
 		k, ok := byID[r.SigKeyID]
@@ -87,8 +93,17 @@ func (a *auditor) checkSignatures(ctx context.Context) error {
 		default:
 			return nil
 		}
-		return a.report(v)
+		emitErr = a.report(v)
+		return emitErr
 	})
+	if emitErr != nil {
+		return emitErr
+	}
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	a.count(RuleSignatures, completed, 0)
+	return nil
 }
 
 // signingRunAt returns the run of runs (one node's, by start) in force at t.

@@ -63,39 +63,14 @@ func (a *auditor) flushNoindex(ctx context.Context) error {
 		batch := pending[:min(len(pending), noindexBatch)]
 		pending = pending[len(batch):]
 		byURL := make(map[string]noindexURL, len(batch))
-		args := make([]any, len(batch))
+		urls := make([]string, len(batch))
 		for i, n := range batch {
 			byURL[n.url] = n
-			args[i] = n.url
+			urls[i] = n.url
 		}
-		ph := strings.TrimSuffix(strings.Repeat("?, ", len(batch)), ", ")
-		type hit struct {
-			kind  int
-			id    int64
-			url   string
-			title string
-			n     int64
-		}
-		var hits []hit
-		// One query for both tables: each query costs the SQLite driver a
-		// fresh prepare.
-		q := "SELECT 1, id, url, title, 0 FROM pages WHERE url IN (" + ph + ")" +
-			" UNION ALL SELECT 2, 0, to_url, '', COUNT(*) FROM anchors WHERE to_url IN (" + ph + ") GROUP BY to_url"
-		rows, err := a.store.SQL.QueryContext(ctx, a.rebind(q), append(args, args...)...)
+		hits, err := a.store.IndexHits(ctx, urls)
 		if err != nil {
-			return fmt.Errorf("audit: read the index: %w", err)
-		}
-		for rows.Next() {
-			var h hit
-			if err := rows.Scan(&h.kind, &h.id, &h.url, &h.title, &h.n); err != nil {
-				rows.Close()
-				return fmt.Errorf("audit: read the index: %w", err)
-			}
-			hits = append(hits, h)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("audit: read the index: %w", err)
+			return fmt.Errorf("audit: %w", err)
 		}
 		// In the order the URLs were queued (site by site), index
 		// entries before link texts.
@@ -103,22 +78,22 @@ func (a *auditor) flushNoindex(ctx context.Context) error {
 		for i, n := range batch {
 			order[n.url] = i
 		}
-		slices.SortFunc(hits, func(x, y hit) int {
-			if c := cmp.Compare(order[x.url], order[y.url]); c != 0 {
+		slices.SortFunc(hits, func(x, y db.IndexHit) int {
+			if c := cmp.Compare(order[x.URL], order[y.URL]); c != 0 {
 				return c
 			}
-			return cmp.Compare(x.kind, y.kind)
+			return cmp.Compare(kind(x), kind(y))
 		})
 		for _, h := range hits {
-			n := byURL[h.url]
+			n := byURL[h.URL]
 			v := Violation{Site: n.site, Rule: RuleStorage, Check: CheckNoindexPage, Requests: []RequestRef{n.ref}}
-			if h.kind == 1 {
+			if !h.Anchors {
 				v.Evidence = fmt.Sprintf("the index keeps entry %d (title %q) for %s, whose last fetch (request %d at %s) was marked noindex",
-					h.id, h.title, h.url, n.ref.ID, fmtTime(n.ref.SentAt))
+					h.PageID, h.Title, h.URL, n.ref.ID, fmtTime(n.ref.SentAt))
 			} else {
 				v.Check = CheckNoindexAnchor
 				v.Evidence = fmt.Sprintf("the index keeps %d link texts pointing to %s, whose last fetch (request %d at %s) was marked noindex",
-					h.n, h.url, n.ref.ID, fmtTime(n.ref.SentAt))
+					h.N, h.URL, n.ref.ID, fmtTime(n.ref.SentAt))
 			}
 			if err := a.report(v); err != nil {
 				return err
@@ -128,31 +103,19 @@ func (a *auditor) flushNoindex(ctx context.Context) error {
 	return nil
 }
 
+// kind orders index hits: page entries before link texts.
+func kind(h db.IndexHit) int {
+	if h.Anchors {
+		return 2
+	}
+	return 1
+}
+
 // columns lists the columns of a table, from the engine's catalogue.
 func (a *auditor) columns(ctx context.Context, table string) ([]string, error) {
-	q := "SELECT name FROM pragma_table_info(?) ORDER BY cid"
-	if a.store.Dialect == db.Postgres {
-		q = `SELECT column_name FROM information_schema.columns
-			WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
-	}
-	rows, err := a.store.SQL.QueryContext(ctx, a.rebind(q), table)
+	cols, err := a.store.TableColumns(ctx, table)
 	if err != nil {
-		return nil, fmt.Errorf("audit: read the columns of %s: %w", table, err)
-	}
-	defer rows.Close()
-	var cols []string
-	for rows.Next() {
-		var c string
-		if err := rows.Scan(&c); err != nil {
-			return nil, fmt.Errorf("audit: read the columns of %s: %w", table, err)
-		}
-		cols = append(cols, c)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("audit: read the columns of %s: %w", table, err)
-	}
-	if len(cols) == 0 {
-		return nil, fmt.Errorf("audit: table %s not found", table)
+		return nil, fmt.Errorf("audit: %w", err)
 	}
 	return cols, nil
 }

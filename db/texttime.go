@@ -1,4 +1,4 @@
-package audit
+package db
 
 import (
 	"fmt"
@@ -7,16 +7,17 @@ import (
 	"github.com/lohisoft/lohibot/internal/sqlitetime"
 )
 
-// dbTime scans a timestamp as either engine returns it: a time.Time
-// (PostgreSQL), or the text SQLite stores (the stream selects SQLite's times
-// as text, which it parses faster than the driver does).
-type dbTime struct {
+// textTime scans a timestamp as either engine returns it: a time.Time
+// (PostgreSQL), or the text SQLite stores (the audit's request stream
+// selects SQLite's times as text, which it parses faster than the driver
+// does).
+type textTime struct {
 	t     time.Time
 	valid bool
 }
 
 // Scan implements sql.Scanner.
-func (d *dbTime) Scan(v any) error {
+func (d *textTime) Scan(v any) error {
 	switch x := v.(type) {
 	case nil:
 		d.t, d.valid = time.Time{}, false
@@ -29,10 +30,19 @@ func (d *dbTime) Scan(v any) error {
 	case []byte:
 		return d.parse(string(x))
 	}
-	return fmt.Errorf("audit: cannot scan %T as a time", v)
+	return fmt.Errorf("db: cannot scan %T as a time", v)
 }
 
-func (d *dbTime) parse(s string) error {
+// ptr returns the time, or nil when it was NULL.
+func (d *textTime) ptr() *time.Time {
+	if !d.valid {
+		return nil
+	}
+	t := d.t
+	return &t
+}
+
+func (d *textTime) parse(s string) error {
 	if t, ok := parseFixed(s); ok {
 		d.t, d.valid = t, true
 		return nil
@@ -41,7 +51,7 @@ func (d *dbTime) parse(s string) error {
 		d.t, d.valid = t.UTC(), true
 		return nil
 	}
-	return fmt.Errorf("audit: cannot read %q as a time", s)
+	return fmt.Errorf("db: cannot read %q as a time", s)
 }
 
 // parseFixed parses "YYYY-MM-DD HH:MM:SS[.fraction][Z|±HH:MM]" (space or T)
