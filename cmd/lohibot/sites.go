@@ -150,11 +150,14 @@ func newSitesListCmd(a *app) *cobra.Command {
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
-			p, store, err := a.openPolicy(ctx)
+			// Only reads: no sealer, which on a large unsealed log would
+			// seal it every few seconds and at exit.
+			store, err := a.openStore(ctx)
 			if err != nil {
 				return err
 			}
 			defer store.Close()
+			p := policy.New(store, nil)
 			// A page of the list at a time: the output streams.
 			return p.EachSite(ctx, func(s policy.ListedSite) error {
 				if a.json {
