@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -173,7 +174,17 @@ func newSitesListCmd(a *app, runF func(*sitesListOptions) error) *cobra.Command 
 		Example: "  lohibot sites list --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runOnPolicy(cmd, a, opts, runF, runSitesList)
+			opts.setPrint(a.printOptions())
+			if runF != nil {
+				return runF(opts)
+			}
+			// Only reads: no sealer (withPolicy starts one), which on a
+			// large unsealed log would seal it every few seconds and at
+			// exit.
+			return a.withStore(cmd.Context(), func(s *db.Store) error {
+				opts.Policy = policy.New(s, nil)
+				return runSitesList(cmd.Context(), opts, a.out)
+			})
 		},
 	}
 }
