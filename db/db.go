@@ -22,12 +22,11 @@
 // the rest (leases.go, requests.go, cycles.go, robots.go, index.go,
 // events.go).
 //
-// Work in progress (issue 12): SQL still lives outside db in the files
-// listed by notMoved in nosql_test.go, which fails when a file gains SQL or
-// becomes clean without leaving the list: only the test helper
-// internal/dbtest. Store keeps its exported DB and SQL handles for it and
-// for tests; no other code may use those. The audit reads through audit.go
-// (the request log as one stream) and the entity files.
+// No SQL lives outside db: TestNoSQLOutsideDB (nosql_test.go) fails when a
+// file elsewhere gains an SQL string, a database driver or gorm, or reaches
+// the Store's handles. Store still exports its DB and SQL handles, for
+// tests only (no production code outside db may use them). The audit reads
+// through audit.go (the request log as one stream) and the entity files.
 package db
 
 import (

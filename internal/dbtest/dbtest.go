@@ -6,14 +6,11 @@ package dbtest
 import (
 	"context"
 	"crypto/rand"
-	"database/sql"
 	"encoding/hex"
 	"net/url"
 	"os"
 	"path/filepath"
 	"testing"
-
-	_ "github.com/jackc/pgx/v5/stdlib" // the PostgreSQL driver for admin statements
 
 	"github.com/lohisoft/lohibot/db"
 )
@@ -104,24 +101,14 @@ func OpenDSN(t testing.TB, dsn string) *db.Store {
 
 func newPostgresDB(t testing.TB, base string) string {
 	t.Helper()
-	admin, err := sql.Open("pgx", base)
-	if err != nil {
-		t.Fatalf("dbtest: %v", err)
-	}
-	defer admin.Close()
 	var b [6]byte
 	rand.Read(b[:])
 	name := "lohibot_test_" + hex.EncodeToString(b[:])
-	if _, err := admin.Exec("CREATE DATABASE " + name); err != nil {
+	if err := db.CreatePostgresDatabase(context.Background(), base, name); err != nil {
 		t.Fatalf("dbtest: create database: %v", err)
 	}
 	t.Cleanup(func() {
-		a, err := sql.Open("pgx", base)
-		if err != nil {
-			return
-		}
-		defer a.Close()
-		a.Exec("DROP DATABASE IF EXISTS " + name + " WITH (FORCE)")
+		db.DropPostgresDatabase(context.Background(), base, name)
 	})
 	u, err := url.Parse(base)
 	if err != nil {
