@@ -14,8 +14,13 @@ import (
 	"github.com/lohisoft/lohibot/internal/testweb"
 )
 
-// siteGoroutines counts the goroutines inside a site's crawl.
-func siteGoroutines(t *testing.T) int { return goroutinesIn(t, "lohibot/crawler.(*siteRun)") }
+// siteSteps counts the goroutines running a step of a site's crawl (see
+// Crawler.step): inside runSteps and inside the step. A timer's goroutine
+// that is only handing a step over, or a runSteps that has finished its
+// last step and is returning, is not one.
+func siteSteps(t *testing.T) int {
+	return goroutinesIn(t, "lohibot/crawler.(*Crawler).runSteps", "lohibot/crawler.(*siteRun).proceed+")
+}
 
 // goroutinesIn counts the goroutines whose stack holds every one of fns.
 func goroutinesIn(t *testing.T, fns ...string) int {
@@ -85,7 +90,7 @@ wait:
 			break wait
 		case <-tick.C:
 			samples++
-			total += goroutinesIn(t, "lohibot/crawler.(*siteRun)", "lohibot/crawler.sleep")
+			total += goroutinesIn(t, "lohibot/crawler.(*siteRun)", "lohibot/internal/clock.Sleep")
 		}
 	}
 	for _, r := range rs {
@@ -135,7 +140,7 @@ wait:
 			break wait
 		default:
 			most = max(most, goroutinesIn(t, "lohibot/crawler.(*Crawler).startSite"))
-			mostSteps = max(mostSteps, siteGoroutines(t))
+			mostSteps = max(mostSteps, siteSteps(t))
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
