@@ -4,12 +4,14 @@ import (
 	"context"
 	"runtime"
 	"sync"
+
+	"golang.org/x/sync/semaphore"
 )
 
 // ImportOptions configures Import. A nil *ImportOptions is the zero value.
 type ImportOptions struct {
-	// Workers is how many messages are parsed and applied at once. Zero
-	// means runtime.GOMAXPROCS(0).
+	// Workers is how many messages are parsed at once (one writer applies
+	// them, in groups). Zero means runtime.GOMAXPROCS(0).
 	Workers int
 	// OnResult, when not nil, is called after each message with its
 	// result, or with the error that kept it from being stored. It may be
@@ -36,6 +38,10 @@ type ImportSummary struct {
 
 // importGroup is the most messages Import applies in one transaction.
 const importGroup = 256
+
+// importBytes bounds the bytes of the messages Import has read and not yet
+// applied, whatever their sizes.
+const importBytes = 64 << 20
 
 // Count counts one message's result (or the error that kept it from being
 // stored).
@@ -84,6 +90,10 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 	// by one writer in groups: one transaction per group, one savepoint
 	// per message (applyGroup).
 	parsed := make(chan *pending, 4*importGroup)
+	// The bytes read and not yet applied are bounded (a large message
+	// weighs up to importBytes).
+	inFlight := semaphore.NewWeighted(importBytes)
+	weight := func(raw []byte) int64 { return min(int64(len(raw)), importBytes) }
 
 	var (
 		sum     ImportSummary
@@ -114,6 +124,7 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 			}
 			p.applyGroup(ctx, group)
 			for _, it := range group {
+				inFlight.Release(weight(it.raw))
 				sum.Count(it.res, it.err)
 				if o.OnResult != nil {
 					o.OnResult(it.source, it.res, it.err)
@@ -125,10 +136,14 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 	var readErr error
 	for _, path := range paths {
 		readErr = ReadSource(ctx, path, func(raw []byte, source string) error {
+			if err := inFlight.Acquire(ctx, weight(raw)); err != nil {
+				return err
+			}
 			select {
 			case items <- item{raw, source}:
 				return nil
 			case <-ctx.Done():
+				inFlight.Release(weight(raw))
 				return ctx.Err()
 			}
 		})
