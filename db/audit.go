@@ -114,10 +114,10 @@ func (sc *auditScanner) scan(rows interface{ Scan(...any) error }, r *AuditReque
 	return nil
 }
 
-// unpackAudit splits a packed SQLite row into r. The strings of r share
+// splitPacked splits a packed SQLite row into its len(f) fields, in f. The
+// last field (the URL) keeps any separator it holds. The strings share
 // packed's memory.
-func unpackAudit(packed string, r *AuditRequest) error {
-	var f [17]string
+func splitPacked(packed string, f []string) error {
 	rest := packed
 	for i := range len(f) - 1 {
 		j := strings.IndexByte(rest, unitSep)
@@ -126,7 +126,17 @@ func unpackAudit(packed string, r *AuditRequest) error {
 		}
 		f[i], rest = rest[:j], rest[j+1:]
 	}
-	f[len(f)-1] = rest // the URL, last, keeps any separator it holds
+	f[len(f)-1] = rest
+	return nil
+}
+
+// unpackAudit splits a packed SQLite row into r. The strings of r share
+// packed's memory.
+func unpackAudit(packed string, r *AuditRequest) error {
+	var f [17]string
+	if err := splitPacked(packed, f[:]); err != nil {
+		return err
+	}
 	var err error
 	num := func(s string) (int64, bool) {
 		if s == "" || err != nil {

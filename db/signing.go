@@ -213,15 +213,9 @@ func (s *Store) RequestSignatures(ctx context.Context, sites []string, since tim
 // unpackSignature splits a packed row of RequestSignatures into r.
 func unpackSignature(packed string, r *Request) error {
 	var f [12]string
-	rest := packed
-	for i := range len(f) - 1 {
-		j := strings.IndexByte(rest, unitSep)
-		if j < 0 {
-			return fmt.Errorf("malformed request row %q", packed)
-		}
-		f[i], rest = rest[:j], rest[j+1:]
+	if err := splitPacked(packed, f[:]); err != nil {
+		return err
 	}
-	f[len(f)-1] = rest // the URL, last, keeps any separator it holds
 	var err error
 	tm := func(s string) *time.Time {
 		if s == "" || err != nil {
