@@ -23,16 +23,15 @@ var sqlText = regexp.MustCompile(`(?i)\b(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDA
 // dbImports are the packages only db may import.
 var dbImports = []string{"database/sql", "gorm.io/", "github.com/glebarez/", "modernc.org/sqlite", "github.com/jackc/pgx"}
 
-// TestNoSQLOutsideDB checks that no non-test Go file outside db holds an SQL
-// string, imports a database driver, database/sql or gorm, or reaches the
-// Store's DB and SQL handles, except the files listed in notMoved.
-func TestNoSQLOutsideDB(t *testing.T) {
+// sourceFiles parses, with mode, every non-test Go file of the module
+// outside the folder skip (and testdata and hidden folders), and calls
+// visit with its slash path from the module's root.
+func sourceFiles(t *testing.T, fset *token.FileSet, skip string, mode parser.Mode, visit func(rel string, f *ast.File)) {
+	t.Helper()
 	root, err := filepath.Abs("..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	fset := token.NewFileSet()
-	dirty := map[string][]string{}
 	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -40,7 +39,7 @@ func TestNoSQLOutsideDB(t *testing.T) {
 		rel, _ := filepath.Rel(root, path)
 		rel = filepath.ToSlash(rel)
 		if d.IsDir() {
-			if rel == "db" || rel == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
+			if rel == skip || rel == "testdata" || strings.HasPrefix(d.Name(), ".") && rel != "." {
 				return filepath.SkipDir
 			}
 			return nil
@@ -48,10 +47,25 @@ func TestNoSQLOutsideDB(t *testing.T) {
 		if !strings.HasSuffix(rel, ".go") || strings.HasSuffix(rel, "_test.go") {
 			return nil
 		}
-		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, mode)
 		if err != nil {
 			return err
 		}
+		visit(rel, f)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestNoSQLOutsideDB checks that no non-test Go file outside db holds an SQL
+// string, imports a database driver, database/sql or gorm, or reaches the
+// Store's DB and SQL handles, except the files listed in notMoved.
+func TestNoSQLOutsideDB(t *testing.T) {
+	fset := token.NewFileSet()
+	dirty := map[string][]string{}
+	sourceFiles(t, fset, "db", parser.SkipObjectResolution, func(rel string, f *ast.File) {
 		var why []string
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)
@@ -79,11 +93,7 @@ func TestNoSQLOutsideDB(t *testing.T) {
 		if len(why) > 0 {
 			dirty[rel] = why
 		}
-		return nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	var files []string
 	for f := range dirty {
 		files = append(files, f)
