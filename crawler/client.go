@@ -225,6 +225,9 @@ type response struct {
 	Body      []byte // only for text/html (pages) or a 2xx robots.txt, bounded
 	Bytes     int64  // body bytes read, after decompression
 	Truncated bool   // the body was longer than the bound
+	// Unread says the body was not read to its end (truncated, or not
+	// wanted): the connection was closed on a server still sending.
+	Unread bool
 	HTML      bool   // the content type is HTML
 	Err       error
 	Timeout   bool
@@ -315,10 +318,14 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 		// one (lookup, connect) being opened. A longer one, or one that
 		// does not arrive within drainTime, is left: the connection closes.
 		t := time.AfterFunc(drainTime, cancel)
-		n, _ := io.Copy(io.Discard, resp.Body)
+		n, err := io.Copy(io.Discard, resp.Body)
 		t.Stop()
 		r.Bytes = n
+		r.Unread = err != nil
+	} else if limit == 0 && resp.ContentLength != 0 {
+		r.Unread = true
 	}
+	r.Unread = r.Unread || r.Truncated
 	r.Duration = time.Since(start)
 	return r
 }

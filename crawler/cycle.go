@@ -145,10 +145,13 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 }
 
 // endCycle records how the cycle ended and gives the site's lease back.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string) error {
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err := c.withTx(ctx, func(tx db.WriteTx) error {
+		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
+			return fmt.Errorf("anchors: %w", err)
+		}
 		return db.EndCycle(ctx, tx, cy.ID, site, status, reason, c.now())
 	})
 	if err != nil {
@@ -169,11 +172,17 @@ func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen
 	for _, u := range urls {
 		seen[u] = true
 	}
+	// The links whose texts were stored, and those recorded as found
+	// (the texts a killed crawler held are lost: see siteRun.anchors).
 	found, err := c.store.CycleLinksTo(ctx, cy.ID, site)
 	if err != nil {
 		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
-	for _, u := range found {
+	recorded, err := c.store.CycleLinksFound(ctx, cy.ID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
+	}
+	for _, u := range append(recorded, found...) {
 		if !seen[u] {
 			links = append(links, u)
 		}

@@ -119,7 +119,7 @@ type exchangeResult struct {
 
 // completion starts the row's completion from the response.
 func (r *exchangeResult) completion() *completion {
-	k := &completion{ID: r.row.ID, Host: r.row.Host, CompletedAt: r.completedAt, Status: r.resp.Status,
+	k := &completion{ID: r.row.ID, CycleID: r.row.CycleID, Host: r.row.Host, CompletedAt: r.completedAt, Status: r.resp.Status,
 		Bytes: r.resp.Bytes, Duration: r.resp.Duration, Stamp: r.resp.Stamp}
 	if r.resp.Header != nil {
 		k.RetryAfter = r.resp.Header.Get("Retry-After")
@@ -224,7 +224,13 @@ func (c *Crawler) finish(ctx context.Context, hs *hostState, res *exchangeResult
 // jitter. It fills k.RetryNotBefore.
 func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) time.Time {
 	end := res.completedAt
-	next := end.Add(hs.gap)
+	gapFrom := end
+	if res.resp.Unread {
+		// The server learns that its answer was cut short only when its
+		// next write fails: its request ends a moment after ours.
+		gapFrom = end.Add(unreadGrace(hs.gap))
+	}
+	next := gapFrom.Add(hs.gap)
 	st := res.resp.Status
 	if st == http.StatusTooManyRequests || st == http.StatusServiceUnavailable {
 		if nb, ok := retryafter.NotBefore(k.RetryAfter, end); ok {
@@ -240,9 +246,16 @@ func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) ti
 		}
 	}
 	if st == http.StatusTooManyRequests || st >= 500 || res.resp.Timeout {
-		next = end.Add(backoff(hs.gap, res.row.Attempt+1))
+		next = gapFrom.Add(backoff(hs.gap, res.row.Attempt+1))
 	}
 	return next
+}
+
+// unreadGrace is how much later than the crawler a server is taken to end
+// a request whose answer the crawler did not read to its end (closing the
+// connection): a tenth of the gap, at least 50 ms and at most 1 s.
+func unreadGrace(gap time.Duration) time.Duration {
+	return min(max(gap/10, 50*time.Millisecond), time.Second)
 }
 
 // clipHeader bounds a stored validator (an ETag or a date is short; a

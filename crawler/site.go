@@ -227,6 +227,16 @@ type siteRun struct {
 	prev map[string]db.Validators
 	// cur is the URL being fetched while its host's gap is waited out.
 	cur *pending
+	// anchors holds the link texts of the site's last pages, written
+	// with the completion of every anchorPages-th page (or sooner, when
+	// the crawler holds too many: see holdAnchors) and at the cycle's end.
+	// Written page by page, each link text touched its own leaves of the
+	// anchors table's indexes and cost the SQLite writer half its time;
+	// a site's links share a few leaves. Anchors are index content, not
+	// evidence: a crawler killed (kill -9) loses the texts it held, and
+	// a resumed cycle does not follow the links among them.
+	anchors     []db.Anchor
+	anchorPages int
 	// finish is given the site's result when its crawl ends.
 	finish func(SiteResult)
 }
@@ -403,7 +413,11 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
-	if err := c.endCycle(ctx, r.site, cy, status, reason); err != nil {
+	anchors := r.takeAnchors()
+	if reason == reasonExcluded {
+		anchors = nil // nothing more is kept of an excluded site's pages
+	}
+	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors); err != nil {
 		c.log.Error("cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
 	}
 	c.verdicts.Delete(r.site)
@@ -423,13 +437,57 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	r.finish(*res)
 }
 
-// push appends it to the frontier (or puts it first when first is set).
-func (r *siteRun) push(it item) {
+// Bounds on the link texts held before they are written (siteRun.anchors).
+const (
+	// anchorPages is how many pages' link texts a site holds at most.
+	anchorPages = 8
+	// maxHeldAnchors bounds the link texts all sites of a crawler hold
+	// (about 200 bytes each): past it, a site writes its own with its
+	// next page.
+	maxHeldAnchors = 1 << 16
+)
+
+// holdAnchors counts the held link texts n that the page just handled
+// added, and has k, the page's completion, write every held one when
+// the site holds anchorPages pages' worth or the crawler too many.
+func (r *siteRun) holdAnchors(n int, k *completion) {
+	r.anchorPages++
+	held := r.c.heldAnchors.Add(int64(n))
+	if r.anchorPages >= anchorPages || held > maxHeldAnchors {
+		k.Anchors = r.takeAnchors()
+	}
+}
+
+// takeAnchors returns the held link texts and holds none.
+func (r *siteRun) takeAnchors() []db.Anchor {
+	a := r.anchors
+	r.c.heldAnchors.Add(-int64(len(a)))
+	r.anchors, r.anchorPages = nil, 0
+	return a
+}
+
+// dropAnchorsTo forgets the held link texts pointing at url (found
+// noindex).
+func (r *siteRun) dropAnchorsTo(url string) {
+	kept := r.anchors[:0]
+	for _, a := range r.anchors {
+		if a.ToURL != url {
+			kept = append(kept, a)
+		}
+	}
+	clear(r.anchors[len(kept):])
+	r.c.heldAnchors.Add(-int64(len(r.anchors) - len(kept)))
+	r.anchors = kept
+}
+
+// push appends it to the frontier and says whether it was new to it.
+func (r *siteRun) push(it item) bool {
 	if r.seen[it.url] || r.queued[it.url] || len(r.queue) >= maxFrontier {
-		return
+		return false
 	}
 	r.queued[it.url] = true
 	r.queue = append(r.queue, it)
+	return true
 }
 
 func (r *siteRun) pushFirst(it item) {
@@ -780,9 +838,14 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			H1: strings.Join(p.H1, "\n"), H2: strings.Join(p.H2, "\n"), H3: strings.Join(p.H3, "\n"),
 			Status: resp.Status, FetchedAt: res.completedAt}
 	}
+	if noindex {
+		r.dropAnchorsTo(u.String())
+	}
 	if nofollow {
 		return
 	}
+	from, id, held := u.String(), res.row.ID, 0
+	defer func() { r.holdAnchors(held, k) }()
 	for _, l := range p.Links {
 		if l.Nofollow {
 			continue
@@ -796,7 +859,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			continue
 		}
 		if isNoindex := c.noindex.Contains(l.URL); !noindex && !isNoindex && l.Text != "" {
-			k.Anchors = append(k.Anchors, db.Anchor{FromURL: u.String(), ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt})
+			r.anchors = append(r.anchors, db.Anchor{FromURL: from, ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt, RequestID: &id})
+			held++
 		}
 		if toSite != r.site {
 			continue // other sites' links only feed their anchor text
@@ -805,6 +869,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			c.log.Debug("login link not followed", "url", l.URL)
 			continue
 		}
-		r.push(item{url: l.URL})
+		if r.push(item{url: l.URL}) {
+			k.Found = append(k.Found, l.URL)
+		}
 	}
 }

@@ -544,9 +544,13 @@ type completion struct {
 	Stamp          botauth.Stamp // what the request was signed with (Web Bot Auth)
 	Validators     db.Validators // the response's ETag and Last-Modified (page requests)
 
-	Page     *db.Page // stored (upserted) when set
-	Unindex  string   // URL removed from the index when set
-	Anchors  []db.Anchor
+	Page    *db.Page    // stored (upserted) when set
+	Unindex string      // URL removed from the index when set
+	Anchors []db.Anchor // link texts to store, each with its RequestID
+	// Found are the same-site URLs the page linked to that were new to
+	// the cycle (recorded for a crawler that resumes it after a crash).
+	Found    []string
+	CycleID  *int64
 	Snapshot *db.RobotsSnapshot // stored when set; its ID is filled
 }
 
@@ -611,9 +615,36 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 				}
 			}
 		}
-		if err := db.UpsertAnchors(ctx, tx, k.Anchors, k.ID); err != nil {
+		if err := db.UpsertAnchors(ctx, tx, c.indexable(k.Anchors)); err != nil {
 			return fmt.Errorf("crawler: anchors: %w", err)
+		}
+		if k.CycleID != nil {
+			if err := db.AddCycleLinks(ctx, tx, *k.CycleID, k.Found); err != nil {
+				return fmt.Errorf("crawler: links found: %w", err)
+			}
 		}
 		return nil
 	})
+}
+
+// indexable returns the link texts of anchors that may be stored: those
+// not pointing at a URL found noindex since they were found.
+// anchors itself is left as it is (a write is tried again after its group
+// failed).
+func (c *Crawler) indexable(anchors []db.Anchor) []db.Anchor {
+	var out []db.Anchor
+	for i, a := range anchors {
+		switch {
+		case c.noindex.Contains(a.ToURL):
+			if out == nil {
+				out = append(make([]db.Anchor, 0, len(anchors)), anchors[:i]...)
+			}
+		case out != nil:
+			out = append(out, a)
+		}
+	}
+	if out == nil {
+		return anchors
+	}
+	return out
 }

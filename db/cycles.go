@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -65,12 +66,40 @@ func ReserveBudgetSlot(ctx context.Context, tx WriteTx, id int64) (slot int, ok 
 	return slot, err == nil, err
 }
 
+// AddCycleLinks records that the running cycle id's pages link to urls, URLs
+// of its site new to the cycle: a crawler that takes the cycle over after a
+// crash resumes from them (CycleLinksFound). It runs in a crawler's write
+// transaction.
+func AddCycleLinks(ctx context.Context, tx WriteTx, id int64, urls []string) error {
+	if len(urls) == 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `UPDATE crawl_cycles SET links_found = links_found || ? WHERE id = ?`,
+		strings.Join(urls, "\n")+"\n", id)
+	return err
+}
+
+// CycleLinksFound returns the URLs AddCycleLinks recorded for cycle, in the
+// order found. It does I/O.
+func (s *Store) CycleLinksFound(ctx context.Context, cycle int64) ([]string, error) {
+	var found string
+	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT links_found FROM crawl_cycles WHERE id = ?`), cycle).Scan(&found)
+	if err != nil {
+		return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
+	}
+	return strings.Fields(found), nil
+}
+
 // EndCycle records that the running cycle id of site ended with status
 // and reason at now, and when the site's recrawl interval started
 // (SiteDueSinceSQL). It runs in a crawler's write transaction.
 func EndCycle(ctx context.Context, tx WriteTx, id int64, site, status, reason string, now time.Time) error {
-	_, err := tx.Exec(ctx, `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`,
-		status, now, reason, id, CycleRunning)
+	// A stopped cycle is resumed later: it keeps its links_found.
+	q := `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ?, links_found = '' WHERE id = ? AND status = ?`
+	if status == CycleStopped {
+		q = `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`
+	}
+	_, err := tx.Exec(ctx, q, status, now, reason, id, CycleRunning)
 	if err != nil {
 		return err
 	}

@@ -203,11 +203,12 @@ func DeleteAnchorsTo(ctx context.Context, tx WriteTx, url string) error {
 // anchorsPerInsert bounds the rows of one INSERT of UpsertAnchors.
 const anchorsPerInsert = 50
 
-// UpsertAnchors stores the link texts anchors, found in the response to
-// request requestID (their own RequestID is not read), replacing the seen_at
-// and request_id of those already stored. It runs in a crawler's write
-// transaction.
-func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor, requestID int64) error {
+// UpsertAnchors stores the link texts anchors, each found in the response
+// to its RequestID, replacing the seen_at and request_id of those already
+// stored. Of two with the same source, target and text, the later in
+// anchors is kept. It runs in a crawler's write transaction.
+func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor) error {
+	anchors = lastOfEachLink(anchors)
 	for i := 0; i < len(anchors); i += anchorsPerInsert {
 		chunk := anchors[i:min(i+anchorsPerInsert, len(anchors))]
 		var b strings.Builder
@@ -218,7 +219,7 @@ func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor, requestID 
 				b.WriteString(", ")
 			}
 			b.WriteString("(?, ?, ?, ?, ?, ?)")
-			args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, requestID)
+			args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, a.RequestID)
 		}
 		b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
 		if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
@@ -226,6 +227,28 @@ func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor, requestID 
 		}
 	}
 	return nil
+}
+
+// lastOfEachLink returns anchors without the ones a later anchor of the
+// same source, target and text replaces (one INSERT cannot upsert a row
+// twice on PostgreSQL), in their order. It returns anchors itself when
+// there are none such.
+func lastOfEachLink(anchors []Anchor) []Anchor {
+	type key struct{ from, to, text string }
+	last := make(map[key]int, len(anchors))
+	for i, a := range anchors {
+		last[key{a.FromURL, a.ToURL, a.AnchorText}] = i
+	}
+	if len(last) == len(anchors) {
+		return anchors
+	}
+	out := make([]Anchor, 0, len(last))
+	for i, a := range anchors {
+		if last[key{a.FromURL, a.ToURL, a.AnchorText}] == i {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // IndexHit is what the index keeps for a URL: a page entry, or the link

@@ -286,6 +286,21 @@ CREATE TABLE seal_rows (
 );
 CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 `,
+	// 11: a cheaper crawler write path (issue 14). A site's link texts
+	// are written a few pages at a time (crawler: siteRun.anchors), so a
+	// cycle taken over after a crash resumes from links_found instead:
+	// the same-site links its pages found, one per line, kept while it is
+	// open. Two indexes go: requests_cycle, whose lookups
+	// requests_budget_slot (cycle_id, budget_slot) serves, and
+	// anchors_to, whose lookups by to_url the link-text key serves once
+	// it leads with to_url. Every index is written with every row.
+	`
+ALTER TABLE crawl_cycles ADD COLUMN links_found TEXT NOT NULL DEFAULT '';
+DROP INDEX requests_cycle;
+CREATE UNIQUE INDEX anchors_link ON anchors (to_url, from_url, anchor_text);
+DROP INDEX anchors_pair;
+DROP INDEX anchors_to;
+`,
 }
 
 // sealMigration is the schema version that added the seal tables.

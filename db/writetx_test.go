@@ -170,9 +170,9 @@ func TestWritePath(t *testing.T) {
 			var anchors []db.Anchor
 			for i := range 120 { // three inserts of at most 50
 				anchors = append(anchors, db.Anchor{FromURL: "https://b.example/", ToURL: fmt.Sprintf("https://a.example/%d", i%110),
-					ToSite: "a.example", AnchorText: fmt.Sprintf("t%d", i%110), SeenAt: now})
+					ToSite: "a.example", AnchorText: fmt.Sprintf("t%d", i%110), SeenAt: now, RequestID: &reqID})
 			}
-			if err := db.UpsertAnchors(ctx, tx, anchors, reqID); err != nil {
+			if err := db.UpsertAnchors(ctx, tx, anchors); err != nil {
 				return err
 			}
 			if err := db.DeleteAnchorsTo(ctx, tx, "https://a.example/0"); err != nil {
