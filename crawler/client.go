@@ -227,13 +227,13 @@ type response struct {
 	Truncated bool   // the body was longer than the bound
 	// Unread says the body was not read to its end (truncated, or not
 	// wanted): the connection was closed on a server still sending.
-	Unread bool
-	HTML      bool   // the content type is HTML
-	Err       error
-	Timeout   bool
-	Refused   bool // the dialer refused the address
-	Duration  time.Duration
-	Stamp     botauth.Stamp // what the request was signed with (zero: unsigned)
+	Unread   bool
+	HTML     bool // the content type is HTML
+	Err      error
+	Timeout  bool
+	Refused  bool // the dialer refused the address
+	Duration time.Duration
+	Stamp    botauth.Stamp // what the request was signed with (zero: unsigned)
 }
 
 // challengeBody bounds what is read of an error page to recognise a
