@@ -217,6 +217,7 @@ type Crawler struct {
 	stepsReady []func()      // steps due, waiting for one of maxSteps
 	maxSteps   int           // 2 × Options.MaxInFlight
 	writes     chan *writeOp // to the writers (withTx)
+	reserves   chan *writeOp // to the writers, taken first (reserveTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
 	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
@@ -293,6 +294,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
 	c.writes = make(chan *writeOp)
+	c.reserves = make(chan *writeOp)
 	c.writerDone = make(chan struct{})
 	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopWriter = wcancel

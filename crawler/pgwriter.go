@@ -86,7 +86,7 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 		}
 		return nil
 	}
-	commitGroups(ctx, c.writes, pgMaxGroup, run)
+	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, run)
 }
 
 // withLeaseTx runs f, which takes, renews or gives back leases, in a

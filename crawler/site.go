@@ -441,19 +441,20 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 const (
 	// anchorPages is how many pages' link texts a site holds at most.
 	anchorPages = 8
-	// maxHeldAnchors bounds the link texts all sites of a crawler hold
-	// (about 200 bytes each): past it, a site writes its own with its
-	// next page.
-	maxHeldAnchors = 1 << 16
+	// maxHeldAnchors is how many link texts all sites of a crawler hold
+	// (about 170 bytes each) before each site writes its own after half
+	// as many pages.
+	maxHeldAnchors = 1 << 17
 )
 
 // holdAnchors counts the held link texts n that the page just handled
 // added, and has k, the page's completion, write every held one when
-// the site holds anchorPages pages' worth or the crawler too many.
+// the site holds anchorPages pages' worth, or half as many when the
+// crawler holds more than maxHeldAnchors.
 func (r *siteRun) holdAnchors(n int, k *completion) {
 	r.anchorPages++
 	held := r.c.heldAnchors.Add(int64(n))
-	if r.anchorPages >= anchorPages || held > maxHeldAnchors {
+	if r.anchorPages >= anchorPages || (held > maxHeldAnchors && r.anchorPages >= anchorPages/2) {
 		k.Anchors = r.takeAnchors()
 	}
 }

@@ -37,9 +37,21 @@ func logicalError(err error) bool {
 // f may run twice (it must only set its results), when another f of its
 // group failed.
 func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error {
+	return c.write(ctx, c.writes, f)
+}
+
+// reserveTx is withTx for a request's reservation (begin), which a site
+// waits on before it may send: a writer takes every reservation waiting
+// before the other work (completions, which the site's gap overlaps),
+// so a busy writer delays requests no more than it must.
+func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
+	return c.write(ctx, c.reserves, f)
+}
+
+func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error) error {
 	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1)}
 	select {
-	case c.writes <- w:
+	case to <- w:
 	case <-ctx.Done():
 		return ctx.Err()
 	case <-c.writerDone:
@@ -219,7 +231,7 @@ func (c *Crawler) writer(ctx context.Context, lc *db.FastConn, synced chan<- syn
 		}
 		return nil
 	}
-	commitGroups(ctx, c.writes, maxGroup, run)
+	commitGroups(ctx, c.reserves, c.writes, maxGroup, run)
 }
 
 // syncGroup is a group the writer committed, waiting for the WAL to reach
@@ -270,28 +282,40 @@ func syncer(synced <-chan syncGroup, sync func() error) {
 	}
 }
 
-// commitGroups takes the callers waiting on writes in groups of at most limit
-// (whoever is queued when a group starts: the group grows while the last
-// commit is on its way to disk) and commits each group with run, which
+// commitGroups takes the callers waiting on first and writes in groups of
+// at most limit (whoever is queued when a group starts, those on first
+// before the others: the group grows while the last commit is on its way
+// to disk) and commits each group with run, which
 // answers every caller of a group it committed. When a group fails as a
 // whole, each of its callers is tried alone, so that one caller's failure
 // never fails the others. It blocks until ctx ends.
-func commitGroups(ctx context.Context, writes <-chan *writeOp, limit int, run func([]*writeOp) error) {
+func commitGroups(ctx context.Context, first, writes <-chan *writeOp, limit int, run func([]*writeOp) error) {
 	for {
 		var ops []*writeOp
 		select {
-		case <-ctx.Done():
-			return
-		case op := <-writes:
+		case op := <-first:
 			ops = append(ops, op)
-		}
-	drain:
-		for len(ops) < limit {
+		default:
 			select {
+			case <-ctx.Done():
+				return
+			case op := <-first:
+				ops = append(ops, op)
 			case op := <-writes:
 				ops = append(ops, op)
-			default:
-				break drain
+			}
+		}
+		// What waits on first goes first: a group takes all of it (up to
+		// limit) before the rest.
+		for _, from := range []<-chan *writeOp{first, writes} {
+		drain:
+			for len(ops) < limit {
+				select {
+				case op := <-from:
+					ops = append(ops, op)
+				default:
+					break drain
+				}
 			}
 		}
 		if err := run(ops); err != nil {
@@ -472,7 +496,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 			return ErrExcluded
 		}
 		stale := false
-		err := c.withTx(ctx, func(tx db.WriteTx) error {
+		err := c.reserveTx(ctx, func(tx db.WriteTx) error {
 			version, err := db.PolicyVersionForWrite(ctx, tx)
 			if err != nil {
 				return err

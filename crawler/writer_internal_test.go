@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"path/filepath"
@@ -155,5 +156,45 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 	}
 	if _, err := s.Site(ctx, "dropped.example"); !errors.Is(err, db.ErrNotFound) {
 		t.Errorf("dropped.example: %v, want db.ErrNotFound (its work rolled back)", err)
+	}
+}
+
+// TestCommitGroupsReservationsFirst checks that a group takes every
+// reservation waiting before the other writes: with more of both queued
+// than a group holds, the first group is all reservations.
+func TestCommitGroupsReservationsFirst(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first, writes := make(chan *writeOp, 8), make(chan *writeOp, 8)
+	op := func(name string) *writeOp {
+		return &writeOp{ctx: ctx, f: func(db.WriteTx) error { return errors.New(name) }, done: make(chan error, 1)}
+	}
+	for range 6 {
+		writes <- op("completion")
+	}
+	for range 6 {
+		first <- op("reservation")
+	}
+	groups := make(chan []string, 8)
+	go commitGroups(ctx, first, writes, 4, func(ops []*writeOp) error {
+		var names []string
+		for _, o := range ops {
+			names = append(names, o.f(nil).Error())
+			o.done <- nil
+		}
+		groups <- names
+		return nil
+	})
+	var got [][]string
+	for len(got) < 3 {
+		got = append(got, <-groups)
+	}
+	want := [][]string{
+		{"reservation", "reservation", "reservation", "reservation"},
+		{"reservation", "reservation", "completion", "completion"},
+		{"completion", "completion", "completion", "completion"},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("groups = %v, want %v", got, want)
 	}
 }
