@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy/robots"
@@ -94,26 +95,53 @@ func CheckAddr(ip netip.Addr, allowPrivate bool) error {
 // host's whole crawl.
 const maxLookups = 16
 
+// The addresses a crawler keeps per host name. A host crawled at a gap
+// longer than maxKeepAliveGap opens a connection, and so resolves its name,
+// for every request: 21 lookups per site and cycle, each a query to the
+// resolver. Kept for a minute (many resolvers' shortest TTL), a name is
+// resolved about once per cycle at the default delay. Every address is
+// still checked when it is dialed (CheckAddr), whatever its age.
+const (
+	dnsKeep     = time.Minute
+	maxDNSNames = 1 << 16
+)
+
 // lookuper resolves host names to IPv4 addresses, at most maxLookups at a
-// time.
+// time, and keeps each answer for dnsKeep.
 type lookuper struct {
-	r   *net.Resolver
-	sem chan struct{}
+	r     *net.Resolver
+	sem   chan struct{}
+	now   func() time.Time
+	names *lru.Cache[string, resolved]
 }
 
-func newLookuper(r *net.Resolver) *lookuper {
-	return &lookuper{r: r, sem: make(chan struct{}, maxLookups)}
+// resolved is a host name's addresses, and until when they are used.
+type resolved struct {
+	addrs []netip.Addr
+	until time.Time
+}
+
+func newLookuper(r *net.Resolver, now func() time.Time) *lookuper {
+	names, _ := lru.New[string, resolved](maxDNSNames)
+	return &lookuper{r: r, sem: make(chan struct{}, maxLookups), now: now, names: names}
 }
 
 // lookup returns host's IPv4 addresses.
 func (l *lookuper) lookup(ctx context.Context, host string) ([]netip.Addr, error) {
+	if r, ok := l.names.Get(host); ok && l.now().Before(r.until) {
+		return r.addrs, nil
+	}
 	select {
 	case l.sem <- struct{}{}:
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	defer func() { <-l.sem }()
-	return l.r.LookupNetIP(ctx, "ip4", host)
+	addrs, err := l.r.LookupNetIP(ctx, "ip4", host)
+	if err == nil && len(addrs) > 0 {
+		l.names.Add(host, resolved{addrs: addrs, until: l.now().Add(dnsKeep)})
+	}
+	return addrs, err
 }
 
 // newClient builds the one HTTP client of a crawler: tcp4 only, the source

@@ -288,7 +288,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		keepAliveGap: maxKeepAliveGap,
 	}
 	c.noindex, _ = lru.New[string, struct{}](maxNoindex) // fails only for a size < 1
-	c.lookups = newLookuper(o.Resolver)
+	c.lookups = newLookuper(o.Resolver, c.clock.Now)
 	c.client = newClient(&o, c.lookups)
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))

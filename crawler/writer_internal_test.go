@@ -8,8 +8,11 @@ import (
 	"log/slog"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/localdns"
+	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -196,5 +199,47 @@ func TestCommitGroupsReservationsFirst(t *testing.T) {
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("groups = %v, want %v", got, want)
+	}
+}
+
+// TestLookupKeepsNames checks that a host name's addresses are kept for
+// dnsKeep: asked again within it, the resolver is not asked (its new
+// record is not seen); after it, the name is resolved again.
+func TestLookupKeepsNames(t *testing.T) {
+	srv, err := localdns.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	res, err := resolver.New(srv.Addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
+	l := newLookuper(res, func() time.Time { return now })
+	ctx := context.Background()
+	lookup := func() string {
+		t.Helper()
+		addrs, err := l.lookup(ctx, "kept.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprint(addrs)
+	}
+	if _, err := l.lookup(ctx, "kept.test"); err == nil {
+		t.Fatal("kept.test resolved before it had a record")
+	}
+	srv.AddA("kept.test", "192.0.2.1")
+	if got := lookup(); got != "[192.0.2.1]" {
+		t.Fatalf("first lookup = %s, want [192.0.2.1] (a failed lookup is not kept)", got)
+	}
+	srv.AddA("kept.test", "192.0.2.2")
+	now = now.Add(dnsKeep - time.Second)
+	if got := lookup(); got != "[192.0.2.1]" {
+		t.Errorf("lookup within %v = %s, want the kept [192.0.2.1]", dnsKeep, got)
+	}
+	now = now.Add(2 * time.Second)
+	if got := lookup(); got != "[192.0.2.1 192.0.2.2]" {
+		t.Errorf("lookup after %v = %s, want [192.0.2.1 192.0.2.2]", dnsKeep, got)
 	}
 }
