@@ -49,23 +49,40 @@ func (c *Crawler) DueSites(ctx context.Context, limit int, skip func(site string
 // time so that a list of any length costs one page of memory. A database
 // error ends the sequence and is yielded with an empty Target.
 func Listed(ctx context.Context, store *db.Store) iter.Seq2[Target, error] {
+	return ListedFrom(ctx, store, "")
+}
+
+// ListedFrom is Listed starting after the site named first and coming
+// round to it at the end (all of the list once, first last). Crawlers of
+// a fleet each start at a different point of the list, so that they do
+// not all queue for the same sites' cycles.
+func ListedFrom(ctx context.Context, store *db.Store, first string) iter.Seq2[Target, error] {
 	return func(yield func(Target, error) bool) {
-		after := ""
-		for {
-			page, err := store.SitesAfter(ctx, after, duePage)
-			if err != nil {
-				yield(Target{}, err)
-				return
-			}
-			for _, s := range page {
-				if !yield(target(s.Name, s.StartURL), nil) {
-					return
+		// list yields the sites named after after, up to upTo when it is
+		// set, and says whether to go on.
+		list := func(after, upTo string) bool {
+			for {
+				page, err := store.SitesAfter(ctx, after, duePage)
+				if err != nil {
+					yield(Target{}, err)
+					return false
 				}
+				for _, s := range page {
+					if upTo != "" && s.Name > upTo {
+						return true
+					}
+					if !yield(target(s.Name, s.StartURL), nil) {
+						return false
+					}
+				}
+				if len(page) < duePage {
+					return true
+				}
+				after = page[len(page)-1].Name
 			}
-			if len(page) < duePage {
-				return
-			}
-			after = page[len(page)-1].Name
+		}
+		if list(first, "") && first != "" {
+			list("", first)
 		}
 	}
 }

@@ -3,6 +3,7 @@ package crawler_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -178,6 +179,32 @@ func TestDueSitesAfterCrawl(t *testing.T) {
 	}
 	if n != len(many)+1 {
 		t.Errorf("Listed yielded %d sites, want %d", n, len(many)+1)
+	}
+	// crawler.ListedFrom yields the same sites once each, from the one
+	// after first round to first, whichever page first is on.
+	for _, at := range []int64{0, 1, 999, 1000, 1700, int64(len(many))} {
+		first, err := e.store.SiteNameAt(ctx, at)
+		if err != nil || first == "" {
+			t.Fatalf("SiteNameAt(%d) = %q, %v", at, first, err)
+		}
+		var names []string
+		for tg, err := range crawler.ListedFrom(ctx, e.store, first) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			names = append(names, tg.Site)
+		}
+		sorted := slices.Sorted(slices.Values(names))
+		if distinct := len(slices.Compact(slices.Clone(sorted))); len(names) != len(many)+1 || distinct != len(names) {
+			t.Fatalf("ListedFrom(%s): %d sites (%d distinct), want each of the %d once", first, len(names), distinct, len(many)+1)
+		}
+		want := append(slices.Clone(sorted[at+1:]), sorted[:at+1]...)
+		if !slices.Equal(names, want) {
+			t.Errorf("ListedFrom(%s) starts %v and ends %v, want the list from after it round to it", first, names[:2], names[len(names)-2:])
+		}
+	}
+	if name, err := e.store.SiteNameAt(ctx, int64(len(many))+1); err != nil || name != "" {
+		t.Errorf("SiteNameAt past the end = %q, %v; want \"\"", name, err)
 	}
 }
 

@@ -47,6 +47,20 @@ func (s *Store) SitesAfter(ctx context.Context, after string, limit int) ([]List
 	return out, nil
 }
 
+// SiteNameAt returns the name of the site at offset n (from 0) of the crawl
+// list in name order, or "" past its end. It does I/O.
+func (s *Store) SiteNameAt(ctx context.Context, n int64) (string, error) {
+	var name string
+	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT name FROM sites ORDER BY name LIMIT 1 OFFSET ?`), n).Scan(&name)
+	if noRows(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("db: sites: %w", err)
+	}
+	return name, nil
+}
+
 // DueQuery asks DueSites for one page of due sites.
 type DueQuery struct {
 	// Cutoff is now less the recrawl interval: a site whose last finished

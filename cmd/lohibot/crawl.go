@@ -7,6 +7,7 @@ import (
 	"io"
 	"iter"
 	"log/slog"
+	"math/rand/v2"
 	"net/netip"
 	"net/url"
 	"os"
@@ -324,7 +325,15 @@ func crawlTargets(ctx context.Context, o *crawlOptions) (iter.Seq2[crawler.Targe
 		if err != nil {
 			return nil, 0, err
 		}
-		return crawler.Listed(ctx, store), total, nil
+		// Each crawler of a fleet starts at a site of its own, at random,
+		// so that they do not all queue for the same sites' cycles.
+		first := ""
+		if total > 0 {
+			if first, err = store.SiteNameAt(ctx, rand.Int64N(total)); err != nil {
+				return nil, 0, err
+			}
+		}
+		return crawler.ListedFrom(ctx, store, first), total, nil
 	}
 	ts, err := crawler.Targets(ctx, o.Policy, o.sites, false)
 	if err != nil {
