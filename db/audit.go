@@ -187,6 +187,21 @@ func unpackAudit(packed string, r *AuditRequest) error {
 // grow with the log), does I/O, and stops at the first error fn returns,
 // returning it. fn may run other queries of the Store.
 func (s *Store) AuditRequests(ctx context.Context, sites []string, since time.Time, fn func(*AuditRequest) error) error {
+	cond, args := auditWhere(sites, since)
+	rd, err := s.openReader(ctx)
+	if err != nil {
+		return err
+	}
+	if rd != nil {
+		defer rd.Close()
+		return auditRequestsFast(ctx, rd, auditColumns+cond, args, fn)
+	}
+	return s.auditRequestsPool(ctx, cond, args, fn)
+}
+
+// auditWhere returns the WHERE (sites, since) and ORDER BY clauses of the
+// request stream, and their arguments.
+func auditWhere(sites []string, since time.Time) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -201,11 +216,17 @@ func (s *Store) AuditRequests(ctx context.Context, sites []string, since time.Ti
 		where = append(where, "r.sent_at >= ?")
 		args = append(args, since.UTC())
 	}
-	q := s.auditSelect()
+	cond := ""
 	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY r.site, r.sent_at, r.id"
+	return cond + " ORDER BY r.site, r.sent_at, r.id", args
+}
+
+// auditRequestsPool is AuditRequests through the connection pool: cond
+// is the WHERE and ORDER BY clauses, args their arguments.
+func (s *Store) auditRequestsPool(ctx context.Context, cond string, args []any, fn func(*AuditRequest) error) error {
+	q := s.auditSelect() + cond
 	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return fmt.Errorf("db: read requests: %w", err)
