@@ -302,7 +302,7 @@ func originSpellings(canonical, logged string) []string {
 }
 
 // Limits of the stream's read-ahead: it reads up to lookaheadRows requests,
-// or fewer once they name lookaheadOrigins origins it has not seen, then
+// or fewer once they name lookaheadOrigins origins, then
 // fetches what they need (robots.txt snapshots and bodies) in a few batched
 // queries, then checks them. Each query costs the SQLite driver a fresh
 // prepare, so batching saves most of the time; the limits bound memory.
@@ -316,66 +316,115 @@ const (
 	noindexBatch = 200
 )
 
+// stream reads the request log on a goroutine of its own, a batch of rows
+// at a time, while this goroutine checks the batch read before: reading
+// (SQLite stepping, decoding, parsing URLs) and checking cost about the same,
+// so on two cores they take about as long as the longer of the two. Two
+// batches' buffers go back and forth, so memory stays bounded.
 func (a *auditor) stream(ctx context.Context) error {
-	buf := make([]row, 0, lookaheadRows)
-	newOrigins := make(map[string]bool, lookaheadOrigins)
-	// check checks the rows read ahead.
-	check := func() error {
-		if err := a.prefetch(ctx, buf); err != nil {
-			return err
-		}
-		for i := range buf {
-			r := &buf[i]
-			if a.site == nil || a.site.name != r.site {
-				if err := a.finishSite(ctx); err != nil {
-					return err
-				}
-				a.site = newSiteState(r.site)
-				a.summary.Sites++
-				a.pruneOrigins(r.seq)
-			}
-			if err := a.check(ctx, r); err != nil {
-				return err
-			}
-		}
-		buf = buf[:0]
-		clear(newOrigins)
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		a.log.Debug("audit progress", "requests", a.rows)
-		return nil
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		batches = make(chan []row, 1) // read, waiting to be checked
+		free    = make(chan []row, 2) // checked, to be filled again
+		done    = make(chan struct{}) // closed when readErr and rows are set
+		readErr error
+		rows    int64
+	)
+	for range 2 {
+		free <- make([]row, 0, lookaheadRows)
 	}
-	var checkErr error // from check, returned as it is
-	err := a.store.AuditRequests(ctx, a.opts.Sites, a.opts.Since, func(q *db.AuditRequest) error {
-		r := rowOf(q, a.authorities)
-		a.rows++
-		r.seq = a.rows
-		if _, ok := a.origins[r.dorigin]; !ok {
-			newOrigins[r.dorigin] = true
+	go func() {
+		defer close(done)
+		defer close(batches)
+		var buf []row
+		// The reader's own cache of parsed authorities (a.authorities is
+		// the checker's).
+		cache := make(map[string]authority)
+		origins := make(map[string]bool, lookaheadOrigins)
+		send := func() error {
+			select {
+			case batches <- buf:
+				buf = nil
+				clear(origins)
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
 		}
-		buf = append(buf, r)
-		if len(buf) < lookaheadRows && len(newOrigins) < lookaheadOrigins {
-			return nil
+		readErr = a.store.AuditRequests(ctx, a.opts.Sites, a.opts.Since, func(q *db.AuditRequest) error {
+			if buf == nil {
+				select {
+				case buf = <-free:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			r := rowOf(q, cache)
+			rows++
+			r.seq = rows
+			origins[r.dorigin] = true
+			buf = append(buf, r)
+			if len(buf) < lookaheadRows && len(origins) < lookaheadOrigins {
+				return nil
+			}
+			return send()
+		})
+		if readErr == nil && len(buf) > 0 {
+			readErr = send()
 		}
-		checkErr = check()
-		return checkErr
-	})
+	}()
+	var checkErr error // from checkBatch, returned as it is
+	for buf := range batches {
+		if checkErr == nil {
+			if checkErr = a.checkBatch(ctx, buf); checkErr != nil {
+				cancel()
+			}
+		}
+		free <- buf[:0]
+	}
+	<-done
 	if checkErr != nil {
 		return checkErr
 	}
-	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+	if readErr != nil {
+		return fmt.Errorf("audit: %w", readErr)
 	}
-	if len(buf) > 0 {
-		if err := check(); err != nil {
-			return err
-		}
-	}
+	a.rows = rows
 	if err := a.finishSite(ctx); err != nil {
 		return err
 	}
 	return a.flushNoindex(ctx)
+}
+
+// checkBatch checks a batch of rows read ahead: it fetches what they need
+// (robots.txt snapshots and bodies) in a few batched queries, then applies
+// the rules row by row.
+func (a *auditor) checkBatch(ctx context.Context, buf []row) error {
+	if err := a.prefetch(ctx, buf); err != nil {
+		return err
+	}
+	for i := range buf {
+		r := &buf[i]
+		if a.site == nil || a.site.name != r.site {
+			if err := a.finishSite(ctx); err != nil {
+				return err
+			}
+			a.site = newSiteState(r.site)
+			a.summary.Sites++
+			a.pruneOrigins(r.seq)
+		}
+		if err := a.check(ctx, r); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(buf) > 0 {
+		a.log.Debug("audit progress", "requests", buf[len(buf)-1].seq)
+	}
+	return nil
 }
 
 // siteState is what the stream keeps while it reads one site's requests.
