@@ -206,6 +206,9 @@ func (r *row) ref() RequestRef {
 	return ref
 }
 
+// refs returns the request alone, as a violation's Requests.
+func (r *row) refs() []RequestRef { return []RequestRef{r.ref()} }
+
 // end is when the request stopped holding its host: its completion, else the
 // end of its cycle, else never (ok false).
 func (r *row) end() (time.Time, bool) {
