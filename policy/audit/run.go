@@ -22,10 +22,11 @@ import (
 //
 // Run only reads. It streams the request log with one query and keeps state
 // for one site at a time (its hosts, origins, cycles and exclusions), so
-// memory stays bounded however long the log is. The integrity rule, which
-// reads the sealed tables, runs alongside on its own goroutine; its
-// violations are still reported last. Run does I/O and blocks until the
-// whole log is read or ctx ends.
+// memory stays bounded however long the log is. The signatures rule, which
+// reads the log apart, and the integrity rule, which reads the sealed
+// tables, run alongside on goroutines of their own; their violations are
+// still reported after the stream's, signatures then integrity. Run does
+// I/O and blocks until the whole log is read or ctx ends.
 func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violation) error) (*Summary, error) {
 	var o Options
 	if opts != nil {
@@ -107,6 +108,11 @@ func (a *auditor) run(ctx context.Context) error {
 		}
 		defer integrity.stop()
 	}
+	var signatures *backgroundRun
+	if a.rules.signatures {
+		signatures = a.startSignatures(ctx)
+		defer signatures.stop()
+	}
 	if a.rules.storage {
 		if err := a.checkSchema(ctx); err != nil {
 			return err
@@ -122,8 +128,8 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.rules.signatures {
-		if err := a.checkSignatures(ctx); err != nil {
+	if signatures != nil {
+		if err := a.finishSignatures(signatures); err != nil {
 			return err
 		}
 	}

@@ -76,3 +76,56 @@ func TestStreamAcrossBatches(t *testing.T) {
 		}
 	})
 }
+
+// TestBackgroundRulesReportAfterStream: the signatures and integrity rules
+// run beside the stream, but their violations come after the stream's,
+// signatures then integrity, all of them, even when more wait than the
+// backlog holds.
+func TestBackgroundRulesReportAfterStream(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		w := newLogWriter(t, dsn)
+		w.create(&db.SigningKey{KeyID: "key-a", JWK: "{}", NotBefore: at(-time.Hour), RecordedAt: at(-time.Hour)})
+		w.create(&db.SigningRun{Node: "n1", KeyID: "key-a", StartedAt: at(0)})
+		const n = 300 // unsigned requests of a signing run, outside any cycle
+		st := 200
+		reqs := make([]db.Request, 0, n)
+		for i := range n {
+			sent := at(time.Duration(i) * time.Minute)
+			c := sent.Add(time.Second)
+			reqs = append(reqs, db.Request{Site: "example.org", Host: "www.example.org", Origin: "https://www.example.org",
+				URL: fmt.Sprintf("https://www.example.org/p%d", i), Method: "GET", Purpose: db.PurposePage, Node: "n1",
+				SentAt: sent, CompletedAt: &c, Status: &st, Outcome: "ok"})
+		}
+		if err := w.store.DB.WithContext(w.ctx).CreateInBatches(reqs, 100).Error; err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.store.Seal(w.ctx); err != nil {
+			t.Fatal(err)
+		}
+		w.exec("UPDATE requests SET url = 'https://www.example.org/edited' WHERE id = ?", reqs[7].ID)
+
+		_, vs, sum := runAudit(t, w, nil)
+		phase := func(rule string) int {
+			switch rule {
+			case audit.RuleSignatures:
+				return 1
+			case audit.RuleIntegrity:
+				return 2
+			}
+			return 0
+		}
+		count := map[int]int{}
+		for i, v := range vs {
+			count[phase(v.Rule)]++
+			if i > 0 && phase(v.Rule) < phase(vs[i-1].Rule) {
+				t.Fatalf("violation %d (%s) comes after one of %s", i, v.Rule, vs[i-1].Rule)
+			}
+		}
+		if count[0] == 0 || count[1] != n || count[2] != 1 {
+			t.Errorf("%d stream, %d signatures, %d integrity violations; want some, %d and 1", count[0], count[1], count[2], n)
+		}
+		if int64(len(vs)) != sum.Violations() {
+			t.Errorf("%d violations reported, the summary counts %d", len(vs), sum.Violations())
+		}
+	})
+}
