@@ -103,3 +103,71 @@ func TestAuditRequestsFast(t *testing.T) {
 		}
 	}
 }
+
+// TestAuditReader checks that the audit's reader of robots.txt snapshots
+// reads them as the pool does, on the fast path and off it: metadata of
+// several origins, bodies of every kind (NULL, empty, binary, text, a
+// number), and values stored by hand in another class.
+func TestAuditReader(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, filepath.Join(t.TempDir(), "robots.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	at := time.Date(2026, 8, 3, 9, 0, 1, 123456000, time.UTC)
+	for i, body := range [][]byte{[]byte("User-agent: *\nDisallow: /x\n"), nil, {}, {0, 1, 0xff, '\''}, []byte("z")} {
+		sn := &RobotsSnapshot{Origin: []string{"https://a.example", "https://b.example:8443"}[i%2], FetchedAt: at.Add(time.Duration(i) * time.Hour),
+			Status: 200 + i, Body: body, Sha256: "h", Outcome: RobotsParsed}
+		if i == 3 {
+			id := int64(77)
+			sn.RequestID = &id
+		}
+		if err := s.DB.WithContext(ctx).Create(sn).Error; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, q := range []string{
+		"UPDATE robots_snapshots SET body = 'text body', status = '404', fetched_at = '2026-08-03 11:00:05+02:00' WHERE id = 5",
+		"UPDATE robots_snapshots SET body = 12, status = 301.0 WHERE id = 3",
+	} {
+		if _, err := s.SQL.ExecContext(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	origins := []string{"https://a.example", "https://b.example:8443", "https://none.example"}
+	ids := []int64{1, 2, 3, 4, 5, 99}
+	type read struct {
+		Infos  map[int64]RobotsSnapshotInfo
+		Bodies map[int64][]byte
+	}
+	readAll := func(r *AuditReader) read {
+		out := read{Infos: map[int64]RobotsSnapshotInfo{}, Bodies: map[int64][]byte{}}
+		if err := r.RobotsSnapshotInfos(ctx, origins, func(sn RobotsSnapshotInfo) error {
+			out.Infos[sn.ID] = sn
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RobotsBodies(ctx, ids, func(id int64, body []byte) error {
+			out.Bodies[id] = body
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	fast, err := s.OpenAuditReader(ctx)
+	if err != nil || fast.c == nil {
+		t.Fatalf("OpenAuditReader = %+v, %v; want one with a connection of its own", fast, err)
+	}
+	defer fast.Close()
+	pool := &AuditReader{s: s}
+	want, got := readAll(pool), readAll(fast)
+	if len(want.Infos) != 5 || len(want.Bodies) != 5 {
+		t.Errorf("the pool read %d snapshots and %d bodies, want 5 and 5", len(want.Infos), len(want.Bodies))
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("fast reader differs from the pool (-pool +fast):\n%s", d)
+	}
+}

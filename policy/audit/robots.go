@@ -138,7 +138,7 @@ func (a *auditor) fetchOrigins(ctx context.Context, need map[string][]string) er
 		}
 	}
 	slices.Sort(spellings)
-	err := a.store.RobotsSnapshotInfos(ctx, spellings, func(info db.RobotsSnapshotInfo) error {
+	err := a.snaps.RobotsSnapshotInfos(ctx, spellings, func(info db.RobotsSnapshotInfo) error {
 		sn := &snapshot{id: info.ID, origin: info.Origin, fetchedAt: info.FetchedAt, status: info.Status,
 			recorded: info.Outcome, sha256: info.Sha256, errText: info.Error, requestID: info.RequestID, size: info.Size}
 		sn.outcome = effectiveOutcome(sn.status, sn.recorded)
@@ -177,7 +177,7 @@ func (a *auditor) fetchBodies(ctx context.Context, ids []int64) error {
 			}
 		}
 	}
-	err := a.store.RobotsBodies(ctx, ids, func(id int64, body []byte) error {
+	err := a.snaps.RobotsBodies(ctx, ids, func(id int64, body []byte) error {
 		for _, sn := range want[id] {
 			sn.body, sn.hasBody = body, true
 		}

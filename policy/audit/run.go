@@ -43,7 +43,7 @@ func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violatio
 		return nil, err
 	}
 	a := &auditor{store: store, rules: rules, opts: o, log: o.Logger, emit: emit,
-		origins: make(map[string]*originState), authorities: make(map[string]authority)}
+		origins: make(map[string]*originState), authorities: make(map[string]authority), snaps: store}
 	for _, r := range Rules() {
 		if rules.has(r) {
 			a.summary.Rules = append(a.summary.Rules, RuleSummary{Rule: r})
@@ -78,6 +78,15 @@ type auditor struct {
 	authorities map[string]authority
 	// noindex holds noindex URLs waiting to be checked against the index.
 	noindex []noindexURL
+	// snaps reads robots.txt snapshots while the stream runs.
+	snaps snapshotReader
+}
+
+// snapshotReader reads robots.txt snapshots: a *db.AuditReader while the
+// stream runs, else the store.
+type snapshotReader interface {
+	RobotsSnapshotInfos(ctx context.Context, origins []string, fn func(db.RobotsSnapshotInfo) error) error
+	RobotsBodies(ctx context.Context, ids []int64, fn func(id int64, body []byte) error) error
 }
 
 func (a *auditor) count(rule string, checked, violations int64) {
@@ -331,6 +340,13 @@ const (
 // so on two cores they take about as long as the longer of the two. Two
 // batches' buffers go back and forth, so memory stays bounded.
 func (a *auditor) stream(ctx context.Context) error {
+	rd, err := a.store.OpenAuditReader(ctx)
+	if err != nil {
+		return fmt.Errorf("audit: %w", err)
+	}
+	defer rd.Close()
+	a.snaps = rd
+	defer func() { a.snaps = a.store }()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
