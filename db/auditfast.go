@@ -33,9 +33,10 @@ func auditRequestsFast(ctx context.Context, rd *lite.Conn, q string, args []any,
 	}
 	defer rows.Close()
 	var (
-		r   AuditRequest
-		rr  = rowReader{rows: rows}
-		tab [4]internTable // site, origin, purpose, outcome
+		r    AuditRequest
+		prev AuditRequest // the row before, for its cycle's fields
+		rr   = rowReader{rows: rows}
+		tab  [4]internTable // site, origin, purpose, outcome
 	)
 	for n := 1; rows.Next(); n++ {
 		if n%ctxEvery == 0 {
@@ -45,18 +46,26 @@ func auditRequestsFast(ctx context.Context, rd *lite.Conn, q string, args []any,
 		}
 		r = AuditRequest{}
 		r.ID, _ = rr.int(0)
-		r.CycleID, _ = rr.int(1)
+		var hasCycleID bool
+		r.CycleID, hasCycleID = rr.int(1)
 		_, r.Redirect = rr.int(2)
 		status, hasStatus := rr.int(3)
 		r.Status, r.HasStatus = int(status), hasStatus
 		r.SnapshotID, _ = rr.int(4)
-		delay, hasCycle := rr.int(5)
-		budget, _ := rr.int(6)
-		r.HasCycle = hasCycle
-		r.CycleDelay = time.Duration(delay) * time.Millisecond
-		r.CycleBudget = int(budget)
-		r.CycleStarted, _ = rr.time(7)
-		r.CycleFinished, r.CycleEnded = rr.time(8)
+		if hasCycleID && n > 1 && r.CycleID == prev.CycleID && prev.HasCycle {
+			// The same cycle as the row before (a cycle's requests come
+			// together): the same joined fields, not read again.
+			r.HasCycle, r.CycleDelay, r.CycleBudget = true, prev.CycleDelay, prev.CycleBudget
+			r.CycleStarted, r.CycleFinished, r.CycleEnded = prev.CycleStarted, prev.CycleFinished, prev.CycleEnded
+		} else {
+			delay, hasCycle := rr.int(5)
+			budget, _ := rr.int(6)
+			r.HasCycle = hasCycle
+			r.CycleDelay = time.Duration(delay) * time.Millisecond
+			r.CycleBudget = int(budget)
+			r.CycleStarted, _ = rr.time(7)
+			r.CycleFinished, r.CycleEnded = rr.time(8)
+		}
 		r.Site = tab[0].get(rows.Bytes(9))
 		r.Origin = tab[1].get(rows.Bytes(10))
 		r.Purpose = tab[2].get(rows.Bytes(11))
@@ -70,6 +79,7 @@ func auditRequestsFast(ctx context.Context, rd *lite.Conn, q string, args []any,
 		if rr.err != nil {
 			return fmt.Errorf("db: read requests: %w", rr.err)
 		}
+		prev = r
 		if err := fn(&r); err != nil {
 			return err
 		}
