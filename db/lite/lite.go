@@ -9,6 +9,10 @@
 // locks, WAL and busy waits are shared with every other connection, in
 // this process and in others.
 //
+// Besides the crawler's writers, the audit reads through it: OpenReader
+// opens a read-only connection, and Conn.Query returns Rows whose values
+// are read in place (rows.go).
+//
 // It only works while our go.mod pins the modernc.org/sqlite and
 // modernc.org/libc versions the driver requires (TestPinnedVersions checks
 // that). Only db uses it.
