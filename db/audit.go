@@ -44,12 +44,14 @@ type AuditRequest struct {
 	CycleEnded    bool      // finished_at is set
 }
 
-// auditSelect is the SELECT list and FROM clause the audit reads every
-// request with, joined to its cycle. On SQLite every field is packed into one
-// text column separated by unitSep: the pure-Go driver pays dearly per
-// column (a lock, a type lookup and a conversion each), and one column reads
-// a million rows about twice as fast as sixteen. PostgreSQL gets plain
-// columns.
+// auditSelect is the SELECT list and FROM clause the audit reads requests
+// with through the pool, joined to their cycle: the request before a
+// window (LastRequestToHost), and the stream where no fast-path connection
+// can be opened (auditfast.go reads an SQLite file's stream). On SQLite
+// every field is packed into one text column separated by unitSep: the
+// pure-Go driver pays dearly per column (a lock, a type lookup and a
+// conversion each), and one column reads a million rows about twice as
+// fast as sixteen. PostgreSQL gets plain columns.
 func (s *Store) auditSelect() string {
 	if s.Dialect == Postgres {
 		return `SELECT r.id, r.cycle_id, r.redirect_of, r.status, r.robots_snapshot_id,
@@ -183,10 +185,27 @@ func unpackAudit(packed string, r *AuditRequest) error {
 // AuditRequests calls fn for every request of the log sent at or after
 // since (zero: all) to one of sites (empty: every site), ordered by site,
 // sent_at and id, joined to its crawl cycle. The request fn gets is reused:
-// fn must copy what it keeps. It streams with one query (memory does not
-// grow with the log), does I/O, and stops at the first error fn returns,
-// returning it. fn may run other queries of the Store.
+// fn must copy what it keeps (its strings are its own). It streams with one
+// query (memory does not grow with the log), on an SQLite file through a
+// read-only fast-path connection of its own (auditfast.go), does I/O, and
+// stops at the first error fn returns, returning it. fn may run other
+// queries of the Store.
 func (s *Store) AuditRequests(ctx context.Context, sites []string, since time.Time, fn func(*AuditRequest) error) error {
+	cond, args := auditWhere(sites, since)
+	rd, err := s.openReader(ctx)
+	if err != nil {
+		return err
+	}
+	if rd != nil {
+		defer rd.Close()
+		return auditRequestsFast(ctx, rd, auditColumns+cond, args, fn)
+	}
+	return s.auditRequestsPool(ctx, cond, args, fn)
+}
+
+// auditWhere returns the WHERE (sites, since) and ORDER BY clauses of the
+// request stream, and their arguments.
+func auditWhere(sites []string, since time.Time) (string, []any) {
 	var (
 		where []string
 		args  []any
@@ -201,11 +220,17 @@ func (s *Store) AuditRequests(ctx context.Context, sites []string, since time.Ti
 		where = append(where, "r.sent_at >= ?")
 		args = append(args, since.UTC())
 	}
-	q := s.auditSelect()
+	cond := ""
 	if len(where) > 0 {
-		q += " WHERE " + strings.Join(where, " AND ")
+		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	q += " ORDER BY r.site, r.sent_at, r.id"
+	return cond + " ORDER BY r.site, r.sent_at, r.id", args
+}
+
+// auditRequestsPool is AuditRequests through the connection pool: cond
+// is the WHERE and ORDER BY clauses, args their arguments.
+func (s *Store) auditRequestsPool(ctx context.Context, cond string, args []any, fn func(*AuditRequest) error) error {
+	q := s.auditSelect() + cond
 	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return fmt.Errorf("db: read requests: %w", err)

@@ -62,20 +62,29 @@ type RobotsSnapshotInfo struct {
 // first error fn returns, returning it.
 func (s *Store) RobotsSnapshotInfos(ctx context.Context, origins []string, fn func(RobotsSnapshotInfo) error) error {
 	for len(origins) > 0 {
-		chunk := origins[:min(len(origins), 300)]
+		chunk := origins[:min(len(origins), robotsChunk)]
 		origins = origins[len(chunk):]
 		args := make([]any, len(chunk))
 		for i, o := range chunk {
 			args[i] = o
 		}
-		q := s.rebind(`SELECT id, origin, fetched_at, status, outcome, sha256, error, request_id, COALESCE(length(body), 0)
-			FROM robots_snapshots WHERE origin IN (` + placeholders(len(chunk)) + `)`)
+		q := s.rebind(robotsInfoSelect + "(" + placeholders(len(chunk)) + ")")
 		if err := s.robotsSnapshotInfos(ctx, q, args, fn); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// How many origins, and how many bodies, one query reads.
+const (
+	robotsChunk = 300
+	bodiesChunk = 200
+)
+
+// robotsInfoSelect reads snapshot metadata: add the IN list of origins.
+const robotsInfoSelect = `SELECT id, origin, fetched_at, status, outcome, sha256, error, request_id, COALESCE(length(body), 0)
+	FROM robots_snapshots WHERE origin IN `
 
 func (s *Store) robotsSnapshotInfos(ctx context.Context, q string, args []any, fn func(RobotsSnapshotInfo) error) error {
 	rows, err := s.SQL.QueryContext(ctx, q, args...)
@@ -108,7 +117,7 @@ func (s *Store) robotsSnapshotInfos(ctx context.Context, q string, args []any, f
 // and stops at the first error fn returns, returning it.
 func (s *Store) RobotsBodies(ctx context.Context, ids []int64, fn func(id int64, body []byte) error) error {
 	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), 200)]
+		chunk := ids[:min(len(ids), bodiesChunk)]
 		ids = ids[len(chunk):]
 		args := make([]any, len(chunk))
 		for i, id := range chunk {

@@ -2,7 +2,9 @@ package db
 
 import (
 	"context"
+	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 )
@@ -134,5 +136,86 @@ func TestVerifyHashSQLite(t *testing.T) {
 		if n == 0 || n != len(want) {
 			t.Errorf("%s: %d rows compared, want %d (and some)", tb.name, n, len(want))
 		}
+		// The fast path: the values read in place (sealedRowsFast).
+		rd, err := s.openReader(ctx)
+		if err != nil || rd == nil {
+			t.Fatalf("openReader = %v, %v", rd, err)
+		}
+		fr, err := rd.Query("SELECT id, " + s.verifySelect(tb, "") + " FROM " + tb.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n = 0
+		for fr.Next() {
+			id := fr.Int64(0)
+			h, ok := rh.sqliteColumns(tb.name, fr, 1, len(tb.cols))
+			if !ok {
+				if h, err = s.sqliteRowHash(ctx, rh, tb, id); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if string(h) != want[id] {
+				t.Errorf("%s row %d: fast hash (in place: %v) = %s, want the hash of its sealSelect text, %s", tb.name, id, ok, h, want[id])
+			}
+			n++
+		}
+		if err := fr.Err(); err != nil {
+			t.Fatal(err)
+		}
+		fr.Close()
+		rd.Close()
+		if n != len(want) {
+			t.Errorf("%s: %d rows compared on the fast path, want %d", tb.name, n, len(want))
+		}
 	}
 }
+
+// TestSpans checks the spans of ids that sealed ids leave out: every id
+// not sealed lies in one, and spans fewer than spanMerge sealed ids apart
+// are merged into one.
+func TestSpans(t *testing.T) {
+	const lo, hi = math.MinInt64, math.MaxInt64
+	tests := []struct {
+		name   string
+		sealed []int64
+		want   []span
+	}{
+		{"none sealed", nil, []span{{lo, hi}}},
+		{"one, close to both ends", []int64{5}, []span{{lo, hi}}},
+		{"runs far apart", cat(seq(1, 100), seq(200, 300)), []span{{lo, 0}, {101, 199}, {301, hi}}},
+		{"gaps close together merge", cat(seq(1, 100), seq(102, 103), seq(105, 200)), []span{{lo, 0}, {101, 104}, {201, hi}}},
+		{"far from zero", seq(1000, 1100), []span{{lo, 999}, {1101, hi}}},
+		{"extremes", []int64{lo, hi}, []span{{lo + 1, hi - 1}}},
+		{"repeated and smaller ids ignored", cat(seq(1, 100), []int64{50, 100}, seq(180, 300)), []span{{lo, 0}, {101, 179}, {301, hi}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var sp spans
+			for _, id := range tt.sealed {
+				sp.sealed(id)
+			}
+			got := sp.done()
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("spans = %v, want %v", got, tt.want)
+			}
+			for id := int64(-5); id <= 1200; id++ {
+				if slices.Contains(tt.sealed, id) {
+					continue
+				}
+				if !slices.ContainsFunc(got, func(s span) bool { return s.lo <= id && id <= s.hi }) {
+					t.Errorf("id %d, not sealed, is in no span of %v", id, got)
+				}
+			}
+		})
+	}
+}
+
+func seq(a, b int64) []int64 {
+	var out []int64
+	for i := a; i <= b; i++ {
+		out = append(out, i)
+	}
+	return out
+}
+
+func cat(parts ...[]int64) []int64 { return slices.Concat(parts...) }

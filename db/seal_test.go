@@ -276,3 +276,47 @@ func TestSealProblemsInOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestSealInsertedAnywhere: rows inserted after sealing are found wherever
+// their ids fall (before the first sealed id, at 0 and below, between
+// sealed rows far apart or close together, past the head), in id order,
+// and nothing else is reported; the check reads only the ids the sealed
+// rows skip.
+func TestSealInsertedAnywhere(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			s := dbtest.Open(t, engine)
+			ctx := context.Background()
+			old := db.Now().Add(-time.Hour)
+			insert := func(id int64) {
+				t.Helper()
+				if err := s.DB.WithContext(ctx).Exec("INSERT INTO requests (id, site, host, origin, url, purpose, sent_at, completed_at, outcome) VALUES (?, 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok')",
+					id, old, old).Error; err != nil {
+					t.Fatal(err)
+				}
+			}
+			for _, id := range []int64{3, 4, 5, 200, 201, 202, 270, 10000} {
+				insert(id)
+			}
+			if b := seal(t, s); b == nil || b.Rows != 8 {
+				t.Fatalf("Seal = %+v, want a block over 8 rows", b)
+			}
+			for _, id := range []int64{10001, 230, 7, 0, -7, 1000, 50000} {
+				insert(id)
+			}
+			ps, rep := verify(t, s)
+			var got []string
+			for _, p := range ps {
+				got = append(got, fmt.Sprintf("%s %s %d", p.Check, p.Table, p.RowID))
+			}
+			want := []string{"inserted requests -7", "inserted requests 0", "inserted requests 7", "inserted requests 230",
+				"inserted requests 1000", "backdated requests 10001", "backdated requests 50000"}
+			if strings.Join(got, "; ") != strings.Join(want, "; ") {
+				t.Errorf("problems %q, want %q", got, want)
+			}
+			if rep.Rows != 8 || rep.Unsealed != 7 {
+				t.Errorf("report: %d sealed rows, %d unsealed, want 8 and 7", rep.Rows, rep.Unsealed)
+			}
+		})
+	}
+}

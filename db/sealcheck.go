@@ -46,8 +46,10 @@ type SealReport struct {
 // from its current content; and it looks for rows that appeared where the
 // chain says there were none. It calls emit for each problem, in the order
 // chain, then table by table in id order, and stops at the first error emit
-// returns. It only reads, does I/O, and streams (memory does not grow with
-// the number of rows).
+// returns. It only reads, does I/O, and streams: memory grows only with the
+// runs of unsealed ids (at most one span of 16 bytes per spanMerge sealed
+// rows), not with the rows. On an SQLite file it reads through read-only
+// fast-path connections (sealscan.go).
 func (s *Store) VerifySeals(ctx context.Context, emit func(SealProblem) error) (*SealReport, error) {
 	rep := &SealReport{}
 	blocks, err := s.verifyChain(ctx, rep, emit)
@@ -160,11 +162,6 @@ func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(
 	for _, b := range blocks {
 		byID[b.ID] = b
 	}
-	rows, err := s.SQL.QueryContext(ctx, `SELECT block_id, tbl, row_id, hash FROM seal_rows ORDER BY block_id, tbl, row_id`)
-	if err != nil {
-		return fmt.Errorf("db: verify seals: %w", err)
-	}
-	defer rows.Close()
 	var (
 		cur  int64 = -1
 		root *rootHash
@@ -184,15 +181,8 @@ func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(
 		}
 		return nil
 	}
-	var (
-		bid, id int64
-		tbl, h  sql.RawBytes
-	)
 	root = newRoot()
-	for rows.Next() {
-		if err := rows.Scan(&bid, &tbl, &id, &h); err != nil {
-			return fmt.Errorf("db: verify seals: %w", err)
-		}
+	if err := s.sealRows(ctx, func(bid int64, tbl []byte, id int64, h []byte) error {
 		if bid != cur {
 			if err := finish(); err != nil {
 				return err
@@ -201,9 +191,9 @@ func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(
 			root.reset()
 		}
 		root.addBytes(tbl, id, h)
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("db: verify seals: %w", err)
+		return nil
+	}); err != nil {
+		return err
 	}
 	if err := finish(); err != nil {
 		return err
@@ -242,69 +232,46 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 	outOfOrder := func(k int64) bool {
 		return lastOrderID != 0 && (k < lastOrder || (t.strict && k == lastOrder))
 	}
-	// Sealed rows: still there, with the same content.
+	// Sealed rows: still there, with the same content. The ids they skip
+	// are gathered in spans, where the unsealed rows are looked for next.
 	orderSel := "NULL"
 	if orderIdx >= 0 {
 		orderSel = "t." + t.order
 	}
-	q := s.rebind("SELECT s.row_id, s.block_id, s.hash, t.id, " + orderSel + ", " + s.verifySelect(t, "t.") + " FROM seal_rows s LEFT JOIN " + t.name +
-		" t ON t.id = s.row_id WHERE s.tbl = ? ORDER BY s.row_id")
-	rows, err := s.SQL.QueryContext(ctx, q, t.name)
-	if err != nil {
-		return fmt.Errorf("db: verify %s: %w", t.name, err)
-	}
-	var (
-		id, bid int64
-		sealed  sql.RawBytes
-	)
-	vals := make([]any, len(t.cols)+5)
-	ptrs := make([]any, len(vals))
-	for i := range vals {
-		ptrs[i] = &vals[i]
-	}
-	ptrs[0], ptrs[1], ptrs[2] = &id, &bid, &sealed
-	rh := newRowHasher()
-	for rows.Next() {
-		if err := rows.Scan(ptrs...); err != nil {
-			rows.Close()
-			return fmt.Errorf("db: verify %s: %w", t.name, err)
-		}
+	var sp spans
+	err := s.sealedRows(ctx, t, orderSel, func(r *sealedRow) error {
 		rep.Rows++
+		sp.sealed(r.id)
 		var p *SealProblem
-		if vals[3] == nil {
-			p = &SealProblem{Check: SealDeleted, Table: t.name, RowID: id, BlockID: bid,
-				Evidence: fmt.Sprintf("%s row %d was sealed in block %d and has been deleted since", t.name, id, bid)}
-		} else if h, err := s.verifyHash(ctx, rh, t, id, vals[5:]); err != nil {
-			rows.Close()
+		if !r.present {
+			p = &SealProblem{Check: SealDeleted, Table: t.name, RowID: r.id, BlockID: r.bid,
+				Evidence: fmt.Sprintf("%s row %d was sealed in block %d and has been deleted since", t.name, r.id, r.bid)}
+		} else if h, err := r.hash(); err != nil {
 			return fmt.Errorf("db: verify %s: %w", t.name, err)
-		} else if !bytes.Equal(h, sealed) {
-			p = &SealProblem{Check: SealChanged, Table: t.name, RowID: id, BlockID: bid,
-				Evidence: fmt.Sprintf("%s row %d was changed after block %d sealed it: its content hashed to %s, now to %s", t.name, id, bid, sealed, h)}
+		} else if !bytes.Equal(h, r.sealed) {
+			p = &SealProblem{Check: SealChanged, Table: t.name, RowID: r.id, BlockID: r.bid,
+				Evidence: fmt.Sprintf("%s row %d was changed after block %d sealed it: its content hashed to %s, now to %s", t.name, r.id, r.bid, r.sealed, h)}
 		}
 		if p == nil && orderIdx >= 0 {
-			if k, ok := orderKey(vals[4]); ok {
+			if k, ok := orderKey(r.ord); ok {
 				if outOfOrder(k) {
-					p = &SealProblem{Check: SealReordered, Table: t.name, RowID: id, BlockID: bid,
-						Evidence: fmt.Sprintf("%s row %d has a %s before that of row %d, which has a smaller id: rows were inserted or renumbered out of order", t.name, id, t.order, lastOrderID)}
+					p = &SealProblem{Check: SealReordered, Table: t.name, RowID: r.id, BlockID: r.bid,
+						Evidence: fmt.Sprintf("%s row %d has a %s before that of row %d, which has a smaller id: rows were inserted or renumbered out of order", t.name, r.id, t.order, lastOrderID)}
 				}
 				if lastOrderID == 0 || k > lastOrder {
 					lastOrder = k
 				}
-				lastOrderID = id
+				lastOrderID = r.id
 			}
 		}
 		if p != nil {
-			if err := emit(*p); err != nil {
-				rows.Close()
-				return err
-			}
+			return emit(*p)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
-	if err := rows.Err(); err != nil {
-		rows.Close()
-		return fmt.Errorf("db: verify %s: %w", t.name, err)
-	}
-	rows.Close()
 
 	// Unsealed rows: awaited by the head, or newer than it.
 	var (
@@ -328,54 +295,42 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 		}
 		return 0
 	}
-	orderCol := "NULL"
-	if orderIdx >= 0 {
-		orderCol = "t." + t.order
-	}
-	q = s.rebind("SELECT t.id, t." + t.stamp + ", " + orderCol + " FROM " + t.name + " t WHERE NOT EXISTS (SELECT 1 FROM seal_rows s WHERE s.tbl = ? AND s.row_id = t.id) ORDER BY t.id")
-	rows, err = s.SQL.QueryContext(ctx, q, t.name)
-	if err != nil {
-		return fmt.Errorf("db: verify %s: %w", t.name, err)
-	}
-	defer rows.Close()
+	// The unsealed rows lie in the spans of ids the sealed rows skipped:
+	// reading those (and, within a span that also holds sealed rows, the
+	// ids seal_rows lacks) reads only the unsealed rows, not the table.
+	q := s.rebind("SELECT t.id, t." + t.stamp + ", " + orderSel + " FROM " + t.name +
+		" t WHERE t.id BETWEEN ? AND ? AND NOT EXISTS (SELECT 1 FROM seal_rows s WHERE s.tbl = ? AND s.row_id = t.id) ORDER BY t.id")
 	present := map[int64]bool{}
-	for rows.Next() {
-		var (
-			id       int64
-			raw, ord any
-		)
-		if err := rows.Scan(&id, &raw, &ord); err != nil {
-			return fmt.Errorf("db: verify %s: %w", t.name, err)
-		}
-		rep.Unsealed++
-		stamp := anyTime(raw)
-		_, awaited := slices.BinarySearch(headState.pending, id)
-		if awaited {
-			present[id] = true
-		}
-		var p *SealProblem
-		switch {
-		case len(blocks) == 0:
-		case id <= headState.hw && !awaited:
-			b := firstCover(id)
-			p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id, BlockID: b,
-				Evidence: fmt.Sprintf("%s row %d is not sealed, yet block %d saw every row up to id %d and did not await it: it was inserted after sealing", t.name, id, b, headState.hw)}
-		case id > headState.hw && orderIdx >= 0 && func() bool { k, ok := orderKey(ord); return ok && outOfOrder(k) }():
-			p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id,
-				Evidence: fmt.Sprintf("%s row %d is not sealed yet and has a %s before that of sealed row %d, which has a smaller id: it was inserted among the sealed rows", t.name, id, t.order, lastOrderID)}
-		case id > headState.hw && stamp.Valid && stamp.Time.Before(headAt.Add(-BackdateSlack)):
-			p = &SealProblem{Check: SealBackdated, Table: t.name, RowID: id,
-				Evidence: fmt.Sprintf("%s row %d is newer than the chain head (block %d, sealed %s) but says %s %s: it was written after sealing and backdated",
-					t.name, id, blocks[len(blocks)-1].ID, headAt.UTC().Format(time.RFC3339), t.stamp, stamp.Time.UTC().Format(time.RFC3339))}
-		}
-		if p != nil {
-			if err := emit(*p); err != nil {
-				return err
+	for _, span := range sp.done() {
+		if err := s.unsealedRows(ctx, q, t, span, func(id int64, raw, ord any) error {
+			rep.Unsealed++
+			stamp := anyTime(raw)
+			_, awaited := slices.BinarySearch(headState.pending, id)
+			if awaited {
+				present[id] = true
 			}
+			var p *SealProblem
+			switch {
+			case len(blocks) == 0:
+			case id <= headState.hw && !awaited:
+				b := firstCover(id)
+				p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id, BlockID: b,
+					Evidence: fmt.Sprintf("%s row %d is not sealed, yet block %d saw every row up to id %d and did not await it: it was inserted after sealing", t.name, id, b, headState.hw)}
+			case id > headState.hw && orderIdx >= 0 && func() bool { k, ok := orderKey(ord); return ok && outOfOrder(k) }():
+				p = &SealProblem{Check: SealInserted, Table: t.name, RowID: id,
+					Evidence: fmt.Sprintf("%s row %d is not sealed yet and has a %s before that of sealed row %d, which has a smaller id: it was inserted among the sealed rows", t.name, id, t.order, lastOrderID)}
+			case id > headState.hw && stamp.Valid && stamp.Time.Before(headAt.Add(-BackdateSlack)):
+				p = &SealProblem{Check: SealBackdated, Table: t.name, RowID: id,
+					Evidence: fmt.Sprintf("%s row %d is newer than the chain head (block %d, sealed %s) but says %s %s: it was written after sealing and backdated",
+						t.name, id, blocks[len(blocks)-1].ID, headAt.UTC().Format(time.RFC3339), t.stamp, stamp.Time.UTC().Format(time.RFC3339))}
+			}
+			if p != nil {
+				return emit(*p)
+			}
+			return nil
+		}); err != nil {
+			return err
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return fmt.Errorf("db: verify %s: %w", t.name, err)
 	}
 	for _, id := range headState.pending {
 		if present[id] {
@@ -446,6 +401,13 @@ func (s *Store) verifyHash(ctx context.Context, rh *rowHasher, t sealTable, id i
 	if h, ok := rh.sqliteValues(t.name, vals); ok {
 		return h, nil
 	}
+	return s.sqliteRowHash(ctx, rh, t, id)
+}
+
+// sqliteRowHash returns the content hash of row id of t on SQLite, from the
+// text of its sealSelect, in a buffer rh's next call overwrites. It does
+// I/O.
+func (s *Store) sqliteRowHash(ctx context.Context, rh *rowHasher, t sealTable, id int64) ([]byte, error) {
 	var content string
 	if err := s.SQL.QueryRowContext(ctx, "SELECT "+s.sealSelect(t, "")+" FROM "+t.name+" WHERE id = ?", id).Scan(&content); err != nil {
 		return nil, err
@@ -501,12 +463,7 @@ func appendQuoted(b []byte, v any) (_ []byte, ok bool) {
 		b = append(b, x...)
 		return append(b, '\''), true
 	case []byte:
-		const digits = "0123456789ABCDEF"
-		b = append(b, 'X', '\'')
-		for _, c := range x {
-			b = append(b, digits[c>>4], digits[c&0x0f])
-		}
-		return append(b, '\''), true
+		return appendQuotedBlob(b, x), true
 	}
 	return b, false
 }

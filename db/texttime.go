@@ -55,14 +55,16 @@ func (d *textTime) parse(s string) error {
 }
 
 // parseFixed parses "YYYY-MM-DD HH:MM:SS[.fraction][Z|±HH:MM]" (space or T)
-// without allocating; ok is false for anything else.
-func parseFixed(s string) (time.Time, bool) {
+// without allocating, from a string or its bytes; ok is false for anything
+// else.
+func parseFixed[S ~string | ~[]byte](s S) (time.Time, bool) {
 	if len(s) < 19 || s[4] != '-' || s[7] != '-' || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' {
 		return time.Time{}, false
 	}
 	num := func(i, n int) (int, bool) {
 		v := 0
-		for _, c := range []byte(s[i : i+n]) {
+		for j := i; j < i+n; j++ {
+			c := s[j]
 			if c < '0' || c > '9' {
 				return 0, false
 			}
@@ -76,7 +78,9 @@ func parseFixed(s string) (time.Time, bool) {
 	hour, ok4 := num(11, 2)
 	minute, ok5 := num(14, 2)
 	sec, ok6 := num(17, 2)
-	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > 31 || hour > 23 || minute > 59 || sec > 60 {
+	// The ranges time.Parse (the driver's parser) accepts.
+	if !(ok1 && ok2 && ok3 && ok4 && ok5 && ok6) || month < 1 || month > 12 || day < 1 || day > daysIn(month, year) ||
+		hour > 23 || minute > 59 || sec > 59 {
 		return time.Time{}, false
 	}
 	i := 19
@@ -105,7 +109,7 @@ func parseFixed(s string) (time.Time, bool) {
 	case (s[i] == '+' || s[i] == '-') && i+6 == len(s) && s[i+3] == ':':
 		oh, ok1 := num(i+1, 2)
 		om, ok2 := num(i+4, 2)
-		if !ok1 || !ok2 {
+		if !ok1 || !ok2 || oh > 24 || om > 60 {
 			return time.Time{}, false
 		}
 		offset = oh*3600 + om*60
@@ -117,4 +121,19 @@ func parseFixed(s string) (time.Time, bool) {
 	}
 	t := time.Date(year, time.Month(month), day, hour, minute, sec, nsec, time.UTC)
 	return t.Add(-time.Duration(offset) * time.Second), true
+}
+
+// daysIn returns the number of days of a month of the proleptic Gregorian
+// calendar.
+func daysIn(month, year int) int {
+	switch month {
+	case 2:
+		if year%4 == 0 && (year%100 != 0 || year%400 == 0) {
+			return 29
+		}
+		return 28
+	case 4, 6, 9, 11:
+		return 30
+	}
+	return 31
 }

@@ -9,6 +9,10 @@
 // locks, WAL and busy waits are shared with every other connection, in
 // this process and in others.
 //
+// Besides the crawler's writers, the audit reads through it: OpenReader
+// opens a read-only connection, and Conn.Query returns Rows whose values
+// are read in place (rows.go).
+//
 // It only works while our go.mod pins the modernc.org/sqlite and
 // modernc.org/libc versions the driver requires (TestPinnedVersions checks
 // that). Only db uses it.
@@ -61,6 +65,24 @@ var pragmas = []string{
 // an 8 MiB page cache) and then extra, each a PRAGMA statement. It does
 // I/O.
 func Open(path string, extra ...string) (*Conn, error) {
+	return open(path, append(pragmas[:len(pragmas):len(pragmas)], extra...))
+}
+
+// readerPragmas are the settings of a connection opened by OpenReader.
+var readerPragmas = []string{
+	"PRAGMA query_only = 1",
+	"PRAGMA temp_store = MEMORY",
+}
+
+// OpenReader opens the SQLite file at path (which must exist) for reading
+// only (query_only), with the driver's busy timeout, temporary b-trees in
+// memory and then extra, each a PRAGMA statement (a page cache size, an
+// mmap_size). It is for long reads through Query; it does I/O.
+func OpenReader(path string, extra ...string) (*Conn, error) {
+	return open(path, append(readerPragmas[:len(readerPragmas):len(readerPragmas)], extra...))
+}
+
+func open(path string, pragmas []string) (*Conn, error) {
 	c := &Conn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
 	cpath, err := libc.CString(path)
 	if err != nil {
@@ -79,7 +101,7 @@ func Open(path string, extra ...string) (*Conn, error) {
 	}
 	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
 	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 30000)
-	for _, p := range append(pragmas[:len(pragmas):len(pragmas)], extra...) {
+	for _, p := range pragmas {
 		if _, err := c.Exec(p); err != nil {
 			c.Close()
 			return nil, fmt.Errorf("%s: %w", p, err)
@@ -152,6 +174,12 @@ func (c *Conn) prepare(q string) (uintptr, error) {
 // the connection's buffer, which stays untouched until the statement is
 // reset and its bindings cleared.
 func (c *Conn) bind(st uintptr, args []any) error {
+	return c.bindIn(st, args, &c.buf, &c.bufN)
+}
+
+// bindIn is bind with the text and blobs copied into the C buffer *buf of
+// *bufN bytes, which it grows as needed.
+func (c *Conn) bindIn(st uintptr, args []any, buf *uintptr, bufN *int) error {
 	if n := int(sqlite3.Xsqlite3_bind_parameter_count(c.tls, st)); n != len(args) {
 		return fmt.Errorf("sqlite: %d arguments for %d parameters", len(args), n)
 	}
@@ -173,16 +201,16 @@ func (c *Conn) bind(st uintptr, args []any) error {
 		}
 		vals[i] = v
 	}
-	if size > c.bufN {
-		if c.buf != 0 {
-			libc.Xfree(c.tls, c.buf)
+	if size > *bufN {
+		if *buf != 0 {
+			libc.Xfree(c.tls, *buf)
 		}
 		n := max(size, 64<<10)
-		if c.buf = libc.Xmalloc(c.tls, types.Size_t(n)); c.buf == 0 {
-			c.bufN = 0
+		if *buf = libc.Xmalloc(c.tls, types.Size_t(n)); *buf == 0 {
+			*bufN = 0
 			return errors.New("sqlite: out of memory")
 		}
-		c.bufN = n
+		*bufN = n
 	}
 	off := 0
 	for i, v := range vals {
@@ -202,7 +230,7 @@ func (c *Conn) bind(st uintptr, args []any) error {
 			}
 			rc = sqlite3.Xsqlite3_bind_int64(c.tls, st, idx, b)
 		case string:
-			p := c.buf + uintptr(off)
+			p := *buf + uintptr(off)
 			copy(libc.GoBytes(p, len(x)+1), x)
 			off += len(x) + 1
 			rc = sqlite3.Xsqlite3_bind_text(c.tls, st, idx, p, int32(len(x)), 0)
@@ -211,7 +239,7 @@ func (c *Conn) bind(st uintptr, args []any) error {
 				rc = sqlite3.Xsqlite3_bind_null(c.tls, st, idx)
 				break
 			}
-			p := c.buf + uintptr(off)
+			p := *buf + uintptr(off)
 			copy(libc.GoBytes(p, len(x)+1), x)
 			off += len(x) + 1
 			rc = sqlite3.Xsqlite3_bind_blob(c.tls, st, idx, p, int32(len(x)), 0)

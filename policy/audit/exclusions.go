@@ -65,7 +65,8 @@ func (a *auditor) intervals(ctx context.Context, s *siteState, site string) ([]i
 // not have been excluded when it was sent.
 func (a *auditor) checkExclusions(ctx context.Context, s *siteState, r *row) error {
 	a.count(RuleExclusions, 1, 0)
-	sites := []string{s.derivedSite(r)}
+	var buf [2]string // no allocation per request
+	sites := append(buf[:0], s.derivedSite(r))
 	if r.site != sites[0] {
 		sites = append(sites, r.site)
 	}

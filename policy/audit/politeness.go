@@ -77,7 +77,7 @@ func (a *auditor) checkPoliteness(ctx context.Context, s *siteState, r *row) err
 		}
 		if gap := r.sentAt.Sub(hs.openUntil); gap < need {
 			if err := cite(CheckTooSoon, fmt.Sprintf("request %d to %s started %s after request %d ended at %s; the delay in force was %s (%s)",
-				r.id, r.dhost, fmtDur(gap), hs.openBy.ID, fmtTime(hs.openUntil), fmtDur(need), why), hs.openBy); err != nil {
+				r.id, r.dhost, fmtDur(gap), hs.openBy.ID, fmtTime(hs.openUntil), fmtDur(need), why.String()), hs.openBy); err != nil {
 				return err
 			}
 		}
@@ -157,30 +157,50 @@ func stopReason(ref RequestRef) string {
 	return ref.Outcome
 }
 
+// delaySource says where the delay in force before a request comes from,
+// for evidence; String words it. It is only worded when a violation cites
+// it: the audit works it out for every request.
+type delaySource struct {
+	cycle      bool // the request's cycle has a --delay
+	cycleID    int64
+	cycleDelay time.Duration
+	snapshot   *snapshot // the robots.txt whose Crawl-delay is longer, if any
+}
+
+func (d delaySource) String() string {
+	switch {
+	case d.snapshot != nil && d.cycle:
+		return fmt.Sprintf("Crawl-delay %s of robots.txt snapshot %d, longer than the --delay %s of cycle %d",
+			fmtDur(d.snapshot.crawlDelay), d.snapshot.id, fmtDur(d.cycleDelay), d.cycleID)
+	case d.snapshot != nil:
+		return fmt.Sprintf("Crawl-delay %s of robots.txt snapshot %d", fmtDur(d.snapshot.crawlDelay), d.snapshot.id)
+	case d.cycle:
+		return fmt.Sprintf("--delay %s of cycle %d", fmtDur(d.cycleDelay), d.cycleID)
+	}
+	return "no delay set"
+}
+
 // delayInForce is the minimum gap before r: the cycle's --delay, or the
 // Crawl-delay of the robots.txt in force for r's origin (capped at
-// MaxCrawlDelay), whichever is longer.
-func (a *auditor) delayInForce(ctx context.Context, s *siteState, r *row) (time.Duration, string, error) {
-	need, why := time.Duration(0), "no delay set"
+// MaxCrawlDelay), whichever is longer; and where it comes from.
+func (a *auditor) delayInForce(ctx context.Context, s *siteState, r *row) (time.Duration, delaySource, error) {
+	need, why := time.Duration(0), delaySource{}
 	if r.hasCycle {
-		need, why = r.cycle.delay, fmt.Sprintf("--delay %s of cycle %d", fmtDur(r.cycle.delay), r.cycleID)
+		need, why = r.cycle.delay, delaySource{cycle: true, cycleID: r.cycleID, cycleDelay: r.cycle.delay}
 	}
 	o, err := a.origin(ctx, r)
 	if err != nil {
-		return 0, "", err
+		return 0, why, err
 	}
 	sn := o.inForce(r.sentAt)
 	if sn == nil || sn.outcome != db.RobotsParsed || r.sentAt.Sub(sn.fetchedAt) > MaxSnapshotAge {
 		return need, why, nil
 	}
 	if err := a.load(ctx, o, sn); err != nil {
-		return 0, "", err
+		return 0, why, err
 	}
 	if sn.hasDelay && sn.crawlDelay > need {
-		need, why = sn.crawlDelay, fmt.Sprintf("Crawl-delay %s of robots.txt snapshot %d", fmtDur(sn.crawlDelay), sn.id)
-		if r.hasCycle {
-			why += fmt.Sprintf(", longer than the --delay %s of cycle %d", fmtDur(r.cycle.delay), r.cycleID)
-		}
+		need, why.snapshot = sn.crawlDelay, sn
 	}
 	return need, why, nil
 }

@@ -138,7 +138,7 @@ func (a *auditor) fetchOrigins(ctx context.Context, need map[string][]string) er
 		}
 	}
 	slices.Sort(spellings)
-	err := a.store.RobotsSnapshotInfos(ctx, spellings, func(info db.RobotsSnapshotInfo) error {
+	err := a.snaps.RobotsSnapshotInfos(ctx, spellings, func(info db.RobotsSnapshotInfo) error {
 		sn := &snapshot{id: info.ID, origin: info.Origin, fetchedAt: info.FetchedAt, status: info.Status,
 			recorded: info.Outcome, sha256: info.Sha256, errText: info.Error, requestID: info.RequestID, size: info.Size}
 		sn.outcome = effectiveOutcome(sn.status, sn.recorded)
@@ -177,7 +177,7 @@ func (a *auditor) fetchBodies(ctx context.Context, ids []int64) error {
 			}
 		}
 	}
-	err := a.store.RobotsBodies(ctx, ids, func(id int64, body []byte) error {
+	err := a.snaps.RobotsBodies(ctx, ids, func(id int64, body []byte) error {
 		for _, sn := range want[id] {
 			sn.body, sn.hasBody = body, true
 		}
@@ -262,9 +262,12 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 	if err != nil {
 		return err
 	}
-	v := Violation{Site: s.name, Rule: RuleRobots, Requests: []RequestRef{r.ref()}}
+	// The violation, if any; its Requests are filled in only then
+	// (r.refs).
+	v := Violation{Site: s.name, Rule: RuleRobots}
 	sn := o.inForce(r.sentAt)
 	if sn == nil {
+		v.Requests = r.refs()
 		v.Check = CheckNoSnapshot
 		v.Evidence = fmt.Sprintf("page request %d to %s was sent at %s, but no robots.txt of %s had been fetched before it",
 			r.id, r.url, fmtTime(r.sentAt), r.dorigin)
@@ -276,6 +279,7 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 		return a.report(v)
 	}
 	if age := r.sentAt.Sub(sn.fetchedAt); age > MaxSnapshotAge {
+		v.Requests = r.refs()
 		v.Check = CheckStaleSnapshot
 		v.Evidence = fmt.Sprintf("page request %d was sent at %s; the latest robots.txt of %s before it (snapshot %d) was fetched at %s, %s earlier, more than %s",
 			r.id, fmtTime(r.sentAt), r.dorigin, sn.id, fmtTime(sn.fetchedAt), fmtDur(age), fmtDur(MaxSnapshotAge))
@@ -288,6 +292,7 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 		return err
 	}
 	if !sn.hashOK {
+		v.Requests = r.refs()
 		v.Check = CheckHashMismatch
 		recorded := sn.sha256
 		if recorded == "" {
@@ -302,6 +307,7 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 	}
 	switch sn.outcome {
 	case db.RobotsDisallowAll:
+		v.Requests = r.refs()
 		v.Check = CheckDisallowAll
 		why := fmt.Sprintf("status %d", sn.status)
 		if sn.status == 0 {
@@ -319,6 +325,7 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 	case db.RobotsParsed:
 		d := sn.rules.Decide(robots.ProductToken, r.url)
 		if !d.Allowed {
+			v.Requests = r.refs()
 			v.Check = CheckDisallowed
 			rule := d.Rule
 			if d.Line > 0 {
@@ -345,6 +352,7 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 func (a *auditor) checkLink(ctx context.Context, o *originState, r *row, v Violation) error {
 	v.Check = CheckUnlinked
 	if r.snapshotID == 0 {
+		v.Requests = r.refs()
 		v.Evidence = fmt.Sprintf("page request %d to %s names no robots.txt snapshot, so there is no record of what it was checked against", r.id, r.url)
 		return a.report(v)
 	}
@@ -352,11 +360,14 @@ func (a *auditor) checkLink(ctx context.Context, o *originState, r *row, v Viola
 	var err error
 	switch {
 	case linked == nil:
+		v.Requests = r.refs()
 		v.Evidence = fmt.Sprintf("page request %d to %s names robots.txt snapshot %d, which is not a snapshot of %s", r.id, r.url, r.snapshotID, r.dorigin)
 	case linked.fetchedAt.After(r.sentAt):
+		v.Requests = r.refs()
 		v.Evidence = fmt.Sprintf("page request %d was sent at %s but names robots.txt snapshot %d, fetched later at %s", r.id, fmtTime(r.sentAt), linked.id, fmtTime(linked.fetchedAt))
 		v.Requests, err = a.citeSnapshot(ctx, linked, v.Requests)
 	case r.sentAt.Sub(linked.fetchedAt) > MaxSnapshotAge:
+		v.Requests = r.refs()
 		v.Evidence = fmt.Sprintf("page request %d was sent at %s but names robots.txt snapshot %d, fetched %s earlier, more than %s",
 			r.id, fmtTime(r.sentAt), linked.id, fmtDur(r.sentAt.Sub(linked.fetchedAt)), fmtDur(MaxSnapshotAge))
 		v.Requests, err = a.citeSnapshot(ctx, linked, v.Requests)

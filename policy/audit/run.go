@@ -22,10 +22,11 @@ import (
 //
 // Run only reads. It streams the request log with one query and keeps state
 // for one site at a time (its hosts, origins, cycles and exclusions), so
-// memory stays bounded however long the log is. The integrity rule, which
-// reads the sealed tables, runs alongside on its own goroutine; its
-// violations are still reported last. Run does I/O and blocks until the
-// whole log is read or ctx ends.
+// memory stays bounded however long the log is. The signatures rule, which
+// reads the log apart, and the integrity rule, which reads the sealed
+// tables, run alongside on goroutines of their own; their violations are
+// still reported after the stream's, signatures then integrity. Run does
+// I/O and blocks until the whole log is read or ctx ends.
 func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violation) error) (*Summary, error) {
 	var o Options
 	if opts != nil {
@@ -42,7 +43,7 @@ func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violatio
 		return nil, err
 	}
 	a := &auditor{store: store, rules: rules, opts: o, log: o.Logger, emit: emit,
-		origins: make(map[string]*originState), authorities: make(map[string]authority)}
+		origins: make(map[string]*originState), authorities: make(map[string]authority), snaps: store}
 	for _, r := range Rules() {
 		if rules.has(r) {
 			a.summary.Rules = append(a.summary.Rules, RuleSummary{Rule: r})
@@ -77,6 +78,15 @@ type auditor struct {
 	authorities map[string]authority
 	// noindex holds noindex URLs waiting to be checked against the index.
 	noindex []noindexURL
+	// snaps reads robots.txt snapshots while the stream runs.
+	snaps snapshotReader
+}
+
+// snapshotReader reads robots.txt snapshots: a *db.AuditReader while the
+// stream runs, else the store.
+type snapshotReader interface {
+	RobotsSnapshotInfos(ctx context.Context, origins []string, fn func(db.RobotsSnapshotInfo) error) error
+	RobotsBodies(ctx context.Context, ids []int64, fn func(id int64, body []byte) error) error
 }
 
 func (a *auditor) count(rule string, checked, violations int64) {
@@ -107,6 +117,11 @@ func (a *auditor) run(ctx context.Context) error {
 		}
 		defer integrity.stop()
 	}
+	var signatures *backgroundRun
+	if a.rules.signatures {
+		signatures = a.startSignatures(ctx)
+		defer signatures.stop()
+	}
 	if a.rules.storage {
 		if err := a.checkSchema(ctx); err != nil {
 			return err
@@ -122,8 +137,8 @@ func (a *auditor) run(ctx context.Context) error {
 			return err
 		}
 	}
-	if a.rules.signatures {
-		if err := a.checkSignatures(ctx); err != nil {
+	if signatures != nil {
+		if err := a.finishSignatures(signatures); err != nil {
 			return err
 		}
 	}
@@ -205,6 +220,9 @@ func (r *row) ref() RequestRef {
 	}
 	return ref
 }
+
+// refs returns the request alone, as a violation's Requests.
+func (r *row) refs() []RequestRef { return []RequestRef{r.ref()} }
 
 // end is when the request stopped holding its host: its completion, else the
 // end of its cycle, else never (ok false).
@@ -302,7 +320,7 @@ func originSpellings(canonical, logged string) []string {
 }
 
 // Limits of the stream's read-ahead: it reads up to lookaheadRows requests,
-// or fewer once they name lookaheadOrigins origins it has not seen, then
+// or fewer once they name lookaheadOrigins origins, then
 // fetches what they need (robots.txt snapshots and bodies) in a few batched
 // queries, then checks them. Each query costs the SQLite driver a fresh
 // prepare, so batching saves most of the time; the limits bound memory.
@@ -316,66 +334,122 @@ const (
 	noindexBatch = 200
 )
 
+// stream reads the request log on a goroutine of its own, a batch of rows
+// at a time, while this goroutine checks the batch read before: reading
+// (SQLite stepping, decoding, parsing URLs) and checking cost about the same,
+// so on two cores they take about as long as the longer of the two. Two
+// batches' buffers go back and forth, so memory stays bounded.
 func (a *auditor) stream(ctx context.Context) error {
-	buf := make([]row, 0, lookaheadRows)
-	newOrigins := make(map[string]bool, lookaheadOrigins)
-	// check checks the rows read ahead.
-	check := func() error {
-		if err := a.prefetch(ctx, buf); err != nil {
-			return err
-		}
-		for i := range buf {
-			r := &buf[i]
-			if a.site == nil || a.site.name != r.site {
-				if err := a.finishSite(ctx); err != nil {
-					return err
-				}
-				a.site = newSiteState(r.site)
-				a.summary.Sites++
-				a.pruneOrigins(r.seq)
-			}
-			if err := a.check(ctx, r); err != nil {
-				return err
-			}
-		}
-		buf = buf[:0]
-		clear(newOrigins)
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		a.log.Debug("audit progress", "requests", a.rows)
-		return nil
-	}
-	var checkErr error // from check, returned as it is
-	err := a.store.AuditRequests(ctx, a.opts.Sites, a.opts.Since, func(q *db.AuditRequest) error {
-		r := rowOf(q, a.authorities)
-		a.rows++
-		r.seq = a.rows
-		if _, ok := a.origins[r.dorigin]; !ok {
-			newOrigins[r.dorigin] = true
-		}
-		buf = append(buf, r)
-		if len(buf) < lookaheadRows && len(newOrigins) < lookaheadOrigins {
-			return nil
-		}
-		checkErr = check()
-		return checkErr
-	})
-	if checkErr != nil {
-		return checkErr
-	}
+	rd, err := a.store.OpenAuditReader(ctx)
 	if err != nil {
 		return fmt.Errorf("audit: %w", err)
 	}
-	if len(buf) > 0 {
-		if err := check(); err != nil {
-			return err
-		}
+	defer rd.Close()
+	a.snaps = rd
+	defer func() { a.snaps = a.store }()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		batches = make(chan []row, 1) // read, waiting to be checked
+		free    = make(chan []row, 2) // checked, to be filled again
+		done    = make(chan struct{}) // closed when readErr and rows are set
+		readErr error
+		rows    int64
+	)
+	for range 2 {
+		free <- make([]row, 0, lookaheadRows)
 	}
+	go func() {
+		defer close(done)
+		defer close(batches)
+		var buf []row
+		// The reader's own cache of parsed authorities (a.authorities is
+		// the checker's).
+		cache := make(map[string]authority)
+		origins := make(map[string]bool, lookaheadOrigins)
+		send := func() error {
+			select {
+			case batches <- buf:
+				buf = nil
+				clear(origins)
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		readErr = a.store.AuditRequests(ctx, a.opts.Sites, a.opts.Since, func(q *db.AuditRequest) error {
+			if buf == nil {
+				select {
+				case buf = <-free:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			r := rowOf(q, cache)
+			rows++
+			r.seq = rows
+			origins[r.dorigin] = true
+			buf = append(buf, r)
+			if len(buf) < lookaheadRows && len(origins) < lookaheadOrigins {
+				return nil
+			}
+			return send()
+		})
+		if readErr == nil && len(buf) > 0 {
+			readErr = send()
+		}
+	}()
+	var checkErr error // from checkBatch, returned as it is
+	for buf := range batches {
+		if checkErr == nil {
+			if checkErr = a.checkBatch(ctx, buf); checkErr != nil {
+				cancel()
+			}
+		}
+		free <- buf[:0]
+	}
+	<-done
+	if checkErr != nil {
+		return checkErr
+	}
+	if readErr != nil {
+		return fmt.Errorf("audit: %w", readErr)
+	}
+	a.rows = rows
 	if err := a.finishSite(ctx); err != nil {
 		return err
 	}
 	return a.flushNoindex(ctx)
+}
+
+// checkBatch checks a batch of rows read ahead: it fetches what they need
+// (robots.txt snapshots and bodies) in a few batched queries, then applies
+// the rules row by row.
+func (a *auditor) checkBatch(ctx context.Context, buf []row) error {
+	if err := a.prefetch(ctx, buf); err != nil {
+		return err
+	}
+	for i := range buf {
+		r := &buf[i]
+		if a.site == nil || a.site.name != r.site {
+			if err := a.finishSite(ctx); err != nil {
+				return err
+			}
+			a.site = newSiteState(r.site)
+			a.summary.Sites++
+			a.pruneOrigins(r.seq)
+		}
+		if err := a.check(ctx, r); err != nil {
+			return err
+		}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if len(buf) > 0 {
+		a.log.Debug("audit progress", "requests", buf[len(buf)-1].seq)
+	}
+	return nil
 }
 
 // siteState is what the stream keeps while it reads one site's requests.

@@ -25,13 +25,33 @@ const maxValidity = 24 * time.Hour
 // but sent_at is taken before signing).
 const sigSkew = 5 * time.Second
 
+// startSignatures starts the signatures rule on a goroutine of its own: it
+// reads the request log apart from the stream, so it runs while the stream
+// does. finishSignatures must be called, or the run's stop on error.
+func (a *auditor) startSignatures(ctx context.Context) *backgroundRun {
+	return startBackground(ctx, a.checkSignatures)
+}
+
+// finishSignatures reports the signatures rule's violations and counts
+// what it checked.
+func (a *auditor) finishSignatures(run *backgroundRun) error {
+	completed, err := a.finishBackground(run)
+	if err != nil {
+		return err
+	}
+	a.count(RuleSignatures, completed, 0)
+	return nil
+}
+
 // checkSignatures audits RuleSignatures over the request log, one pass,
 // with the published keys and the signing runs held in memory (they are
-// few).
-func (a *auditor) checkSignatures(ctx context.Context) error {
+// few), calls report with each violation, and returns how many completed
+// requests it checked. It only reads the auditor's store and options, so
+// it may run beside the stream.
+func (a *auditor) checkSignatures(ctx context.Context, report func(Violation) error) (int64, error) {
 	keys, err := a.store.SigningKeys(ctx)
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return 0, fmt.Errorf("audit: %w", err)
 	}
 	byID := make(map[string]db.SigningKey, len(keys))
 	for _, k := range keys {
@@ -39,7 +59,7 @@ func (a *auditor) checkSignatures(ctx context.Context) error {
 	}
 	runs, err := a.store.SigningRuns(ctx)
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return 0, fmt.Errorf("audit: %w", err)
 	}
 	byNode := map[string][]db.SigningRun{}
 	var nodes []string
@@ -60,7 +80,7 @@ func (a *auditor) checkSignatures(ctx context.Context) error {
 				v.Check = CheckUnsigned
 				v.Evidence = fmt.Sprintf("node %s was signing with key %s since %s, but this request carries no signature",
 					r.Node, run.KeyID, fmtTime(run.StartedAt))
-				emitErr = a.report(v)
+				emitErr = report(v)
 				return emitErr
 			}
 			return nil
@@ -68,7 +88,7 @@ func (a *auditor) checkSignatures(ctx context.Context) error {
 		if r.SigCreated == nil || r.SigExpires == nil {
 			v.Check = CheckSigWindow
 			v.Evidence = fmt.Sprintf("signed with key %s but created or expires was not kept", r.SigKeyID)
-			emitErr = a.report(v)
+			emitErr = report(v)
 			return emitErr
 		}
 		created, expires := r.SigCreated.UTC(), r.SigExpires.UTC()
@@ -93,17 +113,16 @@ func (a *auditor) checkSignatures(ctx context.Context) error {
 		default:
 			return nil
 		}
-		emitErr = a.report(v)
+		emitErr = report(v)
 		return emitErr
 	})
 	if emitErr != nil {
-		return emitErr
+		return 0, emitErr
 	}
 	if err != nil {
-		return fmt.Errorf("audit: %w", err)
+		return 0, fmt.Errorf("audit: %w", err)
 	}
-	a.count(RuleSignatures, completed, 0)
-	return nil
+	return completed, nil
 }
 
 // signingRunAt returns the run of runs (one node's, by start) in force at t.

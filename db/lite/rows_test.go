@@ -1,0 +1,100 @@
+package lite_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/db/lite"
+)
+
+// TestReaderRows checks the read path: OpenReader refuses writes; Query
+// binds its arguments (text ones too) and steps through the rows, each
+// value read in place with its storage class; two Rows of one Conn may be
+// open at once; and a failing statement reports its error.
+func TestReaderRows(t *testing.T) {
+	path := newFile(t)
+	w := open(t, path)
+	for _, q := range []string{
+		"CREATE TABLE t (id INTEGER PRIMARY KEY, i INTEGER, r REAL, s TEXT, b BLOB)",
+		"INSERT INTO t VALUES (1, -42, 2.5, 'it''s é', X'00FF')",
+		"INSERT INTO t VALUES (2, NULL, NULL, '', X'')",
+		"INSERT INTO t VALUES (3, 9007199254740993, 0.125, 'x', NULL)",
+	} {
+		if _, err := w.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	r, err := lite.OpenReader(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Exec("INSERT INTO t (id) VALUES (9)"); err == nil {
+		t.Error("a reader wrote a row, want an error (query_only)")
+	}
+
+	rows, err := r.Query("SELECT id, i, r, s, b FROM t WHERE s <> ? ORDER BY id", "nothing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	type got struct {
+		types       [5]int
+		i           int64
+		f           float64
+		s, b, iText string
+	}
+	var all []got
+	for rows.Next() {
+		if rows.Columns() != 5 {
+			t.Fatalf("Columns() = %d, want 5", rows.Columns())
+		}
+		var g got
+		for c := range 5 {
+			g.types[c] = rows.Type(c)
+		}
+		g.i, g.f, g.s, g.b, g.iText = rows.Int64(1), rows.Float64(2), rows.String(3), string(rows.BlobBytes(4)), string(rows.Bytes(1))
+		all = append(all, g)
+		// A second statement on the same connection, open at once.
+		inner, err := r.Query("SELECT count(*) FROM t WHERE id <= ?", rows.Int64(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !inner.Next() || inner.Int64(0) != rows.Int64(0) {
+			t.Errorf("inner query at row %d: count %d", rows.Int64(0), inner.Int64(0))
+		}
+		inner.Close()
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []got{
+		{[5]int{lite.Integer, lite.Integer, lite.Float, lite.Text, lite.Blob}, -42, 2.5, "it's é", "\x00\xff", "-42"},
+		{[5]int{lite.Integer, lite.Null, lite.Null, lite.Text, lite.Blob}, 0, 0, "", "", ""},
+		{[5]int{lite.Integer, lite.Integer, lite.Float, lite.Text, lite.Null}, 9007199254740993, 0.125, "x", "", "9007199254740993"},
+	}
+	if len(all) != len(want) {
+		t.Fatalf("%d rows, want %d", len(all), len(want))
+	}
+	for i := range want {
+		if all[i] != want[i] {
+			t.Errorf("row %d = %+v, want %+v", i+1, all[i], want[i])
+		}
+	}
+	if rows.Next() {
+		t.Error("Next after the end = true")
+	}
+	rows.Close() // twice is fine
+
+	if _, err := r.Query("SELECT nope FROM t"); err == nil || !strings.Contains(err.Error(), "nope") {
+		t.Errorf("Query of a bad column: %v, want SQLite's error", err)
+	}
+	bad, err := r.Query("SELECT abs(-9223372036854775808)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad.Next() || bad.Err() == nil {
+		t.Errorf("a statement failing while stepped: Next true or no Err (%v)", bad.Err())
+	}
+	bad.Close()
+}
