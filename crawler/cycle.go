@@ -91,7 +91,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func()) (
 
 func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 	var cy *cycle
-	err := c.withTx(ctx, func(tx db.WriteTx) error {
+	err := c.stateTx(ctx, func(tx db.WriteTx) error {
 		var (
 			id            int64
 			status        string
@@ -148,7 +148,7 @@ func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
 func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := c.withTx(ctx, func(tx db.WriteTx) error {
+	err := c.stateTx(ctx, func(tx db.WriteTx) error {
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
 			return fmt.Errorf("anchors: %w", err)
 		}

@@ -93,10 +93,10 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 // transaction of its own on PostgreSQL, outside the writers' groups: lease
 // rows are what two crawlers of a fleet contend for, and a group holding
 // one while waiting for another crawler's would hold up (or deadlock with)
-// everything else in it. On SQLite, which has one writer, it is withTx.
+// everything else in it. On SQLite, which has one writer, it is stateTx.
 func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx db.WriteTx) error) error {
 	if !c.pg {
-		return c.withTx(ctx, f)
+		return c.stateTx(ctx, f)
 	}
 	tx, err := c.store.BeginWrite(ctx)
 	if err != nil {

@@ -37,7 +37,19 @@ func logicalError(err error) bool {
 // f may run twice (it must only set its results), when another f of its
 // group failed.
 func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f)
+	return c.write(ctx, c.writes, f, false)
+}
+
+// stateTx is withTx for the crawler's own state (leases, a cycle opened or
+// ended): on SQLite its caller is answered once its group committed, not
+// once the WAL is on disk. None of it is evidence that a request was
+// sent, and none of it needs to be durable before the next request is:
+// that request's reservation is answered only after a sync of the WAL,
+// which holds every group committed before it (the WAL is written in
+// order). A crash before that sync loses the state change, and no
+// request depended on it.
+func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) error {
+	return c.write(ctx, c.writes, f, true)
 }
 
 // reserveTx is withTx for a request's reservation (begin), which a site
@@ -45,11 +57,11 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error
 // before the other work (completions, which the site's gap overlaps),
 // so a busy writer delays requests no more than it must.
 func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.reserves, f)
+	return c.write(ctx, c.reserves, f, false)
 }
 
-func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error) error {
-	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1)}
+func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error, early bool) error {
+	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: early}
 	select {
 	case to <- w:
 	case <-ctx.Done():
@@ -65,6 +77,8 @@ type writeOp struct {
 	ctx  context.Context
 	f    func(tx db.WriteTx) error
 	done chan error
+	// early answers the caller on commit, before the sync (stateTx).
+	early bool
 }
 
 // maxGroup bounds the callers committed together.
@@ -219,7 +233,7 @@ func (c *Crawler) writer(ctx context.Context, lc *db.FastConn, synced chan<- syn
 			lc.Rollback()
 			return err
 		}
-		synced <- syncGroup{ops: ops, results: results}
+		synced <- answerEarly(ops, results)
 		c.walDirty.Store(true)
 		if c.walLong.Swap(false) {
 			// Copy what the checkpointer has not yet, so that the next
@@ -232,6 +246,22 @@ func (c *Crawler) writer(ctx context.Context, lc *db.FastConn, synced chan<- syn
 		return nil
 	}
 	commitGroups(ctx, c.reserves, c.writes, maxGroup, run)
+}
+
+// answerEarly answers the callers of stateTx among ops, a group just
+// committed, with their results, and returns the others, to be answered
+// once the WAL is on disk (syncer). The group goes to the syncer even when
+// none is left: what it committed reaches the disk soon either way.
+func answerEarly(ops []*writeOp, results []error) syncGroup {
+	var g syncGroup
+	for i, op := range ops {
+		if op.early {
+			op.done <- results[i]
+		} else {
+			g.ops, g.results = append(g.ops, op), append(g.results, results[i])
+		}
+	}
+	return g
 }
 
 // syncGroup is a group the writer committed, waiting for the WAL to reach

@@ -243,3 +243,24 @@ func TestLookupKeepsNames(t *testing.T) {
 		t.Errorf("lookup after %v = %s, want [192.0.2.1 192.0.2.2]", dnsKeep, got)
 	}
 }
+
+// TestAnswerEarly checks that the callers of stateTx in a committed group
+// are answered at once, with their own results, and the others are left
+// to the syncer, in order, with theirs.
+func TestAnswerEarly(t *testing.T) {
+	op := func(early bool) *writeOp { return &writeOp{done: make(chan error, 1), early: early} }
+	lease, begin, cycle, complete := op(true), op(false), op(true), op(false)
+	g := answerEarly([]*writeOp{lease, begin, cycle, complete}, []error{nil, ErrBudgetSpent, ErrLeaseLost, nil})
+	if len(lease.done) != 1 || <-lease.done != nil {
+		t.Error("the lease's caller was not answered nil at once")
+	}
+	if len(cycle.done) != 1 || !errors.Is(<-cycle.done, ErrLeaseLost) {
+		t.Error("the cycle's caller was not answered its own result at once")
+	}
+	if len(begin.done)+len(complete.done) != 0 {
+		t.Error("a caller that needs the WAL on disk was answered before the sync")
+	}
+	if len(g.ops) != 2 || g.ops[0] != begin || g.ops[1] != complete || !errors.Is(g.results[0], ErrBudgetSpent) || g.results[1] != nil {
+		t.Errorf("left for the syncer: %d ops, results %v; want begin (ErrBudgetSpent) then complete (nil)", len(g.ops), g.results)
+	}
+}
