@@ -238,9 +238,9 @@ type Crawler struct {
 	// afterwards. It is safe for concurrent use.
 	noindex *lru.Cache[string, struct{}]
 
-	// heldAnchors counts the link texts the sites hold before writing
-	// them (see siteRun.anchors).
-	heldAnchors atomic.Int64
+	// sitesRunning counts the sites whose cycle is under way (each holds
+	// its share of maxHeldAnchors: see siteRun.held).
+	sitesRunning atomic.Int64
 
 	stats struct {
 		sites, sitesDone, pages, requests, robotsRefused, hostsLeft, errors atomic.Int64

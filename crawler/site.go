@@ -227,16 +227,17 @@ type siteRun struct {
 	prev map[string]db.Validators
 	// cur is the URL being fetched while its host's gap is waited out.
 	cur *pending
-	// anchors holds the link texts of the site's last pages, written
-	// with the completion of every anchorPages-th page (or sooner, when
-	// the crawler holds too many: see holdAnchors) and at the cycle's end.
-	// Written page by page, each link text touched its own leaves of the
-	// anchors table's indexes and cost the SQLite writer half its time;
-	// a site's links share a few leaves. Anchors are index content, not
-	// evidence: a crawler killed (kill -9) loses the texts it held, and
-	// a resumed cycle does not follow the links among them.
-	anchors     []db.Anchor
-	anchorPages int
+	// held holds the link texts of the site's last pages, written with
+	// the completion of a page once the site holds its share of
+	// maxHeldAnchors or anchorPages pages' worth (see holdAnchors), and
+	// at the cycle's end. Written page by page, each link text touched
+	// its own leaves of the anchors table's indexes and cost the SQLite
+	// writer half its time; a site's links share a few leaves. Anchors
+	// are index content, not evidence: a crawler killed (kill -9) loses
+	// the texts it held (a resumed cycle follows their links all the
+	// same: see completion.Found).
+	held      []heldPage
+	heldLinks int
 	// finish is given the site's result when its crawl ends.
 	finish func(SiteResult)
 }
@@ -264,6 +265,7 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target, started func(), finis
 		return
 	}
 	r.finish = finish
+	c.sitesRunning.Add(1)
 	c.step(func() { r.proceed(ctx) })
 }
 
@@ -413,6 +415,7 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
+	c.sitesRunning.Add(-1)
 	anchors := r.takeAnchors()
 	if reason == reasonExcluded {
 		anchors = nil // nothing more is kept of an excluded site's pages
@@ -437,48 +440,75 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	r.finish(*res)
 }
 
-// Bounds on the link texts held before they are written (siteRun.anchors).
+// Bounds on the link texts held before they are written (siteRun.held).
 const (
 	// anchorPages is how many pages' link texts a site holds at most.
 	anchorPages = 8
-	// maxHeldAnchors is how many link texts all sites of a crawler hold
-	// (about 170 bytes each) before each site writes its own after half
-	// as many pages.
+	// maxHeldAnchors bounds the link texts the sites of a crawler hold
+	// together (about 120 bytes each), give or take a page's per site:
+	// each site running holds its share.
 	maxHeldAnchors = 1 << 17
 )
 
-// holdAnchors counts the held link texts n that the page just handled
-// added, and has k, the page's completion, write every held one when
-// the site holds anchorPages pages' worth, or half as many when the
-// crawler holds more than maxHeldAnchors.
-func (r *siteRun) holdAnchors(n int, k *completion) {
-	r.anchorPages++
-	held := r.c.heldAnchors.Add(int64(n))
-	if r.anchorPages >= anchorPages || (held > maxHeldAnchors && r.anchorPages >= anchorPages/2) {
+// heldPage is the link texts found on one page, held (siteRun.held).
+type heldPage struct {
+	from  string
+	id    *int64 // the request that fetched from
+	seen  time.Time
+	links []heldLink
+}
+
+// heldLink is a link text held: its target, the target's site ("" for
+// the page's own) and the text.
+type heldLink struct{ to, toSite, text string }
+
+// holdAnchors holds the link texts p of the page just handled, and has k,
+// the page's completion, write every one the site holds once it holds
+// anchorPages pages' worth or its share of maxHeldAnchors.
+func (r *siteRun) holdAnchors(p heldPage, k *completion) {
+	if len(p.links) > 0 {
+		r.held = append(r.held, p)
+		r.heldLinks += len(p.links)
+	}
+	share := maxHeldAnchors / max(r.c.sitesRunning.Load(), 1)
+	if len(r.held) >= anchorPages || int64(r.heldLinks) >= share {
 		k.Anchors = r.takeAnchors()
 	}
 }
 
 // takeAnchors returns the held link texts and holds none.
 func (r *siteRun) takeAnchors() []db.Anchor {
-	a := r.anchors
-	r.c.heldAnchors.Add(-int64(len(a)))
-	r.anchors, r.anchorPages = nil, 0
-	return a
+	if r.heldLinks == 0 {
+		r.held = nil
+		return nil
+	}
+	out := make([]db.Anchor, 0, r.heldLinks)
+	for _, p := range r.held {
+		for _, l := range p.links {
+			site := l.toSite
+			if site == "" {
+				site = r.site
+			}
+			out = append(out, db.Anchor{FromURL: p.from, ToURL: l.to, ToSite: site, AnchorText: l.text, SeenAt: p.seen, RequestID: p.id})
+		}
+	}
+	r.held, r.heldLinks = nil, 0
+	return out
 }
 
 // dropAnchorsTo forgets the held link texts pointing at url (found
 // noindex).
 func (r *siteRun) dropAnchorsTo(url string) {
-	kept := r.anchors[:0]
-	for _, a := range r.anchors {
-		if a.ToURL != url {
-			kept = append(kept, a)
+	for i := range r.held {
+		links := r.held[i].links[:0]
+		for _, l := range r.held[i].links {
+			if l.to != url {
+				links = append(links, l)
+			}
 		}
+		r.heldLinks -= len(r.held[i].links) - len(links)
+		r.held[i].links = links
 	}
-	clear(r.anchors[len(kept):])
-	r.c.heldAnchors.Add(-int64(len(r.anchors) - len(kept)))
-	r.anchors = kept
 }
 
 // push appends it to the frontier and says whether it was new to it.
@@ -845,7 +875,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	if nofollow {
 		return
 	}
-	from, id, held := u.String(), res.row.ID, 0
+	id := res.row.ID
+	held := heldPage{from: u.String(), id: &id, seen: res.completedAt}
 	defer func() { r.holdAnchors(held, k) }()
 	for _, l := range p.Links {
 		if l.Nofollow {
@@ -860,8 +891,11 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			continue
 		}
 		if isNoindex := c.noindex.Contains(l.URL); !noindex && !isNoindex && l.Text != "" {
-			r.anchors = append(r.anchors, db.Anchor{FromURL: from, ToURL: l.URL, ToSite: toSite, AnchorText: l.Text, SeenAt: res.completedAt, RequestID: &id})
-			held++
+			hl := heldLink{to: l.URL, text: l.Text}
+			if toSite != r.site {
+				hl.toSite = toSite
+			}
+			held.links = append(held.links, hl)
 		}
 		if toSite != r.site {
 			continue // other sites' links only feed their anchor text

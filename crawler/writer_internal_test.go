@@ -264,3 +264,52 @@ func TestAnswerEarly(t *testing.T) {
 		t.Errorf("left for the syncer: %d ops, results %v; want begin (ErrBudgetSpent) then complete (nil)", len(g.ops), g.results)
 	}
 }
+
+// TestHeldAnchors checks how a site holds the link texts of its pages:
+// written with the page that makes anchorPages pages' worth (or the
+// site's share of maxHeldAnchors), those pointing at a page found noindex
+// meanwhile dropped, each written with its own page, request and site.
+func TestHeldAnchors(t *testing.T) {
+	c := &Crawler{}
+	c.sitesRunning.Add(1)
+	r := &siteRun{c: c, site: "a.example"}
+	page := func(n int, links ...heldLink) heldPage {
+		id := int64(n)
+		return heldPage{from: fmt.Sprintf("https://a.example/%d", n), id: &id, seen: time.Unix(int64(n), 0), links: links}
+	}
+	for n := 1; n < anchorPages; n++ {
+		k := &completion{}
+		r.holdAnchors(page(n, heldLink{to: "https://a.example/noindex", text: "x"}, heldLink{to: fmt.Sprintf("https://b.example/%d", n), toSite: "b.example", text: "b"}), k)
+		if k.Anchors != nil {
+			t.Fatalf("page %d wrote %d link texts, want them held", n, len(k.Anchors))
+		}
+	}
+	r.dropAnchorsTo("https://a.example/noindex")
+	k := &completion{}
+	r.holdAnchors(page(anchorPages, heldLink{to: "https://a.example/", text: "home"}), k)
+	if len(k.Anchors) != anchorPages {
+		t.Fatalf("page %d wrote %d link texts, want %d (one per page, the noindex ones dropped)", anchorPages, len(k.Anchors), anchorPages)
+	}
+	for _, a := range k.Anchors {
+		n := *a.RequestID
+		if a.FromURL != fmt.Sprintf("https://a.example/%d", n) || !a.SeenAt.Equal(time.Unix(n, 0)) {
+			t.Errorf("%+v: not its own page's request and time", a)
+		}
+		if want := "b.example"; a.ToURL != "https://a.example/" && a.ToSite != want {
+			t.Errorf("%+v: to_site %q, want %q", a, a.ToSite, want)
+		}
+		if a.ToURL == "https://a.example/" && a.ToSite != "a.example" {
+			t.Errorf("%+v: to_site %q, want the site's own", a, a.ToSite)
+		}
+	}
+	if r.heldLinks != 0 || len(r.held) != 0 || r.takeAnchors() != nil {
+		t.Error("link texts still held after they were written")
+	}
+	// With many sites running, a site's share is smaller than a page.
+	c.sitesRunning.Store(maxHeldAnchors)
+	k = &completion{}
+	r.holdAnchors(page(1, heldLink{to: "https://a.example/", text: "home"}), k)
+	if len(k.Anchors) != 1 {
+		t.Errorf("over the crawler's bound: %d written, want the page's 1", len(k.Anchors))
+	}
+}
