@@ -447,7 +447,7 @@ const (
 	// maxHeldAnchors bounds the link texts the sites of a crawler hold
 	// together (about 120 bytes each), give or take a page's per site:
 	// each site running holds its share.
-	maxHeldAnchors = 1 << 17
+	maxHeldAnchors = 1 << 16
 )
 
 // heldPage is the link texts found on one page, held (siteRun.held).
