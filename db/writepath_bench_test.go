@@ -13,7 +13,8 @@ import (
 // BenchmarkWritePath runs the SQLite crawler writer's work for page
 // requests as the crawler does it, with nothing else running: a
 // reservation (policy version, lease renewal, budget slot, request row)
-// and a completion (request outcome, page entry), each in a savepoint of
+// and a completion (request outcome, page entry, the one link new to the
+// cycle), each in a savepoint of
 // its own, sixteen callers per transaction, over 3,000 sites crawled side
 // by side, each page with five link texts. It reports the writer's time
 // per page request (ns/op) and the WAL frames each request costs: the
@@ -128,6 +129,9 @@ func benchWritePath(b *testing.B, sites, anchorsEvery int) {
 			}
 			if err := db.UpsertPage(ctx, c, &db.Page{URL: url, Site: site, Title: "Page " + url, Description: "About " + url,
 				H1: "Page " + url, Status: 200, FetchedAt: done, RequestID: id}); err != nil {
+				return err
+			}
+			if err := db.AddCycleLinks(ctx, c, cycle, []string{fmt.Sprintf("https://%s/p/%d.html", site, page+3)}); err != nil {
 				return err
 			}
 			return db.UpsertAnchors(ctx, c, anchors)
