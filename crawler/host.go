@@ -246,7 +246,9 @@ func (c *Crawler) schedule(hs *hostState, res *exchangeResult, k *completion) ti
 		}
 	}
 	if st == http.StatusTooManyRequests || st >= 500 || res.resp.Timeout {
-		next = gapFrom.Add(backoff(hs.gap, res.row.Attempt+1))
+		// (At least twice the gap: more than the grace an unread answer
+		// gets.)
+		next = end.Add(backoff(hs.gap, res.row.Attempt+1))
 	}
 	return next
 }
