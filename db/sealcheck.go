@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -159,20 +160,30 @@ func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(
 		return emit(SealProblem{Check: SealChain, BlockID: b, Evidence: fmt.Sprintf(format, args...)})
 	}
 	byID := make(map[int64]*SealBlock, len(blocks))
+	var head int64
 	for _, b := range blocks {
 		byID[b.ID] = b
+		head = max(head, b.ID)
 	}
 	var (
 		cur  int64 = -1
 		root *rootHash
 	)
 	seen := map[int64]bool{}
+	// later are the blocks past the head that seal rows name: a sealer
+	// running beside the check may have added them since the chain was
+	// read; those still missing at the end are reported.
+	later := map[int64]bool{}
 	finish := func() error {
 		if cur < 0 {
 			return nil
 		}
 		seen[cur] = true
 		b := byID[cur]
+		if b == nil && cur > head {
+			later[cur] = true
+			return nil
+		}
 		if b == nil {
 			return chain(cur, "seal rows name block %d, which is not in the chain", cur)
 		}
@@ -205,7 +216,39 @@ func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(
 			}
 		}
 	}
+	if len(later) == 0 {
+		return nil
+	}
+	added, err := s.blockIDsAfter(ctx, head)
+	if err != nil {
+		return err
+	}
+	for _, id := range slices.Sorted(maps.Keys(later)) {
+		if !added[id] {
+			if err := chain(id, "seal rows name block %d, which is not in the chain", id); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// blockIDsAfter returns the ids of the seal blocks after id.
+func (s *Store) blockIDsAfter(ctx context.Context, id int64) (map[int64]bool, error) {
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT id FROM seal_blocks WHERE id > ?`), id)
+	if err != nil {
+		return nil, fmt.Errorf("db: verify seals: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var b int64
+		if err := rows.Scan(&b); err != nil {
+			return nil, fmt.Errorf("db: verify seals: %w", err)
+		}
+		out[b] = true
+	}
+	return out, rows.Err()
 }
 
 // verifyTable checks the sealed rows of one table against their content, and

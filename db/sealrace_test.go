@@ -1,0 +1,73 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+)
+
+// TestVerifySealsBesideSealer checks the integrity check while a sealer
+// appends blocks beside it (serve's sealer during an audit): seal rows of a
+// block added after the check read the chain are not a problem, while seal
+// rows naming a block that never existed still are.
+func TestVerifySealsBesideSealer(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := dbtest.OpenDSN(t, dsn)
+		insert := `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES (?, ?, 'parsed')`
+		if s.Dialect == db.Postgres {
+			insert = `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, $2, 'parsed')`
+		}
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for j := range 20 {
+					if _, err := s.SQL.ExecContext(ctx, insert, fmt.Sprintf("https://s%d-%d.example", i, j), db.Now()); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				if _, err := s.Seal(ctx); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		})
+		for range 40 {
+			_, err := s.VerifySeals(ctx, func(p db.SealProblem) error {
+				t.Errorf("problem with a sealer beside the check: %s", p.Evidence)
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		close(stop)
+		wg.Wait()
+		// A seal row naming a block that never existed is still found.
+		if _, err := s.SQL.ExecContext(ctx, `INSERT INTO seal_rows (tbl, row_id, block_id, hash) VALUES ('robots_snapshots', 1000000, 999999, 'x')`); err != nil {
+			t.Fatal(err)
+		}
+		var found bool
+		if _, err := s.VerifySeals(ctx, func(p db.SealProblem) error {
+			found = found || strings.Contains(p.Evidence, "block 999999, which is not in the chain")
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if !found {
+			t.Error("a seal row naming block 999999, which never existed, went unreported")
+		}
+	})
+}
