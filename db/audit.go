@@ -345,3 +345,20 @@ func (s *Store) RequestCitation(ctx context.Context, id int64) (*Request, error)
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
 }
+
+// inChunks calls fn with xs as query arguments, at most n at a time, in
+// order, and stops at the first error fn returns, returning it.
+func inChunks[T any](xs []T, n int, fn func(args []any) error) error {
+	for len(xs) > 0 {
+		chunk := xs[:min(len(xs), n)]
+		xs = xs[len(chunk):]
+		args := make([]any, len(chunk))
+		for i, x := range chunk {
+			args[i] = x
+		}
+		if err := fn(args); err != nil {
+			return err
+		}
+	}
+	return nil
+}

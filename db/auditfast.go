@@ -217,18 +217,9 @@ func (r *AuditReader) RobotsSnapshotInfos(ctx context.Context, origins []string,
 	if r.c == nil {
 		return r.s.RobotsSnapshotInfos(ctx, origins, fn)
 	}
-	for len(origins) > 0 {
-		chunk := origins[:min(len(origins), robotsChunk)]
-		origins = origins[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, o := range chunk {
-			args[i] = o
-		}
-		if err := r.snapshotInfos(ctx, robotsInfoSelect+"("+placeholders(len(chunk))+")", args, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return inChunks(origins, robotsChunk, func(args []any) error {
+		return r.snapshotInfos(ctx, robotsInfoSelect+"("+placeholders(len(args))+")", args, fn)
+	})
 }
 
 func (r *AuditReader) snapshotInfos(ctx context.Context, q string, args []any, fn func(RobotsSnapshotInfo) error) error {
@@ -270,14 +261,8 @@ func (r *AuditReader) RobotsBodies(ctx context.Context, ids []int64, fn func(id 
 	if r.c == nil {
 		return r.s.RobotsBodies(ctx, ids, fn)
 	}
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), bodiesChunk)]
-		ids = ids[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		rows, err := r.c.Query("SELECT id, body FROM robots_snapshots WHERE id IN ("+placeholders(len(chunk))+")", args...)
+	err := inChunks(ids, bodiesChunk, func(args []any) error {
+		rows, err := r.c.Query("SELECT id, body FROM robots_snapshots WHERE id IN ("+placeholders(len(args))+")", args...)
 		if err != nil {
 			return fmt.Errorf("db: read robots.txt bodies: %w", err)
 		}
@@ -305,6 +290,10 @@ func (r *AuditReader) RobotsBodies(ctx context.Context, ids []int64, fn func(id 
 		if err != nil {
 			return fmt.Errorf("db: read robots.txt bodies: %w", err)
 		}
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	return ctx.Err()
 }

@@ -266,24 +266,18 @@ type IndexHit struct {
 // I/O.
 func (s *Store) IndexHits(ctx context.Context, urls []string) ([]IndexHit, error) {
 	var out []IndexHit
-	for len(urls) > 0 {
-		chunk := urls[:min(len(urls), 200)]
-		urls = urls[len(chunk):]
-		args := make([]any, 0, 2*len(chunk))
-		for _, u := range chunk {
-			args = append(args, u)
-		}
-		args = append(args, args...)
-		ph := placeholders(len(chunk))
+	err := inChunks(urls, 200, func(args []any) error {
+		ph := placeholders(len(args))
 		// One query for both tables: each query costs the SQLite driver a
 		// fresh prepare.
 		q := "SELECT 1, id, url, title, 0 FROM pages WHERE url IN (" + ph + ")" +
 			" UNION ALL SELECT 2, 0, to_url, '', COUNT(*) FROM anchors WHERE to_url IN (" + ph + ") GROUP BY to_url"
-		hits, err := s.indexHits(ctx, s.rebind(q), args)
-		if err != nil {
-			return nil, err
-		}
+		hits, err := s.indexHits(ctx, s.rebind(q), append(args, args...))
 		out = append(out, hits...)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }

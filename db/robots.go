@@ -61,19 +61,9 @@ type RobotsSnapshotInfo struct {
 // order: a few hundred origins per query. It does I/O and stops at the
 // first error fn returns, returning it.
 func (s *Store) RobotsSnapshotInfos(ctx context.Context, origins []string, fn func(RobotsSnapshotInfo) error) error {
-	for len(origins) > 0 {
-		chunk := origins[:min(len(origins), robotsChunk)]
-		origins = origins[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, o := range chunk {
-			args[i] = o
-		}
-		q := s.rebind(robotsInfoSelect + "(" + placeholders(len(chunk)) + ")")
-		if err := s.robotsSnapshotInfos(ctx, q, args, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return inChunks(origins, robotsChunk, func(args []any) error {
+		return s.robotsSnapshotInfos(ctx, s.rebind(robotsInfoSelect+"("+placeholders(len(args))+")"), args, fn)
+	})
 }
 
 // How many origins, and how many bodies, one query reads.
@@ -116,18 +106,9 @@ func (s *Store) robotsSnapshotInfos(ctx context.Context, q string, args []any, f
 // that exists, in no particular order: two hundred per query. It does I/O
 // and stops at the first error fn returns, returning it.
 func (s *Store) RobotsBodies(ctx context.Context, ids []int64, fn func(id int64, body []byte) error) error {
-	for len(ids) > 0 {
-		chunk := ids[:min(len(ids), bodiesChunk)]
-		ids = ids[len(chunk):]
-		args := make([]any, len(chunk))
-		for i, id := range chunk {
-			args[i] = id
-		}
-		if err := s.robotsBodies(ctx, s.rebind("SELECT id, body FROM robots_snapshots WHERE id IN ("+placeholders(len(chunk))+")"), args, fn); err != nil {
-			return err
-		}
-	}
-	return nil
+	return inChunks(ids, bodiesChunk, func(args []any) error {
+		return s.robotsBodies(ctx, s.rebind("SELECT id, body FROM robots_snapshots WHERE id IN ("+placeholders(len(args))+")"), args, fn)
+	})
 }
 
 func (s *Store) robotsBodies(ctx context.Context, q string, args []any, fn func(id int64, body []byte) error) error {

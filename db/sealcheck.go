@@ -490,21 +490,7 @@ func appendQuoted(b []byte, v any) (_ []byte, ok bool) {
 	case int64:
 		return strconv.AppendInt(b, x, 10), true
 	case string:
-		if i := strings.IndexByte(x, 0); i >= 0 {
-			x = x[:i]
-		}
-		b = append(b, '\'')
-		for {
-			i := strings.IndexByte(x, '\'')
-			if i < 0 {
-				break
-			}
-			b = append(b, x[:i+1]...)
-			b = append(b, '\'')
-			x = x[i+1:]
-		}
-		b = append(b, x...)
-		return append(b, '\''), true
+		return appendQuotedText(b, x), true
 	case []byte:
 		return appendQuotedBlob(b, x), true
 	}

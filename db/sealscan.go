@@ -1,7 +1,6 @@
 package db
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"fmt"
@@ -180,15 +179,16 @@ func (rh *rowHasher) sqliteColumns(table string, rows *lite.Rows, from, n int) (
 	return rh.hexSum(), true
 }
 
-// appendQuotedText appends SQLite's quote() of a TEXT value: up to its
-// first NUL, in single quotes, each quote doubled.
-func appendQuotedText(b, x []byte) []byte {
-	if i := bytes.IndexByte(x, 0); i >= 0 {
+// appendQuotedText appends SQLite's quote() of a TEXT value x (as the fast
+// path reads it, or as the driver returns it): up to its first NUL, in
+// single quotes, each quote doubled.
+func appendQuotedText[T string | []byte](b []byte, x T) []byte {
+	if i := indexByte(x, 0); i >= 0 {
 		x = x[:i]
 	}
 	b = append(b, '\'')
 	for {
-		i := bytes.IndexByte(x, '\'')
+		i := indexByte(x, '\'')
 		if i < 0 {
 			break
 		}
@@ -198,6 +198,16 @@ func appendQuotedText(b, x []byte) []byte {
 	}
 	b = append(b, x...)
 	return append(b, '\'')
+}
+
+// indexByte is strings.IndexByte or bytes.IndexByte, for either.
+func indexByte[T string | []byte](x T, c byte) int {
+	for i := 0; i < len(x); i++ {
+		if x[i] == c {
+			return i
+		}
+	}
+	return -1
 }
 
 // appendQuotedBlob appends SQLite's quote() of a BLOB: X'…' in upper-case
