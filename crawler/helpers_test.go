@@ -85,6 +85,15 @@ func (e *env) targets(kinds ...string) []crawler.Target {
 	return out
 }
 
+// plainTargets returns the local web's plain sites as targets.
+func (e *env) plainTargets() []crawler.Target {
+	var out []crawler.Target
+	for _, s := range e.web.Plain() {
+		out = append(out, crawler.Target{Site: s.Name, StartURL: s.StartURL})
+	}
+	return out
+}
+
 func (e *env) crawl(t *testing.T, c *crawler.Crawler, kinds ...string) map[string]crawler.SiteResult {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)

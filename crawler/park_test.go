@@ -67,32 +67,11 @@ func TestWaitingSiteHoldsNoGoroutine(t *testing.T) {
 	opts := e.options(t)
 	opts.Delay = delay
 	c := e.crawler(t, opts)
-	var ts []crawler.Target
-	for _, s := range e.web.Plain() {
-		ts = append(ts, crawler.Target{Site: s.Name, StartURL: s.StartURL})
-	}
-	done := make(chan []crawler.SiteResult)
-	go func() {
-		rs, err := c.Crawl(context.Background(), ts)
-		if err != nil {
-			t.Errorf("Crawl: %v", err)
-		}
-		done <- rs
-	}()
 	var samples, total int
-	tick := time.NewTicker(50 * time.Millisecond)
-	defer tick.Stop()
-	var rs []crawler.SiteResult
-wait:
-	for {
-		select {
-		case rs = <-done:
-			break wait
-		case <-tick.C:
-			samples++
-			total += goroutinesIn(t, "lohibot/crawler.(*siteRun)", "lohibot/internal/clock.Sleep")
-		}
-	}
+	rs := crawlSampling(t, c, e.plainTargets(), 50*time.Millisecond, func() {
+		samples++
+		total += goroutinesIn(t, "lohibot/crawler.(*siteRun)", "lohibot/internal/clock.Sleep")
+	})
 	for _, r := range rs {
 		if r.Status != crawler.SiteCrawled || r.Pages != 3 {
 			t.Errorf("%s: %+v, want 3 pages crawled", r.Site, r)
@@ -119,31 +98,11 @@ func TestSitesStartBounded(t *testing.T) {
 	opts.MaxSitesParallel = sites
 	c := e.crawler(t, opts)
 	c.SetWorkBounds(inFlight, 2*inFlight)
-	var ts []crawler.Target
-	for _, s := range e.web.Plain() {
-		ts = append(ts, crawler.Target{Site: s.Name, StartURL: s.StartURL})
-	}
-	done := make(chan []crawler.SiteResult)
-	go func() {
-		rs, err := c.Crawl(context.Background(), ts)
-		if err != nil {
-			t.Errorf("Crawl: %v", err)
-		}
-		done <- rs
-	}()
 	most, mostSteps := 0, 0
-	var rs []crawler.SiteResult
-wait:
-	for {
-		select {
-		case rs = <-done:
-			break wait
-		default:
-			most = max(most, goroutinesIn(t, "lohibot/crawler.(*Crawler).startSite"))
-			mostSteps = max(mostSteps, siteSteps(t))
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	rs := crawlSampling(t, c, e.plainTargets(), 2*time.Millisecond, func() {
+		most = max(most, goroutinesIn(t, "lohibot/crawler.(*Crawler).startSite"))
+		mostSteps = max(mostSteps, siteSteps(t))
+	})
 	if len(rs) != sites {
 		t.Fatalf("%d results, want %d", len(rs), sites)
 	}
@@ -157,5 +116,29 @@ wait:
 	}
 	if mostSteps > 2*inFlight {
 		t.Errorf("up to %d goroutines were in a site's crawl at once, want at most %d", mostSteps, 2*inFlight)
+	}
+}
+
+// crawlSampling crawls ts with c and calls sample every so often while the
+// crawl runs, and returns the crawl's results.
+func crawlSampling(t *testing.T, c *crawler.Crawler, ts []crawler.Target, every time.Duration, sample func()) []crawler.SiteResult {
+	t.Helper()
+	done := make(chan []crawler.SiteResult)
+	go func() {
+		rs, err := c.Crawl(context.Background(), ts)
+		if err != nil {
+			t.Errorf("Crawl: %v", err)
+		}
+		done <- rs
+	}()
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		select {
+		case rs := <-done:
+			return rs
+		case <-tick.C:
+			sample()
+		}
 	}
 }
