@@ -132,35 +132,6 @@ func benchScale(b *testing.B, sc scaleCase) {
 	}
 }
 
-// checkServerRecord checks the web server's record: one request in flight
-// per host, at least delay between two requests to a host (less 10 ms of
-// clock slack between the client's and the server's view), and exactly
-// Budget page requests per site.
-func checkServerRecord(b *testing.B, w *testweb.Web, hits []testweb.Hit, delay time.Duration) {
-	b.Helper()
-	bad := 0
-	report := func(format string, args ...any) {
-		if bad++; bad <= 5 {
-			b.Errorf(format, args...)
-		}
-	}
-	for host, n := range w.MaxInFlight() {
-		if n > 1 {
-			report("%s had %d requests in flight", host, n)
-		}
-	}
-	for host, g := range testweb.MinGap(hits) {
-		if g < delay-10*time.Millisecond {
-			report("%s: gap of %s, want at least %s", host, g, delay)
-		}
-	}
-	for site, n := range w.PageHitsPerSite(hits) {
-		if n != crawler.Budget {
-			report("%s got %d page requests, want %d", site, n, crawler.Budget)
-		}
-	}
-}
-
 // checkServerTallies checks the web server's record (its tallies per host):
 // one request in flight per host, at least delay between two requests to a
 // host (less 10 ms of clock slack between the client's and the server's

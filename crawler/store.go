@@ -9,6 +9,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/batch"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -283,19 +284,7 @@ type syncGroup struct {
 // It returns when synced is closed and every group is answered.
 func syncer(synced <-chan syncGroup, sync func() error) {
 	for g := range synced {
-		groups := []syncGroup{g}
-	drain:
-		for {
-			select {
-			case g, ok := <-synced:
-				if !ok {
-					break drain
-				}
-				groups = append(groups, g)
-			default:
-				break drain
-			}
-		}
+		groups := batch.Drain(synced, []syncGroup{g}, 0)
 		err := sync()
 		if err != nil {
 			err = fmt.Errorf("crawler: request log not written to disk: %w", err)
@@ -337,17 +326,7 @@ func commitGroups(ctx context.Context, first, writes <-chan *writeOp, limit int,
 		}
 		// What waits on first goes first: a group takes all of it (up to
 		// limit) before the rest.
-		for _, from := range []<-chan *writeOp{first, writes} {
-		drain:
-			for len(ops) < limit {
-				select {
-				case op := <-from:
-					ops = append(ops, op)
-				default:
-					break drain
-				}
-			}
-		}
+		ops = batch.Drain(writes, batch.Drain(first, ops, limit), limit)
 		if err := run(ops); err != nil {
 			if len(ops) == 1 {
 				ops[0].done <- err

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 
+	"github.com/lohisoft/lohibot/internal/batch"
 	"golang.org/x/sync/semaphore"
 )
 
@@ -109,19 +110,7 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 	}
 	writer.Go(func() {
 		for first := range parsed {
-			group := []*pending{first}
-		drain:
-			for len(group) < importGroup {
-				select {
-				case it, ok := <-parsed:
-					if !ok {
-						break drain
-					}
-					group = append(group, it)
-				default:
-					break drain
-				}
-			}
+			group := batch.Drain(parsed, []*pending{first}, importGroup)
 			p.applyGroup(ctx, group)
 			for _, it := range group {
 				inFlight.Release(weight(it.raw))
