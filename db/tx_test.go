@@ -19,9 +19,6 @@ func TestInTx(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			s := dbtest.Open(t, engine)
-			add := func(tx *db.Tx, name string) error {
-				return tx.CreateSite(ctx, &db.Site{Name: name, StartURL: "https://" + name + "/", AddedAt: db.Now(), AddedBy: "test"})
-			}
 			if _, err := s.Site(ctx, "a.example"); !errors.Is(err, db.ErrNotFound) {
 				t.Fatalf("Site(missing) error = %v, want db.ErrNotFound", err)
 			}
@@ -29,7 +26,7 @@ func TestInTx(t *testing.T) {
 				t.Fatalf("Exclusion(missing) error = %v, want db.ErrNotFound", err)
 			}
 			err := s.InTx(ctx, func(tx *db.Tx) error {
-				if err := add(tx, "a.example"); err != nil {
+				if err := addSite(ctx, tx, "a.example"); err != nil {
 					return err
 				}
 				return errBoom
@@ -41,11 +38,11 @@ func TestInTx(t *testing.T) {
 				t.Fatalf("after rollback, Site error = %v, want db.ErrNotFound", err)
 			}
 			err = s.InTx(ctx, func(tx *db.Tx) error {
-				if err := add(tx, "b.example"); err != nil {
+				if err := addSite(ctx, tx, "b.example"); err != nil {
 					return err
 				}
 				if err := tx.InTx(ctx, func(tx *db.Tx) error {
-					if err := add(tx, "c.example"); err != nil {
+					if err := addSite(ctx, tx, "c.example"); err != nil {
 						return err
 					}
 					return errBoom
@@ -80,27 +77,24 @@ func TestInTxManySavepoints(t *testing.T) {
 		t.Run(engine, func(t *testing.T) {
 			ctx := context.Background()
 			s := dbtest.Open(t, engine)
-			add := func(tx *db.Tx, name string) error {
-				return tx.CreateSite(ctx, &db.Site{Name: name, StartURL: "https://" + name + "/", AddedAt: db.Now(), AddedBy: "test"})
-			}
 			const n = 300
 			var failed int
 			err := s.InTx(ctx, func(tx *db.Tx) error {
 				for i := range n {
 					name := fmt.Sprintf("s%d.example", i)
 					err := tx.InTx(ctx, func(tx *db.Tx) error {
-						if err := add(tx, name); err != nil {
+						if err := addSite(ctx, tx, name); err != nil {
 							return err
 						}
 						switch i % 4 {
 						case 1:
 							return errBoom
 						case 2:
-							return add(tx, name) // duplicate key: the database refuses
+							return addSite(ctx, tx, name) // duplicate key: the database refuses
 						case 3:
 							// A nested failure rolls back alone.
 							if err := tx.InTx(ctx, func(tx *db.Tx) error {
-								if err := add(tx, "nested-"+name); err != nil {
+								if err := addSite(ctx, tx, "nested-"+name); err != nil {
 									return err
 								}
 								return errBoom
@@ -117,7 +111,7 @@ func TestInTxManySavepoints(t *testing.T) {
 				func() {
 					defer func() { recover() }()
 					_ = tx.InTx(ctx, func(tx *db.Tx) error {
-						_ = add(tx, "panic.example")
+						_ = addSite(ctx, tx, "panic.example")
 						panic("boom")
 					})
 				}()
@@ -154,4 +148,9 @@ func TestInTxManySavepoints(t *testing.T) {
 			}
 		})
 	}
+}
+
+// addSite adds name to the crawl list in tx.
+func addSite(ctx context.Context, tx *db.Tx, name string) error {
+	return tx.CreateSite(ctx, &db.Site{Name: name, StartURL: "https://" + name + "/", AddedAt: db.Now(), AddedBy: "test"})
 }

@@ -52,11 +52,7 @@ func inWrite(t *testing.T, s *db.Store, f func(tx db.WriteTx) error) error {
 func TestWritePath(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s, err := db.OpenExisting(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		now := db.Now()
 		if err := s.CreateSite(ctx, &db.Site{Name: "a.example", StartURL: "https://a.example/", AddedAt: now, AddedBy: "t"}); err != nil {
 			t.Fatal(err)
@@ -238,11 +234,7 @@ func TestWritePath(t *testing.T) {
 func TestSavepoints(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
-		s, err := db.OpenExisting(ctx, dsn)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer s.Close()
+		s := dbtest.OpenDSN(t, dsn)
 		now := db.Now()
 		insert := func(tx db.WriteTx, key string) error {
 			_, err := db.InsertLease(ctx, tx, key, "h", now, now)
