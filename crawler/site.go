@@ -236,8 +236,7 @@ type siteRun struct {
 	// are index content, not evidence: a crawler killed (kill -9) loses
 	// the texts it held (a resumed cycle follows their links all the
 	// same: see completion.Found).
-	held      []heldPage
-	heldLinks int
+	held []heldPage
 	// finish is given the site's result when its crawl ends.
 	finish func(SiteResult)
 }
@@ -468,21 +467,30 @@ type heldLink struct{ to, toSite, text string }
 func (r *siteRun) holdAnchors(p heldPage, k *completion) {
 	if len(p.links) > 0 {
 		r.held = append(r.held, p)
-		r.heldLinks += len(p.links)
 	}
 	share := maxHeldAnchors / max(r.c.sitesRunning.Load(), 1)
-	if len(r.held) >= anchorPages || int64(r.heldLinks) >= share {
+	if len(r.held) >= anchorPages || int64(r.heldLinks()) >= share {
 		k.Anchors = r.takeAnchors()
 	}
 }
 
+// heldLinks counts the link texts the site holds.
+func (r *siteRun) heldLinks() int {
+	n := 0
+	for _, p := range r.held {
+		n += len(p.links)
+	}
+	return n
+}
+
 // takeAnchors returns the held link texts and holds none.
 func (r *siteRun) takeAnchors() []db.Anchor {
-	if r.heldLinks == 0 {
+	n := r.heldLinks()
+	if n == 0 {
 		r.held = nil
 		return nil
 	}
-	out := make([]db.Anchor, 0, r.heldLinks)
+	out := make([]db.Anchor, 0, n)
 	for _, p := range r.held {
 		for _, l := range p.links {
 			site := l.toSite
@@ -492,7 +500,7 @@ func (r *siteRun) takeAnchors() []db.Anchor {
 			out = append(out, db.Anchor{FromURL: p.from, ToURL: l.to, ToSite: site, AnchorText: l.text, SeenAt: p.seen, RequestID: p.id})
 		}
 	}
-	r.held, r.heldLinks = nil, 0
+	r.held = nil
 	return out
 }
 
@@ -506,7 +514,6 @@ func (r *siteRun) dropAnchorsTo(url string) {
 				links = append(links, l)
 			}
 		}
-		r.heldLinks -= len(r.held[i].links) - len(links)
 		r.held[i].links = links
 	}
 }

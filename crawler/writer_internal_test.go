@@ -302,7 +302,7 @@ func TestHeldAnchors(t *testing.T) {
 			t.Errorf("%+v: to_site %q, want the site's own", a, a.ToSite)
 		}
 	}
-	if r.heldLinks != 0 || len(r.held) != 0 || r.takeAnchors() != nil {
+	if r.heldLinks() != 0 || len(r.held) != 0 || r.takeAnchors() != nil {
 		t.Error("link texts still held after they were written")
 	}
 	// With many sites running, a site's share is smaller than a page.

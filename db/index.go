@@ -234,6 +234,9 @@ func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor) error {
 // twice on PostgreSQL), in their order. It returns anchors itself when
 // there are none such.
 func lastOfEachLink(anchors []Anchor) []Anchor {
+	if len(anchors) < 2 {
+		return anchors // most completions: the site holds its link texts
+	}
 	type key struct{ from, to, text string }
 	last := make(map[key]int, len(anchors))
 	for i, a := range anchors {
