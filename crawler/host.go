@@ -24,10 +24,14 @@ type hostState struct {
 	mu    sync.Mutex // held by the current user, from hostState to leaveHost
 
 	// The fields below belong to the current user.
-	leased   bool
-	nextAt   time.Time     // the next request may start at nextAt
-	gap      time.Duration // the gap in force: the delay, or robots.txt's Crawl-delay
-	failures int           // consecutive 5xx answers and timeouts
+	leased bool
+	// leaseUntil is (no later than) the expiry of the host's lease as
+	// this crawler last wrote it: begin renews the lease only when less
+	// than leaseRenewBelow is left (see begin).
+	leaseUntil time.Time
+	nextAt     time.Time     // the next request may start at nextAt
+	gap        time.Duration // the gap in force: the delay, or robots.txt's Crawl-delay
+	failures   int           // consecutive 5xx answers and timeouts
 }
 
 // hostState returns host's state, waiting until no other user of this
@@ -159,12 +163,13 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 // lease is held meanwhile).
 func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (*exchangeResult, time.Time, error) {
 	for !hs.leased {
+		asked := c.now()
 		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay)
 		if err != nil {
 			return nil, time.Time{}, err
 		}
 		if busy.IsZero() {
-			hs.leased = true
+			hs.leased, hs.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
 			if next.After(hs.nextAt) {
 				hs.nextAt = next
 			}
@@ -191,7 +196,7 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 		return nil, time.Time{}, err
 	}
 	row.Delay = hs.gap
-	if err := c.begin(ctx, row); err != nil {
+	if err := c.begin(ctx, hs, row); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			hs.leased = false
 		}

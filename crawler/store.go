@@ -478,16 +478,24 @@ func (c *Crawler) askGate(ctx context.Context, site string) (policy.Verdict, err
 // begin is the reservation transaction written before a request is sent: it
 // reads the policy version and makes sure the gate's answer for the site was
 // given at that very version (else the gate is asked again: a policy change
-// committed since), checks and extends this crawler's lease on the host,
-// reserves a budget slot for a page request (never given back), and writes
-// the request's log row with sent_at. It returns ErrExcluded,
-// ErrBudgetSpent or ErrLeaseLost when the request must not be sent.
+// committed since), makes sure this crawler's lease on the host outlasts
+// the request, reserves a budget slot for a page request (never given
+// back), and writes the request's log row with sent_at. It returns
+// ErrExcluded, ErrBudgetSpent or ErrLeaseLost when the request must not be
+// sent.
+//
+// The lease is renewed (and found still held) only when less than
+// leaseRenewBelow of it is left as this crawler last wrote it
+// (hs.leaseUntil): until its expiry no other crawler may take it (acquire
+// takes over expired leases only), so a lease with more left is held, and
+// will be for the whole request. Renewing it at every request cost a row
+// update per request.
 //
 // The gate's last answer for the site is reused while the version read in
 // the transaction is the one it was given at: the set of excluded sites is
 // the same at the same version, so the answer is exactly what asking again
 // would give, without a second read of the version per request.
-func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
+func (c *Crawler) begin(ctx context.Context, hs *hostState, r *reqRow) error {
 	for attempt := 0; ; attempt++ {
 		var v policy.Verdict
 		last, ok := c.verdicts.Load(r.Site)
@@ -505,6 +513,7 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 			return ErrExcluded
 		}
 		stale := false
+		var renewed time.Time
 		err := c.reserveTx(ctx, func(tx db.WriteTx) error {
 			version, err := db.PolicyVersionForWrite(ctx, tx)
 			if err != nil {
@@ -515,12 +524,16 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 				return errStale
 			}
 			now := c.now()
-			held, err := db.RenewLease(ctx, tx, r.Host, c.holder, now.Add(c.opts.LeaseTTL))
-			if err != nil {
-				return err
-			}
-			if !held {
-				return ErrLeaseLost
+			renewed = time.Time{}
+			if hs.leaseUntil.Sub(now) < c.leaseRenewBelow() {
+				held, err := db.RenewLease(ctx, tx, r.Host, c.holder, now.Add(c.opts.LeaseTTL))
+				if err != nil {
+					return err
+				}
+				if !held {
+					return ErrLeaseLost
+				}
+				renewed = now.Add(c.opts.LeaseTTL)
 			}
 			var slot *int
 			if r.Purpose == db.PurposePage {
@@ -554,10 +567,25 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 			}
 			return fmt.Errorf("crawler: request log: %w", err)
 		}
+		if !renewed.IsZero() {
+			hs.leaseUntil = renewed
+		}
 		c.stats.requests.Add(1)
 		return nil
 	}
 }
+
+// leaseRenewBelow is how much of a host's lease must be left when a
+// request is sent: the request's timeout and a margin (for the
+// completion's write, an unread answer's grace and the clocks of a fleet),
+// at least half the lease.
+func (c *Crawler) leaseRenewBelow() time.Duration {
+	return max(c.opts.LeaseTTL/2, c.opts.Timeout+leaseMargin)
+}
+
+// leaseMargin is what a lease has left beyond a request's timeout when the
+// request is sent (leaseRenewBelow).
+const leaseMargin = 5 * time.Second
 
 var errStale = errors.New("crawler: policy changed")
 
