@@ -162,6 +162,89 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 	}
 }
 
+// TestRunGroupRefusals checks how the SQLite writer's group leaves nothing
+// of a refused caller's work without a savepoint per caller: a caller
+// refused before it wrote costs the others nothing; one refused after it
+// wrote has the others run again without it (each committed once); a
+// caller whose context ended is not run.
+func TestRunGroupRefusals(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lc, err := db.OpenFastConn(path, db.FastOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	ended, cancel := context.WithCancel(ctx)
+	cancel()
+	calls := map[string]int{}
+	op := func(opCtx context.Context, name string, write bool, answer error) *writeOp {
+		return &writeOp{ctx: opCtx, f: func(tx db.WriteTx) error {
+			calls[name]++
+			if write {
+				if _, err := tx.Exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
+					name, "https://"+name+"/", db.Now()); err != nil {
+					return err
+				}
+			}
+			return answer
+		}}
+	}
+	for _, tc := range []struct {
+		name  string
+		ops   []*writeOp
+		want  []error
+		calls map[string]int
+		kept  []string
+		gone  []string
+	}{{
+		name:  "refused before writing",
+		ops:   []*writeOp{op(ctx, "a1.example", true, nil), op(ctx, "b1.example", false, ErrBudgetSpent), op(ctx, "c1.example", true, nil)},
+		want:  []error{nil, ErrBudgetSpent, nil},
+		calls: map[string]int{"a1.example": 1, "b1.example": 1, "c1.example": 1},
+		kept:  []string{"a1.example", "c1.example"},
+	}, {
+		name: "refused after writing",
+		ops: []*writeOp{op(ctx, "a2.example", true, nil), op(ctx, "b2.example", true, ErrLeaseLost),
+			op(ctx, "c2.example", true, nil), op(ended, "d2.example", true, nil)},
+		want:  []error{nil, ErrLeaseLost, nil, context.Canceled},
+		calls: map[string]int{"a2.example": 2, "b2.example": 1, "c2.example": 1},
+		kept:  []string{"a2.example", "c2.example"},
+		gone:  []string{"b2.example", "d2.example"},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			clear(calls)
+			results, err := runGroup(lc, tc.ops)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, want := range tc.want {
+				if !errors.Is(results[i], want) || (want == nil && results[i] != nil) {
+					t.Errorf("caller %d answered %v, want %v", i, results[i], want)
+				}
+			}
+			if fmt.Sprint(calls) != fmt.Sprint(tc.calls) {
+				t.Errorf("runs %v, want %v", calls, tc.calls)
+			}
+			for _, name := range tc.kept {
+				if _, err := s.Site(ctx, name); err != nil {
+					t.Errorf("%s: %v, want stored", name, err)
+				}
+			}
+			for _, name := range tc.gone {
+				if _, err := s.Site(ctx, name); !errors.Is(err, db.ErrNotFound) {
+					t.Errorf("%s: %v, want db.ErrNotFound", name, err)
+				}
+			}
+		})
+	}
+}
+
 // TestCommitGroupsReservationsFirst checks that a group takes every
 // reservation waiting before the other writes: with more of both queued
 // than a group holds, the first group is all reservations.

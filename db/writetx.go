@@ -133,6 +133,10 @@ func (f *FastConn) Commit() error {
 // Rollback ends the transaction in progress, if SQLite has not already.
 func (f *FastConn) Rollback() { f.c.Rollback() }
 
+// TotalChanges returns how many rows the connection has changed since it
+// was opened (see lite.Conn.TotalChanges).
+func (f *FastConn) TotalChanges() int64 { return f.c.TotalChanges() }
+
 // Savepoint opens the savepoint one caller's work runs in.
 func (f *FastConn) Savepoint() error {
 	_, err := f.c.Exec("SAVEPOINT op")

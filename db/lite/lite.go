@@ -285,6 +285,14 @@ func (c *Conn) Exec(q string, args ...any) (int64, error) {
 	}
 }
 
+// TotalChanges returns how many rows the connection's INSERT, UPDATE and
+// DELETE statements have changed since it was opened (rolled back ones
+// included): a caller compares two readings to learn whether what ran in
+// between wrote anything.
+func (c *Conn) TotalChanges() int64 {
+	return int64(sqlite3.Xsqlite3_total_changes(c.tls, c.db))
+}
+
 // Row is the first row of a query, read in full.
 type Row struct {
 	vals []any
