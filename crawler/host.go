@@ -162,24 +162,8 @@ func (c *Crawler) exchange(ctx context.Context, hs *hostState, row *reqRow) (*ex
 // not due yet, it sends nothing and returns when it will be (the host's
 // lease is held meanwhile).
 func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (*exchangeResult, time.Time, error) {
-	for !hs.leased {
-		asked := c.now()
-		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay)
-		if err != nil {
-			return nil, time.Time{}, err
-		}
-		if busy.IsZero() {
-			hs.leased, hs.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
-			if next.After(hs.nextAt) {
-				hs.nextAt = next
-			}
-			break
-		}
-		// Another crawler of the fleet holds the host: wait for it.
-		wait := min(c.until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
-		if err := c.sleep(ctx, wait); err != nil {
-			return nil, time.Time{}, err
-		}
+	if err := c.leaseHost(ctx, hs); err != nil {
+		return nil, time.Time{}, err
 	}
 	if c.until(hs.nextAt) > 0 {
 		return nil, hs.nextAt, nil
@@ -206,6 +190,31 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	// short gap (see maxKeepAliveGap).
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap)
 	return &exchangeResult{row: row, resp: resp, completedAt: c.now()}, time.Time{}, nil
+}
+
+// leaseHost takes hs's lease unless this user holds it already, waiting
+// while another crawler of the fleet holds it.
+func (c *Crawler) leaseHost(ctx context.Context, hs *hostState) error {
+	for !hs.leased {
+		asked := c.now()
+		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay)
+		if err != nil {
+			return err
+		}
+		if busy.IsZero() {
+			hs.leased, hs.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
+			if next.After(hs.nextAt) {
+				hs.nextAt = next
+			}
+			return nil
+		}
+		// Another crawler of the fleet holds the host: wait for it.
+		wait := min(c.until(busy), 2*time.Second) + time.Duration(rand.Int64N(int64(200*time.Millisecond)))
+		if err := c.sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // finish completes the request's row with k, after working out when the

@@ -1,0 +1,98 @@
+package crawler
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// TestBeginRenewsLeaseWhenLow checks that a request's reservation renews
+// the host's lease only when less than leaseRenewBelow of it is left (it
+// was renewed with every request, a row update each), that it renews it
+// then, and that a lease another crawler took over meanwhile is found lost
+// and nothing is logged.
+func TestBeginRenewsLeaseWhenLow(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := dbtest.OpenDSN(t, dsn)
+		fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+		c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Clock: fc, Timeout: 10 * time.Second, LeaseTTL: time.Minute,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		const host = "a.example"
+		expiry := func() (time.Time, string) {
+			t.Helper()
+			var l db.HostLease
+			err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+				var err error
+				l, err = db.ReadLease(ctx, tx, host)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return l.ExpiresAt.UTC(), l.Holder
+		}
+		hs := c.hostState(host)
+		send := func() error {
+			row := &reqRow{Site: host, Host: host, Origin: "https://" + host, URL: "https://" + host + "/robots.txt", Purpose: db.PurposeRobots}
+			if err := c.leaseHost(ctx, hs); err != nil {
+				t.Fatal(err)
+			}
+			return c.begin(ctx, hs, row)
+		}
+		acquired := fc.Now()
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := expiry(); !got.Equal(acquired.Add(time.Minute)) {
+			t.Fatalf("lease expires at %v after it was taken, want %v", got, acquired.Add(time.Minute))
+		}
+		// Half a lease and more left: not renewed.
+		fc.Advance(10 * time.Second)
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := expiry(); !got.Equal(acquired.Add(time.Minute)) {
+			t.Errorf("lease expires at %v with 50 s left, want unchanged %v", got, acquired.Add(time.Minute))
+		}
+		// Less than half left (the heartbeat's renewals not counted):
+		// renewed with the request.
+		fc.Advance(25 * time.Second)
+		if err := send(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := expiry(); !got.Equal(fc.Now().Add(time.Minute)) {
+			t.Errorf("lease expires at %v with 25 s left, want renewed to %v", got, fc.Now().Add(time.Minute))
+		}
+		// Taken over by another crawler after it expired: lost.
+		hs.leaseUntil = fc.Now()
+		if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+			_, err := db.TakeOverLease(ctx, tx, host, "other", fc.Now().Add(time.Hour), fc.Now(), c.holder, fc.Now().Add(2*time.Minute))
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if _, holder := expiry(); holder != "other" {
+			t.Fatalf("lease held by %q, want other", holder)
+		}
+		before := c.stats.requests.Load()
+		if err := send(); !errors.Is(err, ErrLeaseLost) {
+			t.Errorf("request on a lease taken over: %v, want ErrLeaseLost", err)
+		}
+		if n := c.stats.requests.Load(); n != before {
+			t.Errorf("%d requests logged on a lost lease", n-before)
+		}
+	})
+}
