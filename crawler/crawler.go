@@ -206,6 +206,9 @@ type Crawler struct {
 	lookups *lookuper
 	holder  string // this process's lease holder id: node/pid/random
 	pg      bool
+	// reserveTook is the moving average of the time a request's
+	// reservation took, in nanoseconds (noteReserve).
+	reserveTook atomic.Int64
 	// keepAliveGap is maxKeepAliveGap (tests shorten it).
 	keepAliveGap time.Duration
 

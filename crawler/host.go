@@ -165,11 +165,14 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	if err := c.leaseHost(ctx, hs); err != nil {
 		return nil, time.Time{}, err
 	}
-	if c.until(hs.nextAt) > 0 {
-		return nil, hs.nextAt, nil
+	// The request is reserved a moment before the host is due (see
+	// reserveAhead), and sent when it is.
+	ahead := c.reserveAhead(hs.gap)
+	if c.until(hs.nextAt) > ahead {
+		return nil, hs.nextAt.Add(-ahead), nil
 	}
-	// The host is due: take a request slot (waiting for its gap, above,
-	// held none).
+	// The host is (nearly) due: take a request slot (waiting for its gap,
+	// above, held none).
 	select {
 	case c.inFlight <- struct{}{}:
 	case <-ctx.Done():
@@ -179,12 +182,25 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
-	row.Delay = hs.gap
+	row.Delay, row.At = hs.gap, hs.nextAt
+	asked := time.Now()
 	if err := c.begin(ctx, hs, row); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			hs.leased = false
 		}
 		return nil, time.Time{}, err
+	}
+	c.noteReserve(time.Since(asked))
+	if wait := c.until(row.SentAt); wait > 0 {
+		// Reserved ahead of its time: sent at that time, if its site was
+		// not excluded meanwhile.
+		if err := c.sleep(ctx, wait); err != nil {
+			c.withdraw(ctx, row)
+			return nil, time.Time{}, err
+		}
+		if err := c.confirm(ctx, row); err != nil {
+			return nil, time.Time{}, err
+		}
 	}
 	// The connection is kept for the host's next request only across a
 	// short gap (see maxKeepAliveGap).

@@ -96,3 +96,73 @@ func TestBeginRenewsLeaseWhenLow(t *testing.T) {
 		}
 	})
 }
+
+// TestConfirmReservedAhead checks a request reserved ahead of its time
+// (exchangeDue): it is logged as sent at that time; at that time confirm
+// lets it go when nothing changed, or when only another site was excluded
+// meanwhile, and withdraws it (no row left, nothing counted) when its own
+// site was.
+func TestConfirmReservedAhead(t *testing.T) {
+	ctx := context.Background()
+	s := dbtest.Open(t, "sqlite")
+	fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	pol := policy.New(s, nil)
+	c, err := New(ctx, s, pol, &Options{Node: "t", Clock: fc, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const host = "a.example"
+	hs := c.hostState(host)
+	if err := c.leaseHost(ctx, hs); err != nil {
+		t.Fatal(err)
+	}
+	reserve := func() *reqRow {
+		t.Helper()
+		at := fc.Now().Add(40 * time.Millisecond)
+		row := &reqRow{Site: host, Host: host, Origin: "https://" + host, URL: "https://" + host + "/robots.txt", Purpose: db.PurposeRobots, At: at}
+		if err := c.begin(ctx, hs, row); err != nil {
+			t.Fatal(err)
+		}
+		if !row.SentAt.Equal(at) {
+			t.Fatalf("sent_at %v, want the planned %v", row.SentAt, at)
+		}
+		return row
+	}
+	logged := func(id int64) bool {
+		t.Helper()
+		var n int64
+		if err := s.DB.Raw("SELECT count(*) FROM requests WHERE id = ?", id).Scan(&n).Error; err != nil {
+			t.Fatal(err)
+		}
+		return n == 1
+	}
+	exclude := func(site string) {
+		t.Helper()
+		if _, err := pol.Exclude(ctx, []string{site}, policy.Change{Actor: "staff", Reason: "test", Source: "cli"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	row := reserve()
+	if err := c.confirm(ctx, row); err != nil || !logged(row.ID) {
+		t.Errorf("nothing changed: confirm %v, logged %v; want nil, true", err, logged(row.ID))
+	}
+	row = reserve()
+	exclude("b.example")
+	if err := c.confirm(ctx, row); err != nil || !logged(row.ID) {
+		t.Errorf("another site excluded: confirm %v, logged %v; want nil, true", err, logged(row.ID))
+	}
+	row = reserve()
+	before := c.stats.requests.Load()
+	exclude(host)
+	if err := c.confirm(ctx, row); !errors.Is(err, ErrExcluded) {
+		t.Errorf("its site excluded: confirm %v, want ErrExcluded", err)
+	}
+	if logged(row.ID) {
+		t.Errorf("the reservation of a request withdrawn is still logged")
+	}
+	if n := c.stats.requests.Load(); n != before-1 {
+		t.Errorf("requests counted %d, want %d", n, before-1)
+	}
+}

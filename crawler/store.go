@@ -473,6 +473,9 @@ type reqRow struct {
 	Line       int
 	Delay      time.Duration // the gap in force before this request
 	Cond       db.Validators // sent as If-None-Match / If-Modified-Since when set
+	// At is when the request is to be sent, if later than its
+	// reservation: the log row's sent_at (see exchangeDue).
+	At time.Time
 
 	// Filled by begin.
 	ID       int64
@@ -569,10 +572,15 @@ func (c *Crawler) begin(ctx context.Context, hs *hostState, r *reqRow) error {
 				slot = &spent
 				r.Slot = spent
 			}
+			// A request reserved ahead of its time is logged as sent at
+			// that time: it is not sent earlier (exchangeDue).
 			r.SentAt = now
+			if r.At.After(now) {
+				r.SentAt = r.At
+			}
 			row := db.Request{CycleID: r.CycleID, BudgetSlot: slot, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
 				Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
-				RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: now}
+				RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: r.SentAt}
 			err = db.InsertRequest(ctx, tx, &row)
 			r.ID = row.ID
 			return err
@@ -607,6 +615,84 @@ func (c *Crawler) leaseRenewBelow() time.Duration {
 const leaseMargin = 5 * time.Second
 
 var errStale = errors.New("crawler: policy changed")
+
+// confirm checks, once the time a request was reserved ahead for has come
+// (exchangeDue), that its site was not excluded since its reservation: if
+// it was, it withdraws the reservation and returns ErrExcluded. The check
+// runs in a writer's transaction, ordered with every policy change (which
+// takes the database's write lock before it takes its time: see
+// policy.Exclude): a change it does not see commits after it, so at a
+// time later than the request's sent_at, as the audit's exclusions rule
+// asks.
+func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
+	withdrawn := false
+	err := c.stateTx(ctx, func(tx db.WriteTx) error {
+		withdrawn = false
+		version, err := db.PolicyVersionForWrite(ctx, tx)
+		if err != nil || version == r.Verdict.Version {
+			return err
+		}
+		excluded, err := db.ExcludedSince(ctx, tx, r.Site, r.Verdict.Version)
+		if err != nil || !excluded {
+			return err
+		}
+		withdrawn = true
+		return db.WithdrawRequest(ctx, tx, r.ID)
+	})
+	if err != nil {
+		c.withdraw(ctx, r)
+		return fmt.Errorf("crawler: request log: %w", err)
+	}
+	if withdrawn {
+		c.stats.requests.Add(-1)
+		return ErrExcluded
+	}
+	return nil
+}
+
+// withdraw removes the reservation of a request reserved ahead of its time
+// that will not be sent (its crawl was interrupted meanwhile). When that
+// fails, the row stays open, and is closed as abandoned when another
+// crawler takes the host's lease over.
+func (c *Crawler) withdraw(ctx context.Context, r *reqRow) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	if err := c.stateTx(ctx, func(tx db.WriteTx) error { return db.WithdrawRequest(ctx, tx, r.ID) }); err != nil {
+		c.log.Warn("reservation of a request not sent left open", "id", r.ID, "url", r.URL, "err", err)
+		return
+	}
+	c.stats.requests.Add(-1)
+}
+
+// Reservations ahead of time (exchangeDue).
+const (
+	// maxReserveAhead bounds how long before its time a request is
+	// reserved.
+	maxReserveAhead = 50 * time.Millisecond
+)
+
+// reserveAhead is how long before a request's time its reservation is
+// written, so that the wait for the disk falls in the host's gap rather
+// than after it: twice the recent time a reservation took, plus 1 ms, at
+// most a quarter of the gap and maxReserveAhead. On PostgreSQL, none (its
+// reservations are not answered by one writer, which confirm relies on).
+func (c *Crawler) reserveAhead(gap time.Duration) time.Duration {
+	if c.pg {
+		return 0
+	}
+	return min(2*time.Duration(c.reserveTook.Load())+time.Millisecond, gap/4, maxReserveAhead)
+}
+
+// noteReserve adds d, the time a reservation took, to the moving average
+// reserveAhead reads (weight 1/8).
+func (c *Crawler) noteReserve(d time.Duration) {
+	for {
+		old := c.reserveTook.Load()
+		if c.reserveTook.CompareAndSwap(old, old+(int64(d)-old)/8) {
+			return
+		}
+	}
+}
 
 // completion is what is written after a request.
 type completion struct {

@@ -176,6 +176,19 @@ func PolicyVersionForWrite(ctx context.Context, tx WriteTx) (int64, error) {
 	return v, err
 }
 
+// ExcludedSince reports whether site's last exclusion or re-inclusion
+// after policy version was an exclusion: whether a site allowed at version
+// is excluded now. It runs in a crawler's write transaction.
+func ExcludedSince(ctx context.Context, tx WriteTx, site string, version int64) (bool, error) {
+	var kind string
+	err := tx.QueryRow(ctx, `SELECT kind FROM policy_events WHERE site = ? AND version > ? AND kind IN (?, ?)
+		ORDER BY version DESC LIMIT 1`, site, version, EventExclude, EventReinclude).Scan(&kind)
+	if noRows(err) {
+		return false, nil
+	}
+	return kind == EventExclude, err
+}
+
 // SitesEverExcluded returns every site that has an exclusion event in the
 // policy log, re-included since or not, in no particular order. It does
 // I/O.

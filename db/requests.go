@@ -101,6 +101,15 @@ func InsertRequest(ctx context.Context, tx WriteTx, r *Request) error {
 		r.RedirectOf, r.RobotsSnapshotID, r.RobotsRule, r.RobotsLine, r.PolicyCheck, r.DelayMS, r.SentAt).Scan(&r.ID)
 }
 
+// WithdrawRequest removes the reservation id, a request never sent (the
+// crawler reserves a request shortly before the time it plans to send it,
+// and withdraws it when the site was excluded in between), unless it was
+// completed. It runs in a crawler's write transaction.
+func WithdrawRequest(ctx context.Context, tx WriteTx, id int64) error {
+	_, err := tx.Exec(ctx, `DELETE FROM requests WHERE id = ? AND completed_at IS NULL`, id)
+	return err
+}
+
 // CompleteRequest writes the outcome of the request r.ID (r's fields from
 // CompletedAt on), unless it is completed already. It runs in a crawler's
 // write transaction.
