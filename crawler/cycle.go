@@ -45,9 +45,18 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func()) (
 	// when it expires unrenewed, its holder died (kill -9, a lost machine)
 	// and its cycle is taken over. Either way a fleet's second crawler
 	// learns within one heartbeat that a site is taken, not a lease TTL.
-	var firstBusy time.Time
+	var (
+		firstBusy time.Time
+		cy        *cycle
+	)
 	for {
-		_, busy, err := c.acquire(ctx, cycleKey(site), 0)
+		// The cycle is opened in the lease's own transaction: one write
+		// fewer before a site's first request, and a site visited
+		// recently leaves its lease as it was.
+		_, busy, err := c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
+			cy, err = c.openCycle(ctx, tx, site)
+			return err
+		})
 		if err != nil {
 			return nil, err
 		}
@@ -80,68 +89,51 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func()) (
 			}
 		}
 	}
-	cy, err := c.openCycle(ctx, site)
-	if err != nil || cy == nil {
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		c.release(rctx, cycleKey(site), time.Time{})
-		cancel()
-	}
-	return cy, err
+	return cy, nil
 }
 
-func (c *Crawler) openCycle(ctx context.Context, site string) (*cycle, error) {
-	var cy *cycle
-	err := c.stateTx(ctx, func(tx db.WriteTx) error {
-		var (
-			id            int64
-			status        string
-			started       time.Time
-			budget, spent int
-			delayMS       int64
-		)
-		last, err := db.LastCycle(ctx, tx, site)
-		if err == nil {
-			id, status, started, budget, spent, delayMS = last.ID, last.Status, last.StartedAt, last.Budget, last.Spent, last.DelayMS
-		}
-		resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
-		now := c.now()
-		recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
-		switch {
-		case err != nil && !errors.Is(err, db.ErrNotFound):
-			return err
-		case err == nil && status == db.CycleRunning:
-			// We hold the site's lease, so its last holder is gone.
-			if err := db.SetCycleNode(ctx, tx, id, c.opts.Node); err != nil {
-				return err
-			}
-			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
-			return nil
-		case recent && status == db.CycleStopped && spent < budget:
-			if err := db.ResumeCycle(ctx, tx, id, c.opts.Node); err != nil {
-				return err
-			}
-			cy = &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}
-			return nil
-		case recent:
-			return &errSkip{fmt.Sprintf("visited %s in cycle %d, less than --recrawl-after %s ago; it may be visited again from %s",
-				started.UTC().Format("2006-01-02 15:04:05 UTC"), id, days(c.opts.RecrawlAfter),
-				started.Add(c.opts.RecrawlAfter).UTC().Format("2006-01-02 15:04:05 UTC"))}
-		}
-		id, err = db.InsertCycle(ctx, tx, site, c.opts.Node, now, Budget, c.opts.Delay.Milliseconds())
-		if err != nil {
-			return err
-		}
-		cy = &cycle{ID: id, Delay: c.opts.Delay, Budget: Budget}
-		return nil
-	})
-	if err != nil {
-		var skip *errSkip
-		if errors.As(err, &skip) {
+// openCycle starts the site's cycle in tx, which has just taken the
+// site's lease (see startCycle), and returns it, or *errSkip when the site
+// was visited recently.
+func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*cycle, error) {
+	var (
+		id            int64
+		status        string
+		started       time.Time
+		budget, spent int
+		delayMS       int64
+	)
+	last, err := db.LastCycle(ctx, tx, site)
+	if err == nil {
+		id, status, started, budget, spent, delayMS = last.ID, last.Status, last.StartedAt, last.Budget, last.Spent, last.DelayMS
+	}
+	resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
+	now := c.now()
+	recent := err == nil && now.Sub(started) < c.opts.RecrawlAfter
+	switch {
+	case err != nil && !errors.Is(err, db.ErrNotFound):
+		return nil, err
+	case err == nil && status == db.CycleRunning:
+		// We hold the site's lease, so its last holder is gone.
+		if err := db.SetCycleNode(ctx, tx, id, c.opts.Node); err != nil {
 			return nil, err
 		}
-		return nil, fmt.Errorf("crawler: start cycle of %s: %w", site, err)
+		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}, nil
+	case recent && status == db.CycleStopped && spent < budget:
+		if err := db.ResumeCycle(ctx, tx, id, c.opts.Node); err != nil {
+			return nil, err
+		}
+		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}, nil
+	case recent:
+		return nil, &errSkip{fmt.Sprintf("visited %s in cycle %d, less than --recrawl-after %s ago; it may be visited again from %s",
+			started.UTC().Format("2006-01-02 15:04:05 UTC"), id, days(c.opts.RecrawlAfter),
+			started.Add(c.opts.RecrawlAfter).UTC().Format("2006-01-02 15:04:05 UTC"))}
 	}
-	return cy, nil
+	id, err = db.InsertCycle(ctx, tx, site, c.opts.Node, now, Budget, c.opts.Delay.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	return &cycle{ID: id, Delay: c.opts.Delay, Budget: Budget}, nil
 }
 
 // endCycle records how the cycle ended and gives the site's lease back.

@@ -213,7 +213,7 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 func (c *Crawler) leaseHost(ctx context.Context, hs *hostState) error {
 	for !hs.leased {
 		asked := c.now()
-		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay)
+		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay, nil)
 		if err != nil {
 			return err
 		}

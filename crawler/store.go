@@ -38,7 +38,7 @@ func logicalError(err error) bool {
 // f may run twice (it must only set its results), when another f of its
 // group failed.
 func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f, false)
+	return c.write(ctx, c.writes, f, false, false)
 }
 
 // stateTx is withTx for the crawler's own state (leases, a cycle opened or
@@ -50,7 +50,7 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error
 // order). A crash before that sync loses the state change, and no
 // request depended on it.
 func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f, true)
+	return c.write(ctx, c.writes, f, true, false)
 }
 
 // reserveTx is withTx for a request's reservation (begin), which a site
@@ -58,11 +58,23 @@ func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) erro
 // before the other work (completions, which the site's gap overlaps),
 // so a busy writer delays requests no more than it must.
 func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.reserves, f, false)
+	return c.write(ctx, c.reserves, f, false, false)
 }
 
-func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error, early bool) error {
-	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: early}
+// refusableTx is stateTx for work that is refused, now and then, after it
+// wrote (a cycle opened with its lease, when the site was visited
+// recently: see startCycle): it runs in a savepoint of its own on SQLite,
+// so that a refusal costs the rest of its group nothing (see runGroup). On
+// PostgreSQL it is withLeaseTx.
+func (c *Crawler) refusableTx(ctx context.Context, f func(tx db.WriteTx) error) error {
+	if c.pg {
+		return c.withLeaseTx(ctx, f)
+	}
+	return c.write(ctx, c.writes, f, true, true)
+}
+
+func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error, early, savepoint bool) error {
+	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: early, savepoint: savepoint}
 	select {
 	case to <- w:
 	case <-ctx.Done():
@@ -80,6 +92,8 @@ type writeOp struct {
 	done chan error
 	// early answers the caller on commit, before the sync (stateTx).
 	early bool
+	// savepoint runs f in a savepoint of its own (refusableTx).
+	savepoint bool
 }
 
 // maxGroup bounds the callers committed together.
@@ -243,6 +257,12 @@ func runGroup(lc *db.FastConn, ops []*writeOp) ([]error, error) {
 				results[i], refused[i] = err, true
 				continue
 			}
+			if op.savepoint {
+				if err := lc.Savepoint(); err != nil {
+					lc.Rollback()
+					return nil, err
+				}
+			}
 			before := lc.TotalChanges()
 			err := op.f(lc)
 			if err != nil && !logicalError(err) {
@@ -250,6 +270,20 @@ func runGroup(lc *db.FastConn, ops []*writeOp) ([]error, error) {
 				return nil, err
 			}
 			results[i] = err
+			if op.savepoint {
+				if err != nil {
+					refused[i] = true
+					if err := lc.RollbackToSavepoint(); err != nil {
+						lc.Rollback()
+						return nil, err
+					}
+				}
+				if err := lc.ReleaseSavepoint(); err != nil {
+					lc.Rollback()
+					return nil, err
+				}
+				continue
+			}
 			if err != nil {
 				refused[i] = true
 				if lc.TotalChanges() != before {
@@ -368,7 +402,10 @@ var errWriterStopped = errors.New("crawler: closed")
 // lease's expiry) when another live crawler holds it. An expired lease of a
 // crawler that died is taken over; since that crawler's last request ended
 // before the expiry at the latest, next_at moves to the expiry plus gap.
-func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (nextAt time.Time, busyUntil time.Time, err error) {
+// When then is not nil, it runs in the same transaction once the lease is
+// taken; when it fails, the lease is not taken either, and acquire returns
+// its error.
+func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, then func(tx db.WriteTx) error) (nextAt time.Time, busyUntil time.Time, err error) {
 	for attempt := 0; attempt < 10; attempt++ {
 		now := c.now()
 		exp := now.Add(c.opts.LeaseTTL)
@@ -376,14 +413,25 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			got  bool
 			busy time.Time
 		)
-		err = c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		thenIn := func(tx db.WriteTx) error {
+			if then == nil {
+				return nil
+			}
+			return then(tx)
+		}
+		tx := c.withLeaseTx
+		if then != nil {
+			tx = c.refusableTx
+		}
+		err = tx(ctx, func(tx db.WriteTx) error {
+			got = false
 			ok, err := db.InsertLease(ctx, tx, key, c.holder, exp, now)
 			if err != nil {
 				return err
 			}
 			if ok {
 				got, nextAt = true, now
-				return nil
+				return thenIn(tx)
 			}
 			l, err := db.ReadLease(ctx, tx, key)
 			if err != nil {
@@ -413,9 +461,15 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 			if err != nil {
 				return err
 			}
-			got = ok
+			if got = ok; got {
+				return thenIn(tx)
+			}
 			return nil
 		})
+		var skip *errSkip
+		if errors.As(err, &skip) {
+			return time.Time{}, time.Time{}, err
+		}
 		if err != nil {
 			return time.Time{}, time.Time{}, fmt.Errorf("crawler: lease %s: %w", key, err)
 		}
