@@ -680,7 +680,10 @@ var errStale = errors.New("crawler: policy changed")
 // asks.
 func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
 	withdrawn := false
-	err := c.stateTx(ctx, func(tx db.WriteTx) error {
+	// (With the reservations, ahead of other writes: the request waits on
+	// it. Answered on commit: it wrote nothing, or withdrew a request not
+	// sent.)
+	err := c.write(ctx, c.reserves, func(tx db.WriteTx) error {
 		withdrawn = false
 		version, err := db.PolicyVersionForWrite(ctx, tx)
 		if err != nil || version == r.Verdict.Version {
@@ -692,7 +695,7 @@ func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
 		}
 		withdrawn = true
 		return db.WithdrawRequest(ctx, tx, r.ID)
-	})
+	}, true, false)
 	if err != nil {
 		c.withdraw(ctx, r)
 		return fmt.Errorf("crawler: request log: %w", err)
