@@ -672,7 +672,8 @@ var errStale = errors.New("crawler: policy changed")
 
 // confirm checks, once the time a request was reserved ahead for has come
 // (exchangeDue), that its site was not excluded since its reservation: if
-// it was, it withdraws the reservation and returns ErrExcluded. The check
+// it was, it completes the request as withdrawn (db.OutcomeWithdrawn)
+// and returns ErrExcluded. The check
 // runs in a writer's transaction, ordered with every policy change (which
 // takes the database's write lock before it takes its time: see
 // policy.Exclude): a change it does not see commits after it, so at a
@@ -694,31 +695,31 @@ func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
 			return err
 		}
 		withdrawn = true
-		return db.WithdrawRequest(ctx, tx, r.ID)
+		return db.WithdrawRequest(ctx, tx, r.ID, c.now(), fmt.Sprintf("not sent: the site was excluded at policy v%d before its time", version))
 	}, true, false)
 	if err != nil {
 		c.withdraw(ctx, r)
 		return fmt.Errorf("crawler: request log: %w", err)
 	}
 	if withdrawn {
-		c.stats.requests.Add(-1)
 		return ErrExcluded
 	}
 	return nil
 }
 
-// withdraw removes the reservation of a request reserved ahead of its time
-// that will not be sent (its crawl was interrupted meanwhile). When that
-// fails, the row stays open, and is closed as abandoned when another
-// crawler takes the host's lease over.
+// withdraw completes a request reserved ahead of its time that will not be
+// sent (its crawl was interrupted meanwhile, or its check failed) as
+// withdrawn. When that fails, the row stays open, and is closed as
+// abandoned when another crawler takes the host's lease over.
 func (c *Crawler) withdraw(ctx context.Context, r *reqRow) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
-	if err := c.stateTx(ctx, func(tx db.WriteTx) error { return db.WithdrawRequest(ctx, tx, r.ID) }); err != nil {
+	err := c.stateTx(ctx, func(tx db.WriteTx) error {
+		return db.WithdrawRequest(ctx, tx, r.ID, c.now(), "not sent: the crawl was interrupted before its time")
+	})
+	if err != nil {
 		c.log.Warn("reservation of a request not sent left open", "id", r.ID, "url", r.URL, "err", err)
-		return
 	}
-	c.stats.requests.Add(-1)
 }
 
 // Reservations ahead of time (exchangeDue).

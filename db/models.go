@@ -155,6 +155,13 @@ const (
 	PurposeRobots = "robots"
 )
 
+// OutcomeWithdrawn is the outcome of a request reserved (logged) ahead of
+// the time it was to be sent and then not sent: its site was excluded, or
+// its crawl interrupted, before that time. Its sent_at is the time it was
+// to be sent and its completed_at when it was withdrawn. The audit counts
+// its budget slot (spent) and nothing else: it was never sent.
+const OutcomeWithdrawn = "withdrawn"
+
 // Request is one HTTP request of the crawler. The row is written before the
 // request is sent and completed after, so a request that died with its
 // process stays in the log as sent (CompletedAt nil).

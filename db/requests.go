@@ -101,12 +101,14 @@ func InsertRequest(ctx context.Context, tx WriteTx, r *Request) error {
 		r.RedirectOf, r.RobotsSnapshotID, r.RobotsRule, r.RobotsLine, r.PolicyCheck, r.DelayMS, r.SentAt).Scan(&r.ID)
 }
 
-// WithdrawRequest removes the reservation id, a request never sent (the
-// crawler reserves a request shortly before the time it plans to send it,
-// and withdraws it when the site was excluded in between), unless it was
-// completed. It runs in a crawler's write transaction.
-func WithdrawRequest(ctx context.Context, tx WriteTx, id int64) error {
-	_, err := tx.Exec(ctx, `DELETE FROM requests WHERE id = ? AND completed_at IS NULL`, id)
+// WithdrawRequest completes the request id, reserved ahead of its time and
+// not sent, as withdrawn at at, saying why (see OutcomeWithdrawn), unless
+// it was completed. (Not deleted: the sealer may have seen it pending, and
+// a pending row that disappears is reported as deleted.) It runs in a
+// crawler's write transaction.
+func WithdrawRequest(ctx context.Context, tx WriteTx, id int64, at time.Time, why string) error {
+	_, err := tx.Exec(ctx, `UPDATE requests SET completed_at = ?, outcome = ?, error = ? WHERE id = ? AND completed_at IS NULL`,
+		at, OutcomeWithdrawn, why, id)
 	return err
 }
 
@@ -152,13 +154,14 @@ type SentRequest struct {
 	SentAt time.Time
 }
 
-// RequestsSent calls fn for every request sent at a time in [from, to], in
-// any order, streaming (one query on the sent_at index). It stops at fn's
+// RequestsSent calls fn for every request sent at a time in [from, to]
+// (withdrawn ones were not sent), in any order, streaming (one query on the
+// sent_at index). It stops at fn's
 // first error and returns it. It does I/O.
 func (s *Store) RequestsSent(ctx context.Context, from, to time.Time, fn func(SentRequest) error) error {
 	rows, err := s.DB.WithContext(ctx).Model(&Request{}).
 		Select("id", "url", "sent_at").
-		Where("sent_at >= ? AND sent_at <= ?", from.UTC(), to.UTC()).
+		Where("sent_at >= ? AND sent_at <= ? AND outcome <> ?", from.UTC(), to.UTC(), OutcomeWithdrawn).
 		Rows()
 	if err != nil {
 		return fmt.Errorf("db: request log: %w", err)

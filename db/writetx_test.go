@@ -148,6 +148,19 @@ func TestWritePath(t *testing.T) {
 			if n, err := db.AbandonHostRequests(ctx, tx, "a.example", "abandoned", "why", now.Add(time.Hour)); err != nil || n != 0 {
 				return fmt.Errorf("abandon again: %d, %v; want 0", n, err)
 			}
+			// A request reserved ahead and withdrawn: completed, not sent.
+			wd := db.Request{Site: "a.example", Host: "a.example", Origin: "https://a.example", URL: "https://a.example/w",
+				Purpose: db.PurposePage, Node: "n2", SentAt: now}
+			if err := db.InsertRequest(ctx, tx, &wd); err != nil {
+				return err
+			}
+			if err := db.WithdrawRequest(ctx, tx, wd.ID, now, "not sent"); err != nil {
+				return err
+			}
+			var outcome string
+			if err := tx.QueryRow(ctx, `SELECT outcome FROM requests WHERE id = ? AND completed_at IS NOT NULL`, wd.ID).Scan(&outcome); err != nil || outcome != db.OutcomeWithdrawn {
+				return fmt.Errorf("withdrawn request: outcome %q, %v", outcome, err)
+			}
 			sn := &db.RobotsSnapshot{Origin: "https://a.example", FetchedAt: now, Status: 200, Body: []byte("User-agent: *"), Outcome: db.RobotsParsed, RequestID: &reqID}
 			if err := db.InsertRobotsSnapshot(ctx, tx, sn); err != nil || sn.ID == 0 {
 				return fmt.Errorf("snapshot: id %d, %v", sn.ID, err)
@@ -177,8 +190,8 @@ func TestWritePath(t *testing.T) {
 			return db.EndCycle(ctx, tx, cycleID, "a.example", db.CycleDone, "done", now.Add(time.Minute))
 		}))
 		reqs, err := s.SiteRequests(ctx, "a.example")
-		if err != nil || len(reqs) != 2 {
-			t.Fatalf("requests %d, %v; want 2", len(reqs), err)
+		if err != nil || len(reqs) != 3 {
+			t.Fatalf("requests %d, %v; want 3 (one withdrawn)", len(reqs), err)
 		}
 		if r := reqs[0]; r.ID != reqID || r.Status == nil || *r.Status != 200 || r.ETag != `"e"` || r.CompletedAt == nil {
 			t.Errorf("completed request %+v", r)
@@ -223,7 +236,7 @@ func TestWritePath(t *testing.T) {
 			sent = append(sent, r.ID)
 			return nil
 		}); err != nil || len(sent) != 2 {
-			t.Errorf("requests sent: %v, %v; want 2", sent, err)
+			t.Errorf("requests sent: %v, %v; want 2 (not the withdrawn one)", sent, err)
 		}
 	})
 }

@@ -476,9 +476,17 @@ func newSiteState(name string) *siteState {
 	}
 }
 
-// check applies every request-level rule to one request.
+// check applies every request-level rule to one request. A request
+// withdrawn before its time (db.OutcomeWithdrawn) was never sent: it
+// spent a budget slot, and no other rule applies to it.
 func (a *auditor) check(ctx context.Context, r *row) error {
 	s := a.site
+	if r.outcome == db.OutcomeWithdrawn {
+		if a.rules.budget && r.isPage {
+			return a.countBudget(s, r)
+		}
+		return nil
+	}
 	if a.rules.robots && r.isPage {
 		if err := a.checkRobots(ctx, s, r); err != nil {
 			return err

@@ -74,6 +74,9 @@ func (a *auditor) checkSignatures(ctx context.Context, report func(Violation) er
 	// checked.
 	var emitErr error // from report, returned as it is
 	completed, err := a.store.RequestSignatures(ctx, a.opts.Sites, a.opts.Since, nodes, func(r db.Request) error {
+		if r.Outcome == db.OutcomeWithdrawn {
+			return nil // never sent
+		}
 		v := Violation{Site: r.Site, Rule: RuleSignatures, Requests: []RequestRef{refOf(r)}}
 		if r.SigKeyID == "" {
 			if run, ok := signingRunAt(byNode[r.Node], r.SentAt); ok {

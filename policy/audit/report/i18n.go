@@ -314,6 +314,7 @@ var catalog = map[string]map[string]string{
 	"oc_not-html":             {"en": "not HTML: not indexed", "it": "non HTML: non indicizzata", "da": "ikke HTML: ikke indekseret", "hu": "nem HTML: nincs indexelve"},
 	"oc_unparsable":           {"en": "unreadable HTML", "it": "HTML illeggibile", "da": "ulæselig HTML", "hu": "olvashatatlan HTML"},
 	"oc_noindex":              {"en": "noindex: nothing kept", "it": "noindex: nulla conservato", "da": "noindex: intet gemt", "hu": "noindex: semmit nem tároltunk"},
+	"oc_withdrawn":            {"en": "withdrawn: not sent", "it": "ritirata: non inviata", "da": "trukket tilbage: ikke sendt", "hu": "visszavonva: nem küldtük el"},
 
 	"rr_no_rule":     {"en": "no rule matched", "it": "nessuna regola applicabile", "da": "ingen regel passede", "hu": "egyik szabály sem illeszkedett"},
 	"rr_robots_txt":  {"en": "robots.txt itself is always allowed", "it": "robots.txt stesso è sempre consentito", "da": "selve robots.txt er altid tilladt", "hu": "maga a robots.txt mindig engedélyezett"},

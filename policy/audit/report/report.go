@@ -351,18 +351,23 @@ func buildCycles(ctx context.Context, g *db.Store, rep *Report) error {
 		if r.SigKeyID != "" && r.SigCreated != nil && r.SigExpires != nil {
 			req.Signature = &Signature{KeyID: r.SigKeyID, Created: r.SigCreated.UTC(), Expires: r.SigExpires.UTC()}
 		}
-		rep.Status.Requests++
-		if r.Purpose == db.PurposePage {
-			rep.Status.PageRequests++
-		}
-		if rep.Status.FirstRequest == nil {
+		// A request withdrawn before its time was never sent: it is
+		// listed in its cycle, and counted nowhere.
+		sent := r.Outcome != db.OutcomeWithdrawn
+		if sent {
+			rep.Status.Requests++
+			if r.Purpose == db.PurposePage {
+				rep.Status.PageRequests++
+			}
+			if rep.Status.FirstRequest == nil {
+				t := req.SentAt
+				rep.Status.FirstRequest = &t
+			}
 			t := req.SentAt
-			rep.Status.FirstRequest = &t
-		}
-		t := req.SentAt
-		rep.Status.LastRequest = &t
-		if !since.IsZero() && req.SentAt.After(since) {
-			rep.Status.RequestsSinceExclusion++
+			rep.Status.LastRequest = &t
+			if !since.IsZero() && req.SentAt.After(since) {
+				rep.Status.RequestsSinceExclusion++
+			}
 		}
 		i, ok := -1, false
 		if r.CycleID != nil {
@@ -374,14 +379,14 @@ func buildCycles(ctx context.Context, g *db.Store, rep *Report) error {
 		}
 		c := &rep.Cycles[i]
 		c.Requests = append(c.Requests, req)
-		if r.Purpose == db.PurposePage {
+		if r.Purpose == db.PurposePage && sent {
 			c.PageRequests++
 		}
 	}
 	if len(loose) > 0 {
 		c := Cycle{Requests: loose}
 		for _, r := range loose {
-			if r.Purpose == db.PurposePage {
+			if r.Purpose == db.PurposePage && r.Outcome != db.OutcomeWithdrawn {
 				c.PageRequests++
 			}
 		}
