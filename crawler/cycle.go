@@ -136,21 +136,45 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 	return &cycle{ID: id, Delay: c.opts.Delay, Budget: Budget}, nil
 }
 
-// endCycle records how the cycle ended and gives the site's lease back.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor) error {
+// endCycle records how the cycle ended and gives the site's lease back,
+// and on SQLite the leases of hosts, the hosts the cycle still holds, in
+// the same transaction (one write at a site's end rather than one per
+// lease; on PostgreSQL, where crawlers contend for leases, each goes back
+// in a transaction of its own: see withLeaseTx).
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	err := c.stateTx(ctx, func(tx db.WriteTx) error {
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
 			return fmt.Errorf("anchors: %w", err)
 		}
-		return db.EndCycle(ctx, tx, cy.ID, site, status, reason, c.now())
+		now := c.now()
+		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
+			return err
+		}
+		if c.pg {
+			return nil
+		}
+		for _, hs := range hosts.m {
+			if hs.leased {
+				if err := db.ReleaseLease(ctx, tx, hs.host, c.holder, now, hs.nextAt.UTC().Truncate(time.Microsecond)); err != nil {
+					return fmt.Errorf("lease %s: %w", hs.host, err)
+				}
+			}
+		}
+		return db.ReleaseLease(ctx, tx, cycleKey(site), c.holder, now, time.Time{})
 	})
 	if err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)
 	}
 	c.store.SealSoon() // seal the cycle's records now, if a sealer runs
-	return c.release(ctx, cycleKey(site), time.Time{})
+	if c.pg {
+		return c.release(ctx, cycleKey(site), time.Time{})
+	}
+	for _, hs := range hosts.m {
+		hs.leased = false // given back
+	}
+	return nil
 }
 
 // resumeState reads what an interrupted cycle did already: the URLs it

@@ -410,7 +410,11 @@ func (c *Crawler) afterOrDone(ctx context.Context, d time.Duration, f func()) {
 // reports the site's result.
 func (r *siteRun) end(ctx context.Context, status, reason string) {
 	c, res, cy := r.c, r.res, r.cy
-	r.hosts.close(ctx)
+	if c.pg {
+		// Each host's lease goes back in a transaction of its own (see
+		// withLeaseTx); on SQLite, with the cycle's end (endCycle).
+		r.hosts.close(ctx)
+	}
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
@@ -419,9 +423,10 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if reason == reasonExcluded {
 		anchors = nil // nothing more is kept of an excluded site's pages
 	}
-	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors); err != nil {
+	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.hosts); err != nil {
 		c.log.Error("cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
 	}
+	r.hosts.close(ctx)
 	c.verdicts.Delete(r.site)
 	res.Reason = reason
 	switch {
