@@ -37,8 +37,11 @@ func cycleKey(site string) string { return "cycle:" + site }
 // again when it was interrupted (stopped, or running under a crawler whose
 // lease expired) before spending its budget. It returns *errSkip when the
 // site was visited recently or another crawler is on it. waiting, when not
-// nil, is called before it waits for another crawler's lease.
-func (c *Crawler) startCycle(ctx context.Context, site string, waiting func()) (*cycle, error) {
+// nil, is called before it waits for another crawler's lease. On SQLite
+// the lease of first (the start URL's host, held by the caller in this
+// process) is taken in the same transaction when no other crawler holds
+// it: one write fewer before the site's first request.
+func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
 	// releases it, the site was just crawled (openCycle then says so);
@@ -53,14 +56,29 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func()) (
 		// The cycle is opened in the lease's own transaction: one write
 		// fewer before a site's first request, and a site visited
 		// recently leaves its lease as it was.
+		var (
+			hostGot  bool
+			hostNext time.Time
+		)
+		asked := c.now()
 		_, busy, err := c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
-			cy, err = c.openCycle(ctx, tx, site)
+			hostGot = false
+			if cy, err = c.openCycle(ctx, tx, site); err != nil || c.pg || first == nil || first.leased {
+				return err
+			}
+			hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL))
 			return err
 		})
 		if err != nil {
 			return nil, err
 		}
 		if busy.IsZero() {
+			if hostGot {
+				first.leased, first.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
+				if hostNext.After(first.nextAt) {
+					first.nextAt = hostNext
+				}
+			}
 			break
 		}
 		if !firstBusy.IsZero() && busy.After(firstBusy) {

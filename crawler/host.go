@@ -95,6 +95,15 @@ func (s *hostSet) get(host string) *hostState {
 	return hs
 }
 
+// setDelay sets the least gap for the set's hosts, those held already
+// included.
+func (s *hostSet) setDelay(d time.Duration) {
+	s.delay = d
+	for _, hs := range s.m {
+		hs.gap = max(hs.gap, d)
+	}
+}
+
 // baseGap is the least gap between two requests to one host of the set.
 func (s *hostSet) baseGap() time.Duration { return max(s.c.opts.Delay, s.delay) }
 

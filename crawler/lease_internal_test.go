@@ -3,6 +3,7 @@ package crawler
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -160,5 +161,56 @@ func TestConfirmReservedAhead(t *testing.T) {
 	}
 	if o := outcome(row.ID); o != db.OutcomeWithdrawn {
 		t.Errorf("the request not sent has outcome %q, want %q", o, db.OutcomeWithdrawn)
+	}
+}
+
+// TestStartTakesFirstHostLease checks that starting a site takes its
+// cycle's lease, opens the cycle and takes the start URL's host's lease in
+// one write on SQLite (the host is leased before any request), and that a
+// site visited recently is skipped with neither lease taken.
+func TestStartTakesFirstHostLease(t *testing.T) {
+	ctx := context.Background()
+	s := dbtest.Open(t, "sqlite")
+	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	holders := func() map[string]string {
+		t.Helper()
+		var ls []db.HostLease
+		if err := s.DB.Find(&ls).Error; err != nil {
+			t.Fatal(err)
+		}
+		m := map[string]string{}
+		for _, l := range ls {
+			m[l.Host] = l.Holder
+		}
+		return m
+	}
+	r, res := c.startSite(ctx, Target{Site: "a.example", StartURL: "https://www.a.example/"}, nil)
+	if r == nil {
+		t.Fatalf("not started: %+v", res)
+	}
+	want := map[string]string{"cycle:a.example": c.holder, "www.a.example": c.holder}
+	if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("leases after the start %v, want %v", got, want)
+	}
+	if hs := r.hosts.m["www.a.example"]; hs == nil || !hs.leased || hs.leaseUntil.IsZero() {
+		t.Errorf("start host's state %+v, want leased", hs)
+	}
+	r.finish = func(SiteResult) {}
+	r.end(ctx, db.CycleDone, "test")
+	want = map[string]string{"cycle:a.example": "", "www.a.example": ""}
+	if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("leases after the end %v, want %v", got, want)
+	}
+	// Visited just now: skipped, nothing taken.
+	r, res = c.startSite(ctx, Target{Site: "a.example", StartURL: "https://www.a.example/"}, nil)
+	if r != nil || res.Status != SiteSkipped {
+		t.Fatalf("second start: %+v, want skipped", res)
+	}
+	if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("leases after a skipped start %v, want %v", got, want)
 	}
 }

@@ -293,8 +293,13 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 		res.Status, res.Reason = SiteExcluded, fmt.Sprintf("on the exclusion list at policy v%d; nothing was sent", v.Version)
 		return nil, res
 	}
-	cy, err := c.startCycle(ctx, t.Site, waiting)
+	// The start URL's host is taken (in this process) before the cycle
+	// starts, so that on SQLite its lease is taken in the cycle's own
+	// transaction (see startCycle).
+	hosts := c.newHostSet(0)
+	cy, err := c.startCycle(ctx, t.Site, waiting, hosts.get(start.Hostname()))
 	if err != nil {
+		hosts.close(ctx)
 		var skip *errSkip
 		if errors.As(err, &skip) {
 			res.Status, res.Reason = SiteSkipped, skip.reason
@@ -307,7 +312,8 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 		return nil, res
 	}
 	res.CycleID = cy.ID
-	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: c.newHostSet(cy.Delay), queued: map[string]bool{}, seen: map[string]bool{},
+	hosts.setDelay(cy.Delay)
+	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: hosts, queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
 	if prev, err := c.store.PreviousValidators(ctx, t.Site, cy.ID); err == nil {
 		r.prev = prev

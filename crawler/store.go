@@ -424,47 +424,12 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 			tx = c.refusableTx
 		}
 		err = tx(ctx, func(tx db.WriteTx) error {
-			got = false
-			ok, err := db.InsertLease(ctx, tx, key, c.holder, exp, now)
-			if err != nil {
+			var err error
+			got, nextAt, busy, err = c.takeLease(ctx, tx, key, gap, now, exp)
+			if err != nil || !got {
 				return err
 			}
-			if ok {
-				got, nextAt = true, now
-				return thenIn(tx)
-			}
-			l, err := db.ReadLease(ctx, tx, key)
-			if err != nil {
-				return err
-			}
-			switch {
-			case l.Holder == c.holder:
-				ok, err = db.RenewLease(ctx, tx, key, c.holder, exp)
-				nextAt = l.NextAt
-			case l.Holder == "":
-				ok, err = db.ClaimLease(ctx, tx, key, c.holder, exp)
-				nextAt = l.NextAt
-			case l.ExpiresAt.After(now):
-				busy = l.ExpiresAt
-				return nil
-			default:
-				nextAt = l.NextAt
-				if t := l.ExpiresAt.Add(gap); t.After(nextAt) {
-					nextAt = t.UTC().Truncate(time.Microsecond)
-				}
-				c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.Holder, "expired_at", l.ExpiresAt)
-				ok, err = db.TakeOverLease(ctx, tx, key, c.holder, exp, nextAt, l.Holder, now)
-				if err == nil && ok {
-					err = c.abandon(ctx, tx, key, l.Holder, l.ExpiresAt)
-				}
-			}
-			if err != nil {
-				return err
-			}
-			if got = ok; got {
-				return thenIn(tx)
-			}
-			return nil
+			return thenIn(tx)
 		})
 		var skip *errSkip
 		if errors.As(err, &skip) {
@@ -481,6 +446,45 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 		}
 	}
 	return time.Time{}, c.clock.Now().Add(time.Second), nil
+}
+
+// takeLease is acquire's work in tx: it takes the lease key for this
+// crawler until exp when it can, and reports whether it did and the
+// lease's next_at (see acquire), or busy, the expiry of another live
+// crawler's lease on key.
+func (c *Crawler) takeLease(ctx context.Context, tx db.WriteTx, key string, gap time.Duration, now, exp time.Time) (got bool, nextAt, busy time.Time, err error) {
+	ok, err := db.InsertLease(ctx, tx, key, c.holder, exp, now)
+	if err != nil || ok {
+		return ok, now, time.Time{}, err
+	}
+	l, err := db.ReadLease(ctx, tx, key)
+	if err != nil {
+		return false, time.Time{}, time.Time{}, err
+	}
+	switch {
+	case l.Holder == c.holder:
+		ok, err = db.RenewLease(ctx, tx, key, c.holder, exp)
+		nextAt = l.NextAt
+	case l.Holder == "":
+		ok, err = db.ClaimLease(ctx, tx, key, c.holder, exp)
+		nextAt = l.NextAt
+	case l.ExpiresAt.After(now):
+		return false, time.Time{}, l.ExpiresAt, nil
+	default:
+		nextAt = l.NextAt
+		if t := l.ExpiresAt.Add(gap); t.After(nextAt) {
+			nextAt = t.UTC().Truncate(time.Microsecond)
+		}
+		c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.Holder, "expired_at", l.ExpiresAt)
+		ok, err = db.TakeOverLease(ctx, tx, key, c.holder, exp, nextAt, l.Holder, now)
+		if err == nil && ok {
+			err = c.abandon(ctx, tx, key, l.Holder, l.ExpiresAt)
+		}
+	}
+	if err != nil {
+		return false, time.Time{}, time.Time{}, err
+	}
+	return ok, nextAt, time.Time{}, nil
 }
 
 // release gives a lease back, keeping next_at (raised to nextAt when later)
