@@ -35,58 +35,70 @@ func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
 // pgWriter is a PostgreSQL writer goroutine: it commits the pending work of
 // many callers in one transaction (group commit), as the SQLite writer
 // does, so that a busy crawler pays one WAL flush per group rather than per
-// request. Each caller's work runs inside a savepoint: a logical error
-// (nothing to send: excluded, budget spent, lease lost, a stale policy)
-// undoes that caller's writes only, and a database error undoes the group,
+// request. Each caller's work runs inside a savepoint, unless it is one
+// statement (writeOp.single: a reservation, most completions): a logical
+// error (nothing to send: excluded, budget spent, lease lost, a stale
+// policy) undoes that caller's writes only (a single statement's wrote
+// nothing), and a database error undoes the group,
 // whose callers are then run alone, each in its own transaction. A caller
 // is answered only after its group committed, so a request is still logged
 // and its budget slot reserved before it is sent. It stops when ctx ends.
 func (c *Crawler) pgWriter(ctx context.Context) {
-	run := func(ops []*writeOp) error {
-		tx, err := c.store.BeginWrite(ctx)
-		if err != nil {
-			return err
+	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, func(ops []*writeOp) error { return c.pgCommit(ctx, ops) })
+}
+
+// pgCommit runs the group ops in one transaction and answers their callers
+// once it committed (see pgWriter). It returns the error that failed the
+// group as a whole, when one did; then no caller is answered, unless the
+// group is one caller with a logical error.
+func (c *Crawler) pgCommit(ctx context.Context, ops []*writeOp) error {
+	tx, err := c.store.BeginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	alone := len(ops) == 1
+	results := make([]error, len(ops))
+	for i, op := range ops {
+		if err := op.ctx.Err(); err != nil {
+			results[i] = err
+			continue
 		}
-		alone := len(ops) == 1
-		results := make([]error, len(ops))
-		for i, op := range ops {
-			if err := op.ctx.Err(); err != nil {
-				results[i] = err
-				continue
-			}
-			if !alone {
-				if err := tx.Savepoint(ctx); err != nil {
-					tx.Rollback()
-					return err
-				}
-			}
-			err := op.f(tx)
-			switch {
-			case err == nil:
-			case !logicalError(err):
+		// An op of one statement needs no savepoint: a logical error
+		// of it wrote nothing, and a database error fails the group.
+		saved := !alone && !op.single
+		if saved {
+			if err := tx.Savepoint(ctx); err != nil {
 				tx.Rollback()
 				return err
-			case alone:
-				tx.Rollback()
-				op.done <- err
-				return nil
-			default:
+			}
+		}
+		err := op.f(tx)
+		switch {
+		case err == nil:
+		case !logicalError(err):
+			tx.Rollback()
+			return err
+		case alone:
+			tx.Rollback()
+			op.done <- err
+			return nil
+		default:
+			if saved {
 				if err := tx.RollbackToSavepoint(ctx); err != nil {
 					tx.Rollback()
 					return err
 				}
-				results[i] = err
 			}
+			results[i] = err
 		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		for i, op := range ops {
-			op.done <- results[i]
-		}
-		return nil
 	}
-	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, run)
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for i, op := range ops {
+		op.done <- results[i]
+	}
+	return nil
 }
 
 // withLeaseTx runs f, which takes, renews or gives back leases, in a

@@ -38,7 +38,14 @@ func logicalError(err error) bool {
 // f may run twice (it must only set its results), when another f of its
 // group failed.
 func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f, false)
+	return c.write(ctx, c.writes, &writeOp{f: f})
+}
+
+// oneStatementTx is withTx for f that, on PostgreSQL, runs one statement
+// and writes nothing when it returns a logical error (see logicalError):
+// the PostgreSQL writers run it without a savepoint.
+func (c *Crawler) oneStatementTx(ctx context.Context, f func(tx db.WriteTx) error) error {
+	return c.write(ctx, c.writes, &writeOp{f: f, single: true})
 }
 
 // stateTx is withTx for the crawler's own state (leases, a cycle opened or
@@ -50,19 +57,22 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error
 // order). A crash before that sync loses the state change, and no
 // request depended on it.
 func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f, true)
+	return c.write(ctx, c.writes, &writeOp{f: f, early: true})
 }
 
 // reserveTx is withTx for a request's reservation (begin), which a site
 // waits on before it may send: a writer takes every reservation waiting
 // before the other work (completions, which the site's gap overlaps),
-// so a busy writer delays requests no more than it must.
+// so a busy writer delays requests no more than it must. On PostgreSQL f
+// is one statement (db.ReserveRequest), run as oneStatementTx's are.
 func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.reserves, f, false)
+	return c.write(ctx, c.reserves, &writeOp{f: f, single: true})
 }
 
-func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error, early bool) error {
-	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: early}
+// write hands w (its f and flags set) to the writers on to and waits for
+// its answer.
+func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, w *writeOp) error {
+	w.ctx, w.done = ctx, make(chan error, 1)
 	select {
 	case to <- w:
 	case <-ctx.Done():
@@ -80,6 +90,9 @@ type writeOp struct {
 	done chan error
 	// early answers the caller on commit, before the sync (stateTx).
 	early bool
+	// single says f runs one statement on PostgreSQL, which writes nothing
+	// when f returns a logical error: it needs no savepoint there.
+	single bool
 }
 
 // maxGroup bounds the callers committed together.
@@ -504,47 +517,8 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 		if v.Excluded {
 			return ErrExcluded
 		}
-		stale := false
-		err := c.reserveTx(ctx, func(tx db.WriteTx) error {
-			version, err := db.PolicyVersionForWrite(ctx, tx)
-			if err != nil {
-				return err
-			}
-			if version != v.Version {
-				stale = true // a policy change committed since the gate answered: ask again
-				return errStale
-			}
-			now := c.now()
-			held, err := db.RenewLease(ctx, tx, r.Host, c.holder, now.Add(c.opts.LeaseTTL))
-			if err != nil {
-				return err
-			}
-			if !held {
-				return ErrLeaseLost
-			}
-			var slot *int
-			if r.Purpose == db.PurposePage {
-				if r.CycleID == nil {
-					return ErrBudgetSpent
-				}
-				spent, ok, err := db.ReserveBudgetSlot(ctx, tx, *r.CycleID)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return ErrBudgetSpent
-				}
-				slot = &spent
-				r.Slot = spent
-			}
-			r.SentAt = now
-			row := db.Request{CycleID: r.CycleID, BudgetSlot: slot, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
-				Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
-				RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: now}
-			err = db.InsertRequest(ctx, tx, &row)
-			r.ID = row.ID
-			return err
-		})
+		err := c.reserveTx(ctx, func(tx db.WriteTx) error { return c.reserve(ctx, tx, r, v) })
+		stale := errors.Is(err, errStale)
 		if stale && attempt < 20 {
 			continue
 		}
@@ -557,6 +531,35 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 		c.stats.requests.Add(1)
 		return nil
 	}
+}
+
+// reserve is begin's work in the transaction tx: it reserves r, given the
+// gate's verdict v (not excluded), and fills r's ID, Slot and SentAt. It
+// returns errStale when the policy version is no longer v's (ask the gate
+// again), ErrLeaseLost or ErrBudgetSpent when r must not be sent. On
+// PostgreSQL it is one statement, which writes nothing when it refuses.
+func (c *Crawler) reserve(ctx context.Context, tx db.WriteTx, r *reqRow, v policy.Verdict) error {
+	now := c.now()
+	row := db.Request{CycleID: r.CycleID, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
+		Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
+		RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: now}
+	refusal, err := db.ReserveRequest(ctx, tx, &db.Reservation{Request: &row, Version: v.Version, Holder: c.holder,
+		LeaseExpires: now.Add(c.opts.LeaseTTL), Budgeted: r.Purpose == db.PurposePage})
+	switch {
+	case err != nil:
+		return err
+	case refusal == db.RefusedStale:
+		return errStale // a policy change committed since the gate answered
+	case refusal == db.RefusedLease:
+		return ErrLeaseLost
+	case refusal == db.RefusedBudget:
+		return ErrBudgetSpent
+	}
+	r.ID, r.SentAt = row.ID, now
+	if row.BudgetSlot != nil {
+		r.Slot = *row.BudgetSlot
+	}
+	return nil
 }
 
 var errStale = errors.New("crawler: policy changed")
@@ -601,39 +604,39 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	if k.Status != 0 {
 		status = &k.Status
 	}
-	return c.withTx(ctx, func(tx db.WriteTx) error {
-		var sigCreated, sigExpires *time.Time
-		if k.Stamp.KeyID != "" {
-			sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
-		}
-		if err := db.CompleteRequest(ctx, tx, &db.Request{ID: k.ID, CompletedAt: &k.CompletedAt, Status: status, Bytes: k.Bytes,
-			DurationMS: k.Duration.Milliseconds(), RetryAfter: k.RetryAfter, RetryNotBefore: k.RetryNotBefore, Outcome: k.Outcome,
-			Error: k.Error, SigKeyID: k.Stamp.KeyID, SigCreated: sigCreated, SigExpires: sigExpires,
-			ETag: k.Validators.ETag, LastModified: k.Validators.LastModified}); err != nil {
+	var sigCreated, sigExpires *time.Time
+	if k.Stamp.KeyID != "" {
+		sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
+	}
+	fin := db.Completion{Request: &db.Request{ID: k.ID, CompletedAt: &k.CompletedAt, Status: status, Bytes: k.Bytes,
+		DurationMS: k.Duration.Milliseconds(), RetryAfter: k.RetryAfter, RetryNotBefore: k.RetryNotBefore, Outcome: k.Outcome,
+		Error: k.Error, SigKeyID: k.Stamp.KeyID, SigCreated: sigCreated, SigExpires: sigExpires,
+		ETag: k.Validators.ETag, LastModified: k.Validators.LastModified}, Page: k.Page}
+	if p := k.Page; p != nil {
+		p.RequestID = &k.ID
+	}
+	if k.CycleID != nil {
+		fin.CycleID, fin.Found = *k.CycleID, k.Found
+	}
+	// The lease row learns the host's next_at only when it is later than
+	// --delay after this request: a crawler that takes the lease over after
+	// a crash waits until the lease's expiry plus --delay anyway (acquire),
+	// and the expiry is already after this request (begin renewed it by
+	// more than the timeout), while a Retry-After, a backoff or a
+	// Crawl-delay must outlive a crash. Leaving the host writes it too
+	// (release).
+	if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
+		fin.Lease = &db.LeaseDelay{Host: k.Host, Holder: c.holder, NextAt: k.NextAt.UTC().Truncate(time.Microsecond),
+			Expires: c.now().Add(c.opts.LeaseTTL)}
+	}
+	write := func(tx db.WriteTx) error {
+		if err := db.FinishRequest(ctx, tx, &fin); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
-		}
-		// The lease row learns the host's next_at only when it is later
-		// than --delay after this request: a crawler that takes the lease
-		// over after a crash waits until the lease's expiry plus --delay
-		// anyway (acquire), and the expiry is already after this request
-		// (begin renewed it by more than the timeout), while a Retry-After,
-		// a backoff or a Crawl-delay must outlive a crash. Leaving the host
-		// writes it too (release).
-		if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
-			if err := db.DelayLease(ctx, tx, k.Host, c.holder, k.NextAt.UTC().Truncate(time.Microsecond), c.now().Add(c.opts.LeaseTTL)); err != nil {
-				return fmt.Errorf("crawler: lease: %w", err)
-			}
 		}
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
 			if err := db.InsertRobotsSnapshot(ctx, tx, s); err != nil {
 				return fmt.Errorf("crawler: robots snapshot: %w", err)
-			}
-		}
-		if p := k.Page; p != nil {
-			p.RequestID = &k.ID
-			if err := db.UpsertPage(ctx, tx, p); err != nil {
-				return fmt.Errorf("crawler: index page: %w", err)
 			}
 		}
 		if k.Unindex != "" {
@@ -651,13 +654,13 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(k.Anchors)); err != nil {
 			return fmt.Errorf("crawler: anchors: %w", err)
 		}
-		if k.CycleID != nil {
-			if err := db.AddCycleLinks(ctx, tx, *k.CycleID, k.Found); err != nil {
-				return fmt.Errorf("crawler: links found: %w", err)
-			}
-		}
 		return nil
-	})
+	}
+	if k.Snapshot == nil && k.Unindex == "" && len(k.Anchors) == 0 {
+		// One statement on PostgreSQL, which never refuses.
+		return c.oneStatementTx(ctx, write)
+	}
+	return c.withTx(ctx, write)
 }
 
 // indexable returns the link texts of anchors that may be stored: those

@@ -1,0 +1,234 @@
+package db
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The crawler's two writes per request, each one statement on PostgreSQL:
+// the reservation before the request is sent (ReserveRequest) and the
+// completion after (FinishRequest). On PostgreSQL each is a data-modifying
+// CTE: one round trip and one executor start instead of four or five, and a
+// reservation's refusal is a result, not a partial write to undo, so the
+// crawler's group commit needs no savepoint for it. On SQLite, which has no
+// data-modifying CTEs and runs in process, they are the statements of
+// leases.go, cycles.go, requests.go and index.go, one after another.
+
+// Reservation is a request's reservation, written before the request is
+// sent: the policy version is checked (under a share lock on PostgreSQL, so
+// that no policy change commits before the transaction does), the host lease
+// is checked and renewed, a page request takes the next budget slot of its
+// cycle, and the request's log row is written.
+type Reservation struct {
+	// Request is the log row to write; ReserveRequest fills its ID and, for
+	// a budgeted request, its BudgetSlot. Its Host is the lease checked.
+	Request *Request
+	// Version is the policy version the gate's answer was given at.
+	Version int64
+	// Holder must hold the lease of Request.Host, whose expiry becomes
+	// LeaseExpires.
+	Holder       string
+	LeaseExpires time.Time
+	// Budgeted says the request takes a budget slot of Request.CycleID (a
+	// page request); with a nil CycleID there is none to take.
+	Budgeted bool
+}
+
+// Refusal says why ReserveRequest did not reserve.
+type Refusal int
+
+// The answers of ReserveRequest.
+const (
+	// Reserved means the request was reserved: nothing refused it.
+	Reserved Refusal = iota
+	// RefusedStale means the policy version is no longer the one given.
+	RefusedStale
+	// RefusedLease means the holder does not hold the host lease.
+	RefusedLease
+	// RefusedBudget means the cycle has no budget slot left, or is not
+	// running.
+	RefusedBudget
+)
+
+// ReserveRequest writes the reservation r in a crawler's write transaction
+// and returns Reserved, or why it was refused. The checks come in the order
+// of the constants: a stale version is reported before a lost lease, a lost
+// lease before a spent budget. On PostgreSQL it is one statement, and a
+// refusal writes nothing. On SQLite a refusal may leave the lease renewed:
+// the caller undoes it (the crawler's SQLite writer runs each caller in a
+// savepoint).
+func ReserveRequest(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, error) {
+	if tx.Dialect() == Postgres {
+		return reservePG(ctx, tx, r)
+	}
+	v, err := PolicyVersionForWrite(ctx, tx)
+	if err != nil {
+		return 0, err
+	}
+	if v != r.Version {
+		return RefusedStale, nil
+	}
+	q := r.Request
+	held, err := RenewLease(ctx, tx, q.Host, r.Holder, r.LeaseExpires)
+	if err != nil {
+		return 0, err
+	}
+	if !held {
+		return RefusedLease, nil
+	}
+	q.BudgetSlot = nil
+	if r.Budgeted {
+		if q.CycleID == nil {
+			return RefusedBudget, nil
+		}
+		slot, ok, err := ReserveBudgetSlot(ctx, tx, *q.CycleID)
+		if err != nil {
+			return 0, err
+		}
+		if !ok {
+			return RefusedBudget, nil
+		}
+		q.BudgetSlot = &slot
+	}
+	return Reserved, InsertRequest(ctx, tx, q)
+}
+
+// reserveSQL is ReserveRequest's statement on PostgreSQL. Each part is
+// guarded by the results of the ones before it (every part of a
+// data-modifying CTE runs): held locks the lease row if the holder holds it
+// and the policy version is the gate's; slot takes a budget slot if held
+// found the lease; lease renews it if held found it and, for a budgeted
+// request, slot found a slot; req writes the log row if lease renewed it.
+// Locking the lease row first (FOR UPDATE re-reads a row changed since the
+// statement began) means no other transaction can take the lease between
+// the slot and the renewal: a refusal writes nothing.
+const reserveSQL = `WITH pv AS (SELECT version FROM policy_state WHERE id = 1 FOR SHARE),
+held AS (SELECT 1 FROM host_leases WHERE host = $1::text AND holder = $2::text AND (SELECT version FROM pv) = $3::bigint FOR UPDATE),
+slot AS (UPDATE crawl_cycles SET spent = spent + 1
+	WHERE $4::boolean AND id = $5::bigint AND status = $6::text AND spent < budget AND EXISTS (SELECT 1 FROM held)
+	RETURNING spent),
+lease AS (UPDATE host_leases SET expires_at = $7::timestamptz
+	WHERE host = $1::text AND holder = $2::text AND EXISTS (SELECT 1 FROM held) AND (NOT $4::boolean OR EXISTS (SELECT 1 FROM slot))
+	RETURNING 1),
+req AS (INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
+		redirect_of, robots_snapshot_id, robots_rule, robots_line, policy_check, delay_ms, sent_at)
+	SELECT $5::bigint, (SELECT spent FROM slot), $8::text, $1::text, $9::text, $10::text, 'GET', $11::text, $12::text, $13::integer,
+		$14::bigint, $15::bigint, $16::text, $17::integer, $18::text, $19::bigint, $20::timestamptz
+	WHERE EXISTS (SELECT 1 FROM lease)
+	RETURNING id)
+SELECT (SELECT version FROM pv), EXISTS (SELECT 1 FROM held), (SELECT spent FROM slot), (SELECT id FROM req)`
+
+func reservePG(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, error) {
+	q := r.Request
+	var (
+		version int64
+		held    bool
+		slot    *int
+		id      *int64
+	)
+	err := tx.QueryRow(ctx, reserveSQL, q.Host, r.Holder, r.Version, r.Budgeted, q.CycleID, CycleRunning, r.LeaseExpires,
+		q.Site, q.Origin, q.URL, q.Purpose, q.Node, q.Attempt, q.RedirectOf, q.RobotsSnapshotID, q.RobotsRule, q.RobotsLine,
+		q.PolicyCheck, q.DelayMS, q.SentAt).Scan(&version, &held, &slot, &id)
+	switch {
+	case err != nil:
+		return 0, err
+	case version != r.Version:
+		return RefusedStale, nil
+	case !held:
+		return RefusedLease, nil
+	case id == nil:
+		return RefusedBudget, nil
+	}
+	q.ID, q.BudgetSlot = *id, slot
+	return Reserved, nil
+}
+
+// Completion is what is written after a request: its outcome, and what
+// the response changes beside it.
+type Completion struct {
+	// Request holds the outcome: its ID and its fields from CompletedAt on
+	// (see CompleteRequest).
+	Request *Request
+	// Lease, when set, moves the next_at and expiry of a host lease
+	// (DelayLease).
+	Lease *LeaseDelay
+	// Page, when set, is stored in the index (UpsertPage).
+	Page *Page
+	// Found, when not empty, are recorded as links found by cycle CycleID
+	// (AddCycleLinks).
+	CycleID int64
+	Found   []string
+}
+
+// LeaseDelay is a change of a host lease's next_at and expiry, made if
+// Holder holds it.
+type LeaseDelay struct {
+	Host, Holder    string
+	NextAt, Expires time.Time
+}
+
+// FinishRequest writes the completion k in a crawler's write transaction:
+// one statement on PostgreSQL.
+func FinishRequest(ctx context.Context, tx WriteTx, k *Completion) error {
+	if tx.Dialect() == Postgres && (k.Lease != nil || k.Page != nil || len(k.Found) > 0) {
+		q, args := finishPG(k)
+		_, err := tx.Exec(ctx, q, args...)
+		return err
+	}
+	if err := CompleteRequest(ctx, tx, k.Request); err != nil {
+		return err
+	}
+	if l := k.Lease; l != nil {
+		if err := DelayLease(ctx, tx, l.Host, l.Holder, l.NextAt, l.Expires); err != nil {
+			return err
+		}
+	}
+	if k.Page != nil {
+		if err := UpsertPage(ctx, tx, k.Page); err != nil {
+			return err
+		}
+	}
+	return AddCycleLinks(ctx, tx, k.CycleID, k.Found)
+}
+
+// finishPG returns FinishRequest's statement on PostgreSQL and its
+// arguments: the request's UPDATE, with the other parts k needs as
+// data-modifying CTEs beside it (none depends on another).
+func finishPG(k *Completion) (string, []any) {
+	var (
+		b    strings.Builder
+		args []any
+	)
+	arg := func(v any, typ string) string {
+		args = append(args, v)
+		return "$" + strconv.Itoa(len(args)) + "::" + typ
+	}
+	b.WriteString("WITH ")
+	if l := k.Lease; l != nil {
+		b.WriteString("lease AS (UPDATE host_leases SET next_at = " + arg(l.NextAt, "timestamptz") + ", expires_at = " + arg(l.Expires, "timestamptz") +
+			" WHERE host = " + arg(l.Host, "text") + " AND holder = " + arg(l.Holder, "text") + "), ")
+	}
+	if p := k.Page; p != nil {
+		b.WriteString("page AS (INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id) VALUES (" +
+			arg(p.URL, "text") + ", " + arg(p.Site, "text") + ", " + arg(p.Title, "text") + ", " + arg(p.Description, "text") + ", " +
+			arg(p.H1, "text") + ", " + arg(p.H2, "text") + ", " + arg(p.H3, "text") + ", " + arg(p.Status, "integer") + ", " +
+			arg(p.FetchedAt, "timestamptz") + ", " + arg(p.RequestID, "bigint") + `)
+			ON CONFLICT (url) DO UPDATE SET site = excluded.site, title = excluded.title, description = excluded.description,
+			h1 = excluded.h1, h2 = excluded.h2, h3 = excluded.h3, status = excluded.status, fetched_at = excluded.fetched_at,
+			request_id = excluded.request_id), `)
+	}
+	if len(k.Found) > 0 {
+		b.WriteString("links AS (UPDATE crawl_cycles SET links_found = links_found || " + arg(strings.Join(k.Found, "\n")+"\n", "text") +
+			" WHERE id = " + arg(k.CycleID, "bigint") + "), ")
+	}
+	r := k.Request
+	b.WriteString("done AS (UPDATE requests SET completed_at = " + arg(r.CompletedAt, "timestamptz") + ", status = " + arg(r.Status, "integer") +
+		", bytes = " + arg(r.Bytes, "bigint") + ", duration_ms = " + arg(r.DurationMS, "bigint") + ", retry_after = " + arg(r.RetryAfter, "text") +
+		", retry_not_before = " + arg(r.RetryNotBefore, "timestamptz") + ", outcome = " + arg(r.Outcome, "text") + ", error = " + arg(r.Error, "text") +
+		", sig_keyid = " + arg(r.SigKeyID, "text") + ", sig_created = " + arg(r.SigCreated, "timestamptz") + ", sig_expires = " + arg(r.SigExpires, "timestamptz") +
+		", etag = " + arg(r.ETag, "text") + ", last_modified = " + arg(r.LastModified, "text") +
+		" WHERE id = " + arg(r.ID, "bigint") + " AND completed_at IS NULL) SELECT 1")
+	return b.String(), args
+}
