@@ -35,11 +35,11 @@ func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
 // pgWriter is a PostgreSQL writer goroutine: it commits the pending work of
 // many callers in one transaction (group commit), as the SQLite writer
 // does, so that a busy crawler pays one WAL flush per group rather than per
-// request. Each caller's work runs inside a savepoint, unless it is one
-// statement (writeOp.single: a reservation, most completions): a logical
-// error (nothing to send: excluded, budget spent, lease lost, a stale
-// policy) undoes that caller's writes only (a single statement's wrote
-// nothing), and a database error undoes the group,
+// request. Each caller's work runs inside a savepoint, unless it needs none
+// (writeOp.noSavepoint: a reservation, which is one statement, and a
+// completion, which never refuses): a logical error (nothing to send:
+// excluded, budget spent, lease lost, a stale policy) undoes that caller's
+// writes only, and a database error undoes the group,
 // whose callers are then run alone, each in its own transaction. A caller
 // is answered only after its group committed, so a request is still logged
 // and its budget slot reserved before it is sent. It stops when ctx ends.
@@ -63,9 +63,9 @@ func (c *Crawler) pgCommit(ctx context.Context, ops []*writeOp) error {
 			results[i] = err
 			continue
 		}
-		// An op of one statement needs no savepoint: a logical error
-		// of it wrote nothing, and a database error fails the group.
-		saved := !alone && !op.single
+		// An op that writes nothing when it refuses needs no savepoint;
+		// a database error fails the group anyway.
+		saved := !alone && !op.noSavepoint
 		if saved {
 			if err := tx.Savepoint(ctx); err != nil {
 				tx.Rollback()

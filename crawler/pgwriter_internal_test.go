@@ -56,8 +56,8 @@ func TestPGGroupRefusals(t *testing.T) {
 	row := func(host string, cycle *int64, purpose string) *reqRow {
 		return &reqRow{CycleID: cycle, Site: host, Host: host, Origin: "http://" + host, URL: "http://" + host + "/", Purpose: purpose}
 	}
-	op := func(f func(tx db.WriteTx) error, single bool) *writeOp {
-		return &writeOp{ctx: ctx, f: f, single: single, done: make(chan error, 1)}
+	op := func(f func(tx db.WriteTx) error, noSavepoint bool) *writeOp {
+		return &writeOp{ctx: ctx, f: f, noSavepoint: noSavepoint, done: make(chan error, 1)}
 	}
 	reserve := func(r *reqRow, v policy.Verdict) *writeOp {
 		return op(func(tx db.WriteTx) error { return c.reserve(ctx, tx, r, v) }, true)

@@ -41,12 +41,6 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error
 	return c.write(ctx, c.writes, &writeOp{f: f})
 }
 
-// oneStatementTx is withTx for f that, on PostgreSQL, runs one statement
-// and writes nothing when it returns a logical error (see logicalError):
-// the PostgreSQL writers run it without a savepoint.
-func (c *Crawler) oneStatementTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, &writeOp{f: f, single: true})
-}
 
 // stateTx is withTx for the crawler's own state (leases, a cycle opened or
 // ended): on SQLite its caller is answered once its group committed, not
@@ -64,9 +58,10 @@ func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) erro
 // waits on before it may send: a writer takes every reservation waiting
 // before the other work (completions, which the site's gap overlaps),
 // so a busy writer delays requests no more than it must. On PostgreSQL f
-// is one statement (db.ReserveRequest), run as oneStatementTx's are.
+// is one statement (db.ReserveRequest), which writes nothing when it
+// refuses: it runs without a savepoint (writeOp.noSavepoint).
 func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.reserves, &writeOp{f: f, single: true})
+	return c.write(ctx, c.reserves, &writeOp{f: f, noSavepoint: true})
 }
 
 // write hands w (its f and flags set) to the writers on to and waits for
@@ -90,9 +85,11 @@ type writeOp struct {
 	done chan error
 	// early answers the caller on commit, before the sync (stateTx).
 	early bool
-	// single says f runs one statement on PostgreSQL, which writes nothing
-	// when f returns a logical error: it needs no savepoint there.
-	single bool
+	// noSavepoint says f writes nothing when it returns a logical error
+	// (see logicalError) on PostgreSQL: it is one statement that refuses
+	// by its result (a reservation), or it never refuses (a completion).
+	// The PostgreSQL writers run it without a savepoint.
+	noSavepoint bool
 }
 
 // maxGroup bounds the callers committed together.
@@ -656,11 +653,8 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		}
 		return nil
 	}
-	if k.Snapshot == nil && k.Unindex == "" && len(k.Anchors) == 0 {
-		// One statement on PostgreSQL, which never refuses.
-		return c.oneStatementTx(ctx, write)
-	}
-	return c.withTx(ctx, write)
+	// A completion never refuses: it needs no savepoint.
+	return c.write(ctx, c.writes, &writeOp{f: write, noSavepoint: true})
 }
 
 // indexable returns the link texts of anchors that may be stored: those

@@ -198,37 +198,71 @@ func FinishRequest(ctx context.Context, tx WriteTx, k *Completion) error {
 // data-modifying CTEs beside it (none depends on another).
 func finishPG(k *Completion) (string, []any) {
 	var (
-		b    strings.Builder
-		args []any
+		args = make([]any, 0, 30)
+		form finishForm
 	)
-	arg := func(v any, typ string) string {
-		args = append(args, v)
-		return "$" + strconv.Itoa(len(args)) + "::" + typ
-	}
-	b.WriteString("WITH ")
 	if l := k.Lease; l != nil {
-		b.WriteString("lease AS (UPDATE host_leases SET next_at = " + arg(l.NextAt, "timestamptz") + ", expires_at = " + arg(l.Expires, "timestamptz") +
-			" WHERE host = " + arg(l.Host, "text") + " AND holder = " + arg(l.Holder, "text") + "), ")
+		form |= finishLease
+		args = append(args, l.NextAt, l.Expires, l.Host, l.Holder)
 	}
 	if p := k.Page; p != nil {
-		b.WriteString("page AS (INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id) VALUES (" +
-			arg(p.URL, "text") + ", " + arg(p.Site, "text") + ", " + arg(p.Title, "text") + ", " + arg(p.Description, "text") + ", " +
-			arg(p.H1, "text") + ", " + arg(p.H2, "text") + ", " + arg(p.H3, "text") + ", " + arg(p.Status, "integer") + ", " +
-			arg(p.FetchedAt, "timestamptz") + ", " + arg(p.RequestID, "bigint") + `)
+		form |= finishPage
+		args = append(args, p.URL, p.Site, p.Title, p.Description, p.H1, p.H2, p.H3, p.Status, p.FetchedAt, p.RequestID)
+	}
+	if len(k.Found) > 0 {
+		form |= finishLinks
+		args = append(args, strings.Join(k.Found, "\n")+"\n", k.CycleID)
+	}
+	r := k.Request
+	args = append(args, r.CompletedAt, r.Status, r.Bytes, r.DurationMS, r.RetryAfter, r.RetryNotBefore, r.Outcome, r.Error,
+		r.SigKeyID, r.SigCreated, r.SigExpires, r.ETag, r.LastModified, r.ID)
+	return finishSQL[form], args
+}
+
+// finishForm says which parts a completion's statement has beside the
+// request's UPDATE.
+type finishForm int
+
+const (
+	finishLease finishForm = 1 << iota
+	finishPage
+	finishLinks
+	finishForms = 1 << iota
+)
+
+// finishSQL holds the statement of each finishForm, built once: its
+// placeholders are numbered in the order finishPG appends the arguments.
+var finishSQL = func() (out [finishForms]string) {
+	for form := range finishForm(finishForms) {
+		var b strings.Builder
+		n := 0
+		ph := func(typ string) string {
+			n++
+			return "$" + strconv.Itoa(n) + "::" + typ
+		}
+		b.WriteString("WITH ")
+		if form&finishLease != 0 {
+			b.WriteString("lease AS (UPDATE host_leases SET next_at = " + ph("timestamptz") + ", expires_at = " + ph("timestamptz") +
+				" WHERE host = " + ph("text") + " AND holder = " + ph("text") + "), ")
+		}
+		if form&finishPage != 0 {
+			b.WriteString("page AS (INSERT INTO pages (url, site, title, description, h1, h2, h3, status, fetched_at, request_id) VALUES (" +
+				ph("text") + ", " + ph("text") + ", " + ph("text") + ", " + ph("text") + ", " + ph("text") + ", " + ph("text") + ", " +
+				ph("text") + ", " + ph("integer") + ", " + ph("timestamptz") + ", " + ph("bigint") + `)
 			ON CONFLICT (url) DO UPDATE SET site = excluded.site, title = excluded.title, description = excluded.description,
 			h1 = excluded.h1, h2 = excluded.h2, h3 = excluded.h3, status = excluded.status, fetched_at = excluded.fetched_at,
 			request_id = excluded.request_id), `)
+		}
+		if form&finishLinks != 0 {
+			b.WriteString("links AS (UPDATE crawl_cycles SET links_found = links_found || " + ph("text") + " WHERE id = " + ph("bigint") + "), ")
+		}
+		b.WriteString("done AS (UPDATE requests SET completed_at = " + ph("timestamptz") + ", status = " + ph("integer") +
+			", bytes = " + ph("bigint") + ", duration_ms = " + ph("bigint") + ", retry_after = " + ph("text") +
+			", retry_not_before = " + ph("timestamptz") + ", outcome = " + ph("text") + ", error = " + ph("text") +
+			", sig_keyid = " + ph("text") + ", sig_created = " + ph("timestamptz") + ", sig_expires = " + ph("timestamptz") +
+			", etag = " + ph("text") + ", last_modified = " + ph("text") +
+			" WHERE id = " + ph("bigint") + " AND completed_at IS NULL) SELECT 1")
+		out[form] = b.String()
 	}
-	if len(k.Found) > 0 {
-		b.WriteString("links AS (UPDATE crawl_cycles SET links_found = links_found || " + arg(strings.Join(k.Found, "\n")+"\n", "text") +
-			" WHERE id = " + arg(k.CycleID, "bigint") + "), ")
-	}
-	r := k.Request
-	b.WriteString("done AS (UPDATE requests SET completed_at = " + arg(r.CompletedAt, "timestamptz") + ", status = " + arg(r.Status, "integer") +
-		", bytes = " + arg(r.Bytes, "bigint") + ", duration_ms = " + arg(r.DurationMS, "bigint") + ", retry_after = " + arg(r.RetryAfter, "text") +
-		", retry_not_before = " + arg(r.RetryNotBefore, "timestamptz") + ", outcome = " + arg(r.Outcome, "text") + ", error = " + arg(r.Error, "text") +
-		", sig_keyid = " + arg(r.SigKeyID, "text") + ", sig_created = " + arg(r.SigCreated, "timestamptz") + ", sig_expires = " + arg(r.SigExpires, "timestamptz") +
-		", etag = " + arg(r.ETag, "text") + ", last_modified = " + arg(r.LastModified, "text") +
-		" WHERE id = " + arg(r.ID, "bigint") + " AND completed_at IS NULL) SELECT 1")
-	return b.String(), args
-}
+	return out
+}()

@@ -247,3 +247,27 @@ func TestFinishRequest(t *testing.T) {
 		}
 	})
 }
+
+// TestRequestsFillfactor checks that the request log leaves room on its
+// pages for its rows' completions on PostgreSQL (migration 12), and that
+// the migration, PostgreSQL-only, leaves an SQLite database at the current
+// version.
+func TestRequestsFillfactor(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := dbtest.OpenDSN(t, dsn)
+		if v, err := s.Version(ctx); err != nil || v != db.SchemaVersion {
+			t.Fatalf("Version() = %d, %v; want %d", v, err, db.SchemaVersion)
+		}
+		if s.Dialect != db.Postgres {
+			return
+		}
+		var opts string
+		if err := s.SQL.QueryRowContext(ctx, `SELECT COALESCE(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'requests'::regclass`).Scan(&opts); err != nil {
+			t.Fatal(err)
+		}
+		if opts != "fillfactor=70" {
+			t.Errorf("requests reloptions = %q, want fillfactor=70", opts)
+		}
+	})
+}
