@@ -41,7 +41,6 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error
 	return c.write(ctx, c.writes, &writeOp{f: f})
 }
 
-
 // stateTx is withTx for the crawler's own state (leases, a cycle opened or
 // ended): on SQLite its caller is answered once its group committed, not
 // once the WAL is on disk. None of it is evidence that a request was
