@@ -2,6 +2,8 @@ package crawler
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/lohisoft/lohibot/db"
@@ -52,6 +54,9 @@ func (c *Crawler) pgWriter(ctx context.Context) {
 // group as a whole, when one did; then no caller is answered, unless the
 // group is one caller with a logical error.
 func (c *Crawler) pgCommit(ctx context.Context, ops []*writeOp) error {
+	if !slices.ContainsFunc(ops, func(op *writeOp) bool { return op.pipe == nil }) {
+		return c.pgPipeline(ctx, ops)
+	}
 	tx, err := c.store.BeginWrite(ctx)
 	if err != nil {
 		return err
@@ -97,6 +102,33 @@ func (c *Crawler) pgCommit(ctx context.Context, ops []*writeOp) error {
 	}
 	for i, op := range ops {
 		op.done <- results[i]
+	}
+	return nil
+}
+
+// pgPipeline is pgCommit for a group whose ops all have a pipe: their
+// statements go to PostgreSQL in one pipeline (one round trip, one
+// transaction, committed when it returns: db.Store.RunPipeline), and each
+// caller is answered once it committed.
+func (c *Crawler) pgPipeline(ctx context.Context, ops []*writeOp) error {
+	var (
+		p       db.Pipeline
+		answers = make([]func() error, len(ops))
+	)
+	for i, op := range ops {
+		if op.ctx.Err() == nil {
+			answers[i] = op.pipe(&p)
+		}
+	}
+	if err := c.store.RunPipeline(ctx, &p); err != nil {
+		return fmt.Errorf("crawler: database: %w", err)
+	}
+	for i, op := range ops {
+		if answers[i] == nil {
+			op.done <- op.ctx.Err()
+		} else {
+			op.done <- answers[i]()
+		}
 	}
 	return nil
 }

@@ -14,14 +14,24 @@ import (
 )
 
 // TestPGGroupRefusals checks the PostgreSQL group commit, where a
-// reservation and a plain completion are one statement each and run
-// without a savepoint: in one group, a reservation refused for each reason
-// (a stale policy version, a lease held by another crawler, a spent budget)
-// writes nothing and gets its own answer, while the reservations and the
-// completion beside it commit; and a caller failing with a database error
-// fails alone (its group is run again caller by caller), the others of its
-// group commit.
+// reservation (one statement) and a completion (which never refuses) run
+// without a savepoint, in a transaction or in a pipeline: in one group, a
+// reservation refused for each reason (a stale policy version, a lease held
+// by another crawler, a spent budget) writes nothing and gets its own
+// answer, while the reservations and the completion beside it commit; and a
+// caller failing with a database error fails alone (its group is run again
+// caller by caller), the others of its group commit.
 func TestPGGroupRefusals(t *testing.T) {
+	for _, pipelined := range []bool{false, true} {
+		name := "transaction"
+		if pipelined {
+			name = "pipeline"
+		}
+		t.Run(name, func(t *testing.T) { testPGGroupRefusals(t, pipelined) })
+	}
+}
+
+func testPGGroupRefusals(t *testing.T, pipelined bool) {
 	dsn := dbtest.DSN(t, "postgres")
 	ctx := context.Background()
 	s := dbtest.OpenDSN(t, dsn)
@@ -60,7 +70,11 @@ func TestPGGroupRefusals(t *testing.T) {
 		return &writeOp{ctx: ctx, f: f, noSavepoint: noSavepoint, done: make(chan error, 1)}
 	}
 	reserve := func(r *reqRow, v policy.Verdict) *writeOp {
-		return op(func(tx db.WriteTx) error { return c.reserve(ctx, tx, r, v) }, true)
+		o := op(func(tx db.WriteTx) error { return c.reserve(ctx, tx, r, v) }, true)
+		if pipelined {
+			o.pipe = func(p *db.Pipeline) func() error { return c.reservePipe(p, r, v) }
+		}
+		return o
 	}
 
 	// A group that commits, with a refusal of each kind in it.
@@ -72,10 +86,16 @@ func TestPGGroupRefusals(t *testing.T) {
 	stale := v
 	stale.Version++
 	status := 200
-	completion := op(func(tx db.WriteTx) error {
-		return db.FinishRequest(ctx, tx, &db.Completion{Request: &db.Request{ID: first.ID, CompletedAt: &now, Status: &status, Outcome: "ok"},
-			Page: &db.Page{URL: first.URL, Site: first.Site, Title: "first", Status: 200, FetchedAt: now, RequestID: &first.ID}})
-	}, true)
+	fin := &db.Completion{Request: &db.Request{ID: first.ID, CompletedAt: &now, Status: &status, Outcome: "ok"},
+		Page: &db.Page{URL: first.URL, Site: first.Site, Title: "first", Status: 200, FetchedAt: now, RequestID: &first.ID}}
+	completion := op(func(tx db.WriteTx) error { return db.FinishRequest(ctx, tx, fin) }, true)
+	if pipelined {
+		completion.pipe = func(p *db.Pipeline) func() error {
+			p.Finish(fin)
+			p.Anchors([]db.Anchor{{FromURL: first.URL, ToURL: "http://b.test/", ToSite: "b.test", AnchorText: "b", SeenAt: now, RequestID: &first.ID}})
+			return func() error { return nil }
+		}
+	}
 	group := []*writeOp{
 		reserve(okPage, v),
 		reserve(row("d.test", &open, db.PurposePage), stale),
@@ -126,13 +146,19 @@ func TestPGGroupRefusals(t *testing.T) {
 	}
 
 	// A group with a caller failing with a database error (a second running
-	// cycle of a site): the others still commit.
+	// cycle of a site; in a pipeline, a NUL byte in a URL): the others
+	// still commit.
 	queue, none := make(chan *writeOp, 8), make(chan *writeOp)
 	a, b := row("a.test", &open, db.PurposePage), row("a.test", &open, db.PurposePage)
 	failing := op(func(tx db.WriteTx) error {
 		_, err := db.InsertCycle(ctx, tx, "a.test", "t", now, Budget, 0)
 		return err
 	}, false)
+	if pipelined {
+		bad := row("a.test", &open, db.PurposePage)
+		bad.URL += "\x00"
+		failing = reserve(bad, v)
+	}
 	group = []*writeOp{reserve(a, v), failing, reserve(b, v)}
 	for _, o := range group {
 		queue <- o
@@ -152,5 +178,8 @@ func TestPGGroupRefusals(t *testing.T) {
 	<-stopped
 	if a.Slot != 3 || b.Slot != 4 {
 		t.Errorf("slots %d, %d; want 3, 4", a.Slot, b.Slot)
+	}
+	if reqs, err := s.SiteRequests(ctx, "a.test"); err != nil || len(reqs) != 5 {
+		t.Errorf("requests of a.test: %d, %v; want 5", len(reqs), err)
 	}
 }

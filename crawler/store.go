@@ -58,9 +58,10 @@ func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) erro
 // before the other work (completions, which the site's gap overlaps),
 // so a busy writer delays requests no more than it must. On PostgreSQL f
 // is one statement (db.ReserveRequest), which writes nothing when it
-// refuses: it runs without a savepoint (writeOp.noSavepoint).
-func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.reserves, &writeOp{f: f, noSavepoint: true})
+// refuses: it runs without a savepoint (writeOp.noSavepoint), or as pipe,
+// in a pipeline.
+func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error, pipe func(p *db.Pipeline) func() error) error {
+	return c.write(ctx, c.reserves, &writeOp{f: f, pipe: pipe, noSavepoint: true})
 }
 
 // write hands w (its f and flags set) to the writers on to and waits for
@@ -89,6 +90,10 @@ type writeOp struct {
 	// by its result (a reservation), or it never refuses (a completion).
 	// The PostgreSQL writers run it without a savepoint.
 	noSavepoint bool
+	// pipe, when set, is f's work as statements queued on a pipeline
+	// (PostgreSQL): it returns the function that gives f's answer once
+	// the pipeline ran. Like f, it may run twice.
+	pipe func(p *db.Pipeline) func() error
 }
 
 // maxGroup bounds the callers committed together.
@@ -513,7 +518,8 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 		if v.Excluded {
 			return ErrExcluded
 		}
-		err := c.reserveTx(ctx, func(tx db.WriteTx) error { return c.reserve(ctx, tx, r, v) })
+		err := c.reserveTx(ctx, func(tx db.WriteTx) error { return c.reserve(ctx, tx, r, v) },
+			func(p *db.Pipeline) func() error { return c.reservePipe(p, r, v) })
 		stale := errors.Is(err, errStale)
 		if stale && attempt < 20 {
 			continue
@@ -535,12 +541,32 @@ func (c *Crawler) begin(ctx context.Context, r *reqRow) error {
 // again), ErrLeaseLost or ErrBudgetSpent when r must not be sent. On
 // PostgreSQL it is one statement, which writes nothing when it refuses.
 func (c *Crawler) reserve(ctx context.Context, tx db.WriteTx, r *reqRow, v policy.Verdict) error {
+	res := c.reservation(r, v)
+	refusal, err := db.ReserveRequest(ctx, tx, res)
+	return reserveAnswer(r, res, refusal, err)
+}
+
+// reservePipe is reserve's work queued on the pipeline p; the function it
+// returns answers once p ran.
+func (c *Crawler) reservePipe(p *db.Pipeline, r *reqRow, v policy.Verdict) func() error {
+	res := c.reservation(r, v)
+	a := p.Reserve(res)
+	return func() error { return reserveAnswer(r, res, a.Refusal, a.Err) }
+}
+
+// reservation returns the reservation of r, given the gate's verdict v.
+func (c *Crawler) reservation(r *reqRow, v policy.Verdict) *db.Reservation {
 	now := c.now()
 	row := db.Request{CycleID: r.CycleID, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
 		Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
 		RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: now}
-	refusal, err := db.ReserveRequest(ctx, tx, &db.Reservation{Request: &row, Version: v.Version, Holder: c.holder,
-		LeaseExpires: now.Add(c.opts.LeaseTTL), Budgeted: r.Purpose == db.PurposePage})
+	return &db.Reservation{Request: &row, Version: v.Version, Holder: c.holder,
+		LeaseExpires: now.Add(c.opts.LeaseTTL), Budgeted: r.Purpose == db.PurposePage}
+}
+
+// reserveAnswer fills r from its reservation res, answered refusal (or
+// err), and returns reserve's answer.
+func reserveAnswer(r *reqRow, res *db.Reservation, refusal db.Refusal, err error) error {
 	switch {
 	case err != nil:
 		return err
@@ -551,9 +577,9 @@ func (c *Crawler) reserve(ctx context.Context, tx db.WriteTx, r *reqRow, v polic
 	case refusal == db.RefusedBudget:
 		return ErrBudgetSpent
 	}
-	r.ID, r.SentAt = row.ID, now
-	if row.BudgetSlot != nil {
-		r.Slot = *row.BudgetSlot
+	r.ID, r.SentAt = res.Request.ID, res.Request.SentAt
+	if s := res.Request.BudgetSlot; s != nil {
+		r.Slot = *s
 	}
 	return nil
 }
@@ -652,8 +678,18 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		}
 		return nil
 	}
-	// A completion never refuses: it needs no savepoint.
-	return c.write(ctx, c.writes, &writeOp{f: write, noSavepoint: true})
+	// A completion never refuses: it needs no savepoint. Without a robots.txt
+	// snapshot (whose id is read back) or a page to take out of the index,
+	// its statements go in a pipeline.
+	w := &writeOp{f: write, noSavepoint: true}
+	if k.Snapshot == nil && k.Unindex == "" {
+		w.pipe = func(p *db.Pipeline) func() error {
+			p.Finish(&fin)
+			p.Anchors(c.indexable(k.Anchors))
+			return func() error { return nil }
+		}
+	}
+	return c.write(ctx, c.writes, w)
 }
 
 // indexable returns the link texts of anchors that may be stored: those

@@ -121,17 +121,27 @@ req AS (INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, me
 SELECT (SELECT version FROM pv), EXISTS (SELECT 1 FROM held), (SELECT spent FROM slot), (SELECT id FROM req)`
 
 func reservePG(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, error) {
+	return scanReservation(tx.QueryRow(ctx, reserveSQL, reserveArgs(r)...), r)
+}
+
+// reserveArgs returns the arguments of reserveSQL for r.
+func reserveArgs(r *Reservation) []any {
 	q := r.Request
+	return []any{q.Host, r.Holder, r.Version, r.Budgeted, q.CycleID, CycleRunning, r.LeaseExpires,
+		q.Site, q.Origin, q.URL, q.Purpose, q.Node, q.Attempt, q.RedirectOf, q.RobotsSnapshotID, q.RobotsRule, q.RobotsLine,
+		q.PolicyCheck, q.DelayMS, q.SentAt}
+}
+
+// scanReservation reads reserveSQL's row for r: why it refused, or the
+// request's ID and budget slot.
+func scanReservation(row Row, r *Reservation) (Refusal, error) {
 	var (
 		version int64
 		held    bool
 		slot    *int
 		id      *int64
 	)
-	err := tx.QueryRow(ctx, reserveSQL, q.Host, r.Holder, r.Version, r.Budgeted, q.CycleID, CycleRunning, r.LeaseExpires,
-		q.Site, q.Origin, q.URL, q.Purpose, q.Node, q.Attempt, q.RedirectOf, q.RobotsSnapshotID, q.RobotsRule, q.RobotsLine,
-		q.PolicyCheck, q.DelayMS, q.SentAt).Scan(&version, &held, &slot, &id)
-	switch {
+	switch err := row.Scan(&version, &held, &slot, &id); {
 	case err != nil:
 		return 0, err
 	case version != r.Version:
@@ -141,7 +151,7 @@ func reservePG(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, error)
 	case id == nil:
 		return RefusedBudget, nil
 	}
-	q.ID, q.BudgetSlot = *id, slot
+	r.Request.ID, r.Request.BudgetSlot = *id, slot
 	return Reserved, nil
 }
 
@@ -172,7 +182,7 @@ type LeaseDelay struct {
 // FinishRequest writes the completion k in a crawler's write transaction:
 // one statement on PostgreSQL.
 func FinishRequest(ctx context.Context, tx WriteTx, k *Completion) error {
-	if tx.Dialect() == Postgres && (k.Lease != nil || k.Page != nil || len(k.Found) > 0) {
+	if tx.Dialect() == Postgres {
 		q, args := finishPG(k)
 		_, err := tx.Exec(ctx, q, args...)
 		return err
@@ -240,7 +250,9 @@ var finishSQL = func() (out [finishForms]string) {
 			n++
 			return "$" + strconv.Itoa(n) + "::" + typ
 		}
-		b.WriteString("WITH ")
+		if form != 0 {
+			b.WriteString("WITH ")
+		}
 		if form&finishLease != 0 {
 			b.WriteString("lease AS (UPDATE host_leases SET next_at = " + ph("timestamptz") + ", expires_at = " + ph("timestamptz") +
 				" WHERE host = " + ph("text") + " AND holder = " + ph("text") + "), ")
@@ -256,12 +268,18 @@ var finishSQL = func() (out [finishForms]string) {
 		if form&finishLinks != 0 {
 			b.WriteString("links AS (UPDATE crawl_cycles SET links_found = links_found || " + ph("text") + " WHERE id = " + ph("bigint") + "), ")
 		}
-		b.WriteString("done AS (UPDATE requests SET completed_at = " + ph("timestamptz") + ", status = " + ph("integer") +
+		if form != 0 {
+			b.WriteString("done AS (")
+		}
+		b.WriteString("UPDATE requests SET completed_at = " + ph("timestamptz") + ", status = " + ph("integer") +
 			", bytes = " + ph("bigint") + ", duration_ms = " + ph("bigint") + ", retry_after = " + ph("text") +
 			", retry_not_before = " + ph("timestamptz") + ", outcome = " + ph("text") + ", error = " + ph("text") +
 			", sig_keyid = " + ph("text") + ", sig_created = " + ph("timestamptz") + ", sig_expires = " + ph("timestamptz") +
 			", etag = " + ph("text") + ", last_modified = " + ph("text") +
-			" WHERE id = " + ph("bigint") + " AND completed_at IS NULL) SELECT 1")
+			" WHERE id = " + ph("bigint") + " AND completed_at IS NULL")
+		if form != 0 {
+			b.WriteString(") SELECT 1")
+		}
 		out[form] = b.String()
 	}
 	return out
