@@ -152,3 +152,13 @@ func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx db.WriteTx) error) 
 	}
 	return tx.Commit()
 }
+
+// leaseStmt is withLeaseTx for f that runs one statement: on PostgreSQL it
+// runs without a transaction around it (committed on its own, one round
+// trip).
+func (c *Crawler) leaseStmt(ctx context.Context, f func(tx db.WriteTx) error) error {
+	if !c.pg {
+		return c.stateTx(ctx, f)
+	}
+	return f(c.store.AutoCommit())
+}

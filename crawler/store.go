@@ -364,6 +364,18 @@ var errWriterStopped = errors.New("crawler: closed")
 // crawler that died is taken over; since that crawler's last request ended
 // before the expiry at the latest, next_at moves to the expiry plus gap.
 func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (nextAt time.Time, busyUntil time.Time, err error) {
+	if c.pg {
+		// A lease no one has held yet is one INSERT: committed on its own,
+		// without a transaction around it.
+		now := c.now()
+		ok, err := db.InsertLease(ctx, c.store.AutoCommit(), key, c.holder, now.Add(c.opts.LeaseTTL), now)
+		if err != nil {
+			return time.Time{}, time.Time{}, fmt.Errorf("crawler: lease %s: %w", key, err)
+		}
+		if ok {
+			return now.UTC(), time.Time{}, nil
+		}
+	}
 	for attempt := 0; attempt < 10; attempt++ {
 		now := c.now()
 		exp := now.Add(c.opts.LeaseTTL)
@@ -427,7 +439,7 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration) (n
 // release gives a lease back, keeping next_at (raised to nextAt when later)
 // so that the next holder keeps the gap.
 func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
-	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	return c.leaseStmt(ctx, func(tx db.WriteTx) error {
 		if !nextAt.IsZero() {
 			nextAt = nextAt.UTC().Truncate(time.Microsecond)
 		}
@@ -437,7 +449,7 @@ func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) err
 
 // renewAll pushes back the expiry of every lease this crawler holds.
 func (c *Crawler) renewAll(ctx context.Context) error {
-	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	return c.leaseStmt(ctx, func(tx db.WriteTx) error {
 		// On PostgreSQL, rows a writer's group has locked are passed
 		// over (the completion in that group renews its host's lease
 		// itself), so the heartbeat never waits for, nor deadlocks with,
@@ -448,7 +460,7 @@ func (c *Crawler) renewAll(ctx context.Context) error {
 
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
-	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	return c.leaseStmt(ctx, func(tx db.WriteTx) error {
 		return db.ReleaseLeases(ctx, tx, c.holder, c.now())
 	})
 }
