@@ -15,7 +15,10 @@ import (
 // go in one: the reservation (which refuses by its result, writing nothing)
 // and the completion with its link texts. The zero value is an empty
 // pipeline. It is not safe for concurrent use.
-type Pipeline struct{ b pgx.Batch }
+type Pipeline struct {
+	b      pgx.Batch
+	locked bool // policyLockSQL is queued
+}
 
 // Len returns how many statements are queued.
 func (p *Pipeline) Len() int { return p.b.Len() }
@@ -25,7 +28,15 @@ func (p *Pipeline) Len() int { return p.b.Len() }
 // Request has its ID and BudgetSlot.
 func (p *Pipeline) Reserve(r *Reservation) *ReserveAnswer {
 	out := new(ReserveAnswer)
-	p.b.Queue(reserveSQL, reserveArgs(r)...).QueryRow(func(row pgx.Row) error {
+	// The policy version is share-locked once, before the first
+	// reservation, rather than by each: every share lock a transaction
+	// adds to the row while others hold one rewrites the row's lockers
+	// (a new multixact), on the one page every reservation reads.
+	if !p.locked {
+		p.b.Queue(policyLockSQL)
+		p.locked = true
+	}
+	p.b.Queue(reserveLockedSQL, reserveArgs(r)...).QueryRow(func(row pgx.Row) error {
 		// An error reading the row is the reservation's own, not the
 		// pipeline's: the statement ran, and its transaction commits.
 		out.Refusal, out.Err = scanReservation(row, r)

@@ -95,7 +95,8 @@ func ReserveRequest(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, e
 	return Reserved, InsertRequest(ctx, tx, q)
 }
 
-// reserveSQL is ReserveRequest's statement on PostgreSQL. Each part is
+// reserveSQL is ReserveRequest's statement on PostgreSQL (built from
+// reserveTemplate). Each part is
 // guarded by the results of the ones before it (every part of a
 // data-modifying CTE runs): held locks the lease row if the holder holds it
 // and the policy version is the gate's; slot takes a budget slot if held
@@ -104,7 +105,7 @@ func ReserveRequest(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, e
 // Locking the lease row first (FOR UPDATE re-reads a row changed since the
 // statement began) means no other transaction can take the lease between
 // the slot and the renewal: a refusal writes nothing.
-const reserveSQL = `WITH pv AS (SELECT version FROM policy_state WHERE id = 1 FOR SHARE),
+const reserveTemplate = `WITH pv AS (SELECT version FROM policy_state WHERE id = 1{{LOCK}}),
 held AS (SELECT 1 FROM host_leases WHERE host = $1::text AND holder = $2::text AND (SELECT version FROM pv) = $3::bigint FOR UPDATE),
 slot AS (UPDATE crawl_cycles SET spent = spent + 1
 	WHERE $4::boolean AND id = $5::bigint AND status = $6::text AND spent < budget AND EXISTS (SELECT 1 FROM held)
@@ -119,6 +120,20 @@ req AS (INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, me
 	WHERE EXISTS (SELECT 1 FROM lease)
 	RETURNING id)
 SELECT (SELECT version FROM pv), EXISTS (SELECT 1 FROM held), (SELECT spent FROM slot), (SELECT id FROM req)`
+
+// reserveSQL and reserveLockedSQL are reserveTemplate with pv reading
+// the policy version under a share lock, and without one: reserveLockedSQL
+// is only for a transaction that holds the lock already (Pipeline.Reserve,
+// after policyLockSQL), where every statement's snapshot is taken after
+// the lock was: it sees any policy change committed before, and none can
+// commit until the transaction ends.
+var (
+	reserveSQL       = strings.Replace(reserveTemplate, "{{LOCK}}", " FOR SHARE", 1)
+	reserveLockedSQL = strings.Replace(reserveTemplate, "{{LOCK}}", "", 1)
+)
+
+// policyLockSQL share-locks the policy version until the transaction ends.
+const policyLockSQL = `SELECT version FROM policy_state WHERE id = 1 FOR SHARE`
 
 func reservePG(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, error) {
 	return scanReservation(tx.QueryRow(ctx, reserveSQL, reserveArgs(r)...), r)

@@ -271,3 +271,59 @@ func TestRequestsFillfactor(t *testing.T) {
 		}
 	})
 }
+
+// TestPipelineWaitsForPolicyChange checks that a reservation in a pipeline
+// reads the policy version under the share lock taken at the pipeline's
+// start: while a policy change is in progress the pipeline waits for it,
+// and once it commits the reservation, given the version before it, is
+// refused as stale and writes nothing.
+func TestPipelineWaitsForPolicyChange(t *testing.T) {
+	dsn := dbtest.DSN(t, "postgres")
+	ctx := context.Background()
+	s := dbtest.OpenDSN(t, dsn)
+	now := db.Now()
+	var cycle int64
+	if err := inWrite(t, s, func(tx db.WriteTx) error {
+		if _, err := db.InsertLease(ctx, tx, "a.example", "me", now.Add(time.Minute), now); err != nil {
+			return err
+		}
+		var err error
+		cycle, err = db.InsertCycle(ctx, tx, "a.example", "n", now, 20, 0)
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	change, err := s.BeginWrite(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := change.Exec(ctx, `UPDATE policy_state SET version = version + 1 WHERE id = 1`); err != nil {
+		t.Fatal(err)
+	}
+	var p db.Pipeline
+	r := &db.Reservation{
+		Request: &db.Request{CycleID: &cycle, Site: "a.example", Host: "a.example", Origin: "https://a.example", URL: "https://a.example/",
+			Purpose: db.PurposePage, SentAt: now},
+		Version: 0, Holder: "me", LeaseExpires: now.Add(time.Hour), Budgeted: true,
+	}
+	answer := p.Reserve(r)
+	done := make(chan error, 1)
+	go func() { done <- s.RunPipeline(ctx, &p) }()
+	select {
+	case err := <-done:
+		t.Fatalf("the pipeline ran (%v) while a policy change held the version", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := change.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if answer.Err != nil || answer.Refusal != db.RefusedStale {
+		t.Errorf("reservation at the old version: %v, %v; want RefusedStale", answer.Refusal, answer.Err)
+	}
+	if st := readWriteState(t, s, cycle); st.requests != 0 || st.spent[0] != 0 {
+		t.Errorf("a stale reservation wrote: %d requests, spent %d", st.requests, st.spent[0])
+	}
+}
