@@ -15,9 +15,10 @@ const (
 	// a crawler runs: groups commit in parallel, each waiting for its own
 	// WAL flush.
 	pgWriters = 4
-	// pgMaxGroup bounds the callers committed together on PostgreSQL:
-	// each has a savepoint, and PostgreSQL keeps the subtransactions of a
-	// transaction cheaply only up to 64.
+	// pgMaxGroup bounds the callers committed together on PostgreSQL: in
+	// a transaction (not a pipeline) a cycle's write has a savepoint, and
+	// PostgreSQL keeps the subtransactions of a transaction cheaply only
+	// up to 64.
 	pgMaxGroup = 48
 )
 
