@@ -2,6 +2,8 @@ package crawler
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/lohisoft/lohibot/db"
@@ -13,9 +15,10 @@ const (
 	// a crawler runs: groups commit in parallel, each waiting for its own
 	// WAL flush.
 	pgWriters = 4
-	// pgMaxGroup bounds the callers committed together on PostgreSQL:
-	// each has a savepoint, and PostgreSQL keeps the subtransactions of a
-	// transaction cheaply only up to 64.
+	// pgMaxGroup bounds the callers committed together on PostgreSQL: in
+	// a transaction (not a pipeline) a cycle's write has a savepoint, and
+	// PostgreSQL keeps the subtransactions of a transaction cheaply only
+	// up to 64.
 	pgMaxGroup = 48
 )
 
@@ -35,58 +38,100 @@ func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
 // pgWriter is a PostgreSQL writer goroutine: it commits the pending work of
 // many callers in one transaction (group commit), as the SQLite writer
 // does, so that a busy crawler pays one WAL flush per group rather than per
-// request. Each caller's work runs inside a savepoint: a logical error
-// (nothing to send: excluded, budget spent, lease lost, a stale policy)
-// undoes that caller's writes only, and a database error undoes the group,
+// request. Each caller's work runs inside a savepoint, unless it needs none
+// (writeOp.noSavepoint: a reservation, which is one statement, and a
+// completion, which never refuses): a logical error (nothing to send:
+// excluded, budget spent, lease lost, a stale policy) undoes that caller's
+// writes only, and a database error undoes the group,
 // whose callers are then run alone, each in its own transaction. A caller
 // is answered only after its group committed, so a request is still logged
 // and its budget slot reserved before it is sent. It stops when ctx ends.
 func (c *Crawler) pgWriter(ctx context.Context) {
-	run := func(ops []*writeOp) error {
-		tx, err := c.store.BeginWrite(ctx)
-		if err != nil {
-			return err
+	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, func(ops []*writeOp) error { return c.pgCommit(ctx, ops) })
+}
+
+// pgCommit runs the group ops in one transaction and answers their callers
+// once it committed (see pgWriter). It returns the error that failed the
+// group as a whole, when one did; then no caller is answered, unless the
+// group is one caller with a logical error.
+func (c *Crawler) pgCommit(ctx context.Context, ops []*writeOp) error {
+	if !slices.ContainsFunc(ops, func(op *writeOp) bool { return op.pipe == nil }) {
+		return c.pgPipeline(ctx, ops)
+	}
+	tx, err := c.store.BeginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	alone := len(ops) == 1
+	results := make([]error, len(ops))
+	for i, op := range ops {
+		if err := op.ctx.Err(); err != nil {
+			results[i] = err
+			continue
 		}
-		alone := len(ops) == 1
-		results := make([]error, len(ops))
-		for i, op := range ops {
-			if err := op.ctx.Err(); err != nil {
-				results[i] = err
-				continue
-			}
-			if !alone {
-				if err := tx.Savepoint(ctx); err != nil {
-					tx.Rollback()
-					return err
-				}
-			}
-			err := op.f(tx)
-			switch {
-			case err == nil:
-			case !logicalError(err):
+		// An op that writes nothing when it refuses needs no savepoint;
+		// a database error fails the group anyway.
+		saved := !alone && !op.noSavepoint
+		if saved {
+			if err := tx.Savepoint(ctx); err != nil {
 				tx.Rollback()
 				return err
-			case alone:
-				tx.Rollback()
-				op.done <- err
-				return nil
-			default:
+			}
+		}
+		err := op.f(tx)
+		switch {
+		case err == nil:
+		case !logicalError(err):
+			tx.Rollback()
+			return err
+		case alone:
+			tx.Rollback()
+			op.done <- err
+			return nil
+		default:
+			if saved {
 				if err := tx.RollbackToSavepoint(ctx); err != nil {
 					tx.Rollback()
 					return err
 				}
-				results[i] = err
 			}
+			results[i] = err
 		}
-		if err := tx.Commit(); err != nil {
-			return err
-		}
-		for i, op := range ops {
-			op.done <- results[i]
-		}
-		return nil
 	}
-	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, run)
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	for i, op := range ops {
+		op.done <- results[i]
+	}
+	return nil
+}
+
+// pgPipeline is pgCommit for a group whose ops all have a pipe: their
+// statements go to PostgreSQL in one pipeline (one round trip, one
+// transaction, committed when it returns: db.Store.RunPipeline), and each
+// caller is answered once it committed.
+func (c *Crawler) pgPipeline(ctx context.Context, ops []*writeOp) error {
+	var (
+		p       db.Pipeline
+		answers = make([]func() error, len(ops))
+	)
+	for i, op := range ops {
+		if op.ctx.Err() == nil {
+			answers[i] = op.pipe(&p)
+		}
+	}
+	if err := c.store.RunPipeline(ctx, &p); err != nil {
+		return fmt.Errorf("crawler: database: %w", err)
+	}
+	for i, op := range ops {
+		if answers[i] == nil {
+			op.done <- op.ctx.Err()
+		} else {
+			op.done <- answers[i]()
+		}
+	}
+	return nil
 }
 
 // withLeaseTx runs f, which takes, renews or gives back leases, in a
@@ -107,4 +152,14 @@ func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx db.WriteTx) error) 
 		return err
 	}
 	return tx.Commit()
+}
+
+// leaseStmt is withLeaseTx for f that runs one statement: on PostgreSQL it
+// runs without a transaction around it (committed on its own, one round
+// trip).
+func (c *Crawler) leaseStmt(ctx context.Context, f func(tx db.WriteTx) error) error {
+	if !c.pg {
+		return c.stateTx(ctx, f)
+	}
+	return f(c.store.AutoCommit())
 }

@@ -38,7 +38,7 @@ func logicalError(err error) bool {
 // f may run twice (it must only set its results), when another f of its
 // group failed.
 func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f, false, false)
+	return c.write(ctx, c.writes, &writeOp{f: f})
 }
 
 // stateTx is withTx for the crawler's own state (leases, a cycle opened or
@@ -50,15 +50,18 @@ func (c *Crawler) withTx(ctx context.Context, f func(tx db.WriteTx) error) error
 // order). A crash before that sync loses the state change, and no
 // request depended on it.
 func (c *Crawler) stateTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.writes, f, true, false)
+	return c.write(ctx, c.writes, &writeOp{f: f, early: true})
 }
 
 // reserveTx is withTx for a request's reservation (begin), which a site
 // waits on before it may send: a writer takes every reservation waiting
 // before the other work (completions, which the site's gap overlaps),
-// so a busy writer delays requests no more than it must.
-func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error) error {
-	return c.write(ctx, c.reserves, f, false, false)
+// so a busy writer delays requests no more than it must. On PostgreSQL f
+// is one statement (db.ReserveRequest), which writes nothing when it
+// refuses: it runs without a savepoint (writeOp.noSavepoint), or as pipe,
+// in a pipeline.
+func (c *Crawler) reserveTx(ctx context.Context, f func(tx db.WriteTx) error, pipe func(p *db.Pipeline) func() error) error {
+	return c.write(ctx, c.reserves, &writeOp{f: f, pipe: pipe, noSavepoint: true})
 }
 
 // refusableTx is stateTx for work that is refused, now and then, after it
@@ -70,11 +73,13 @@ func (c *Crawler) refusableTx(ctx context.Context, f func(tx db.WriteTx) error) 
 	if c.pg {
 		return c.withLeaseTx(ctx, f)
 	}
-	return c.write(ctx, c.writes, f, true, true)
+	return c.write(ctx, c.writes, &writeOp{f: f, early: true, savepoint: true})
 }
 
-func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, f func(tx db.WriteTx) error, early, savepoint bool) error {
-	w := &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: early, savepoint: savepoint}
+// write hands w (its f and flags set) to the writers on to and waits for
+// its answer.
+func (c *Crawler) write(ctx context.Context, to chan<- *writeOp, w *writeOp) error {
+	w.ctx, w.done = ctx, make(chan error, 1)
 	select {
 	case to <- w:
 	case <-ctx.Done():
@@ -92,8 +97,17 @@ type writeOp struct {
 	done chan error
 	// early answers the caller on commit, before the sync (stateTx).
 	early bool
-	// savepoint runs f in a savepoint of its own (refusableTx).
+	// savepoint runs f in a savepoint of its own on SQLite (refusableTx).
 	savepoint bool
+	// noSavepoint says f writes nothing when it returns a logical error
+	// (see logicalError) on PostgreSQL: it is one statement that refuses
+	// by its result (a reservation), or it never refuses (a completion).
+	// The PostgreSQL writers run it without a savepoint.
+	noSavepoint bool
+	// pipe, when set, is f's work as statements queued on a pipeline
+	// (PostgreSQL): it returns the function that gives f's answer once
+	// the pipeline ran. Like f, it may run twice.
+	pipe func(p *db.Pipeline) func() error
 }
 
 // maxGroup bounds the callers committed together.
@@ -406,6 +420,18 @@ var errWriterStopped = errors.New("crawler: closed")
 // taken; when it fails, the lease is not taken either, and acquire returns
 // its error.
 func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, then func(tx db.WriteTx) error) (nextAt time.Time, busyUntil time.Time, err error) {
+	if c.pg && then == nil {
+		// A lease no one has held yet is one INSERT: committed on its own,
+		// without a transaction around it.
+		now := c.now()
+		ok, err := db.InsertLease(ctx, c.store.AutoCommit(), key, c.holder, now.Add(c.opts.LeaseTTL), now)
+		if err != nil {
+			return time.Time{}, time.Time{}, fmt.Errorf("crawler: lease %s: %w", key, err)
+		}
+		if ok {
+			return now.UTC(), time.Time{}, nil
+		}
+	}
 	for attempt := 0; attempt < 10; attempt++ {
 		now := c.now()
 		exp := now.Add(c.opts.LeaseTTL)
@@ -490,7 +516,7 @@ func (c *Crawler) takeLease(ctx context.Context, tx db.WriteTx, key string, gap 
 // release gives a lease back, keeping next_at (raised to nextAt when later)
 // so that the next holder keeps the gap.
 func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) error {
-	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	return c.leaseStmt(ctx, func(tx db.WriteTx) error {
 		if !nextAt.IsZero() {
 			nextAt = nextAt.UTC().Truncate(time.Microsecond)
 		}
@@ -500,7 +526,7 @@ func (c *Crawler) release(ctx context.Context, key string, nextAt time.Time) err
 
 // renewAll pushes back the expiry of every lease this crawler holds.
 func (c *Crawler) renewAll(ctx context.Context) error {
-	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	return c.leaseStmt(ctx, func(tx db.WriteTx) error {
 		// On PostgreSQL, rows a writer's group has locked are passed
 		// over (the completion in that group renews its host's lease
 		// itself), so the heartbeat never waits for, nor deadlocks with,
@@ -511,7 +537,7 @@ func (c *Crawler) renewAll(ctx context.Context) error {
 
 // releaseAll gives back every lease this crawler still holds.
 func (c *Crawler) releaseAll(ctx context.Context) error {
-	return c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	return c.leaseStmt(ctx, func(tx db.WriteTx) error {
 		return db.ReleaseLeases(ctx, tx, c.holder, c.now())
 	})
 }
@@ -534,6 +560,8 @@ type reqRow struct {
 	// At is when the request is to be sent, if later than its
 	// reservation: the log row's sent_at (see exchangeDue).
 	At time.Time
+	// renewed is the host lease's expiry when the reservation renewed it.
+	renewed time.Time
 
 	// Filled by begin.
 	ID       int64
@@ -592,57 +620,9 @@ func (c *Crawler) begin(ctx context.Context, hs *hostState, r *reqRow) error {
 		if v.Excluded {
 			return ErrExcluded
 		}
-		stale := false
-		var renewed time.Time
-		err := c.reserveTx(ctx, func(tx db.WriteTx) error {
-			version, err := db.PolicyVersionForWrite(ctx, tx)
-			if err != nil {
-				return err
-			}
-			if version != v.Version {
-				stale = true // a policy change committed since the gate answered: ask again
-				return errStale
-			}
-			now := c.now()
-			renewed = time.Time{}
-			if hs.leaseUntil.Sub(now) < c.leaseRenewBelow() {
-				held, err := db.RenewLease(ctx, tx, r.Host, c.holder, now.Add(c.opts.LeaseTTL))
-				if err != nil {
-					return err
-				}
-				if !held {
-					return ErrLeaseLost
-				}
-				renewed = now.Add(c.opts.LeaseTTL)
-			}
-			var slot *int
-			if r.Purpose == db.PurposePage {
-				if r.CycleID == nil {
-					return ErrBudgetSpent
-				}
-				spent, ok, err := db.ReserveBudgetSlot(ctx, tx, *r.CycleID)
-				if err != nil {
-					return err
-				}
-				if !ok {
-					return ErrBudgetSpent
-				}
-				slot = &spent
-				r.Slot = spent
-			}
-			// A request reserved ahead of its time is logged as sent at
-			// that time: it is not sent earlier (exchangeDue).
-			r.SentAt = now
-			if r.At.After(now) {
-				r.SentAt = r.At
-			}
-			row := db.Request{CycleID: r.CycleID, BudgetSlot: slot, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
-				Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
-				RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: r.SentAt}
-			err = db.InsertRequest(ctx, tx, &row)
-			r.ID = row.ID
-			return err
-		})
+		err := c.reserveTx(ctx, func(tx db.WriteTx) error { return c.reserve(ctx, tx, hs, r, v) },
+			func(p *db.Pipeline) func() error { return c.reservePipe(p, hs, r, v) })
+		stale := errors.Is(err, errStale)
 		if stale && attempt < 20 {
 			continue
 		}
@@ -652,8 +632,8 @@ func (c *Crawler) begin(ctx context.Context, hs *hostState, r *reqRow) error {
 			}
 			return fmt.Errorf("crawler: request log: %w", err)
 		}
-		if !renewed.IsZero() {
-			hs.leaseUntil = renewed
+		if !r.renewed.IsZero() {
+			hs.leaseUntil = r.renewed
 		}
 		c.stats.requests.Add(1)
 		return nil
@@ -672,6 +652,70 @@ func (c *Crawler) leaseRenewBelow() time.Duration {
 // request is sent (leaseRenewBelow).
 const leaseMargin = 5 * time.Second
 
+// reserve is begin's work in the transaction tx: it reserves r, given the
+// gate's verdict v (not excluded), and fills r's ID, Slot, SentAt and
+// renewed. It returns errStale when the policy version is no longer v's
+// (ask the gate again), ErrLeaseLost or ErrBudgetSpent when r must not be
+// sent. On PostgreSQL it is one statement, which writes nothing when it
+// refuses.
+func (c *Crawler) reserve(ctx context.Context, tx db.WriteTx, hs *hostState, r *reqRow, v policy.Verdict) error {
+	res := c.reservation(hs, r, v)
+	refusal, err := db.ReserveRequest(ctx, tx, res)
+	return reserveAnswer(r, res, refusal, err)
+}
+
+// reservePipe is reserve's work queued on the pipeline p; the function it
+// returns answers once p ran.
+func (c *Crawler) reservePipe(p *db.Pipeline, hs *hostState, r *reqRow, v policy.Verdict) func() error {
+	res := c.reservation(hs, r, v)
+	a := p.Reserve(res)
+	return func() error { return reserveAnswer(r, res, a.Refusal, a.Err) }
+}
+
+// reservation returns the reservation of r to hs's host, given the gate's
+// verdict v. A request reserved ahead of its time is logged as sent at
+// that time: it is not sent earlier (exchangeDue). On SQLite the host's
+// lease is renewed only when less than leaseRenewBelow of it is left as
+// this crawler last wrote it (see begin); PostgreSQL's one statement
+// renews it every time.
+func (c *Crawler) reservation(hs *hostState, r *reqRow, v policy.Verdict) *db.Reservation {
+	now := c.now()
+	sent := now
+	if r.At.After(now) {
+		sent = r.At
+	}
+	row := db.Request{CycleID: r.CycleID, Site: r.Site, Host: r.Host, Origin: r.Origin, URL: r.URL,
+		Purpose: r.Purpose, Node: c.opts.Node, Attempt: r.Attempt, RedirectOf: r.RedirectOf, RobotsSnapshotID: r.SnapshotID,
+		RobotsRule: r.Rule, RobotsLine: r.Line, PolicyCheck: v.String(), DelayMS: r.Delay.Milliseconds(), SentAt: sent}
+	return &db.Reservation{Request: &row, Version: v.Version, Holder: c.holder,
+		LeaseExpires: now.Add(c.opts.LeaseTTL), Renew: c.pg || hs.leaseUntil.Sub(now) < c.leaseRenewBelow(),
+		Budgeted: r.Purpose == db.PurposePage}
+}
+
+// reserveAnswer fills r from its reservation res, answered refusal (or
+// err), and returns reserve's answer.
+func reserveAnswer(r *reqRow, res *db.Reservation, refusal db.Refusal, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case refusal == db.RefusedStale:
+		return errStale // a policy change committed since the gate answered
+	case refusal == db.RefusedLease:
+		return ErrLeaseLost
+	case refusal == db.RefusedBudget:
+		return ErrBudgetSpent
+	}
+	r.ID, r.SentAt = res.Request.ID, res.Request.SentAt
+	if s := res.Request.BudgetSlot; s != nil {
+		r.Slot = *s
+	}
+	r.renewed = time.Time{}
+	if res.Renew {
+		r.renewed = res.LeaseExpires
+	}
+	return nil
+}
+
 var errStale = errors.New("crawler: policy changed")
 
 // confirm checks, once the time a request was reserved ahead for has come
@@ -688,7 +732,7 @@ func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
 	// (With the reservations, ahead of other writes: the request waits on
 	// it. Answered on commit: it wrote nothing, or withdrew a request not
 	// sent.)
-	err := c.write(ctx, c.reserves, func(tx db.WriteTx) error {
+	err := c.write(ctx, c.reserves, &writeOp{early: true, f: func(tx db.WriteTx) error {
 		withdrawn = false
 		version, err := db.PolicyVersionForWrite(ctx, tx)
 		if err != nil || version == r.Verdict.Version {
@@ -700,7 +744,7 @@ func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
 		}
 		withdrawn = true
 		return db.WithdrawRequest(ctx, tx, r.ID, c.now(), fmt.Sprintf("not sent: the site was excluded at policy v%d before its time", version))
-	}, true, false)
+	}})
 	if err != nil {
 		c.withdraw(ctx, r)
 		return fmt.Errorf("crawler: request log: %w", err)
@@ -796,39 +840,39 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	if k.Status != 0 {
 		status = &k.Status
 	}
-	return c.withTx(ctx, func(tx db.WriteTx) error {
-		var sigCreated, sigExpires *time.Time
-		if k.Stamp.KeyID != "" {
-			sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
-		}
-		if err := db.CompleteRequest(ctx, tx, &db.Request{ID: k.ID, CompletedAt: &k.CompletedAt, Status: status, Bytes: k.Bytes,
-			DurationMS: k.Duration.Milliseconds(), RetryAfter: k.RetryAfter, RetryNotBefore: k.RetryNotBefore, Outcome: k.Outcome,
-			Error: k.Error, SigKeyID: k.Stamp.KeyID, SigCreated: sigCreated, SigExpires: sigExpires,
-			ETag: k.Validators.ETag, LastModified: k.Validators.LastModified}); err != nil {
+	var sigCreated, sigExpires *time.Time
+	if k.Stamp.KeyID != "" {
+		sigCreated, sigExpires = &k.Stamp.Created, &k.Stamp.Expires
+	}
+	fin := db.Completion{Request: &db.Request{ID: k.ID, CompletedAt: &k.CompletedAt, Status: status, Bytes: k.Bytes,
+		DurationMS: k.Duration.Milliseconds(), RetryAfter: k.RetryAfter, RetryNotBefore: k.RetryNotBefore, Outcome: k.Outcome,
+		Error: k.Error, SigKeyID: k.Stamp.KeyID, SigCreated: sigCreated, SigExpires: sigExpires,
+		ETag: k.Validators.ETag, LastModified: k.Validators.LastModified}, Page: k.Page}
+	if p := k.Page; p != nil {
+		p.RequestID = &k.ID
+	}
+	if k.CycleID != nil {
+		fin.CycleID, fin.Found = *k.CycleID, k.Found
+	}
+	// The lease row learns the host's next_at only when it is later than
+	// --delay after this request: a crawler that takes the lease over after
+	// a crash waits until the lease's expiry plus --delay anyway (acquire),
+	// and the expiry is already after this request (begin renewed it by
+	// more than the timeout), while a Retry-After, a backoff or a
+	// Crawl-delay must outlive a crash. Leaving the host writes it too
+	// (release).
+	if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
+		fin.Lease = &db.LeaseDelay{Host: k.Host, Holder: c.holder, NextAt: k.NextAt.UTC().Truncate(time.Microsecond),
+			Expires: c.now().Add(c.opts.LeaseTTL)}
+	}
+	write := func(tx db.WriteTx) error {
+		if err := db.FinishRequest(ctx, tx, &fin); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
-		}
-		// The lease row learns the host's next_at only when it is later
-		// than --delay after this request: a crawler that takes the lease
-		// over after a crash waits until the lease's expiry plus --delay
-		// anyway (acquire), and the expiry is already after this request
-		// (begin renewed it by more than the timeout), while a Retry-After,
-		// a backoff or a Crawl-delay must outlive a crash. Leaving the host
-		// writes it too (release).
-		if !k.NextAt.IsZero() && k.NextAt.Sub(k.CompletedAt) > c.opts.Delay {
-			if err := db.DelayLease(ctx, tx, k.Host, c.holder, k.NextAt.UTC().Truncate(time.Microsecond), c.now().Add(c.opts.LeaseTTL)); err != nil {
-				return fmt.Errorf("crawler: lease: %w", err)
-			}
 		}
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
 			if err := db.InsertRobotsSnapshot(ctx, tx, s); err != nil {
 				return fmt.Errorf("crawler: robots snapshot: %w", err)
-			}
-		}
-		if p := k.Page; p != nil {
-			p.RequestID = &k.ID
-			if err := db.UpsertPage(ctx, tx, p); err != nil {
-				return fmt.Errorf("crawler: index page: %w", err)
 			}
 		}
 		if k.Unindex != "" {
@@ -846,13 +890,20 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(k.Anchors)); err != nil {
 			return fmt.Errorf("crawler: anchors: %w", err)
 		}
-		if k.CycleID != nil {
-			if err := db.AddCycleLinks(ctx, tx, *k.CycleID, k.Found); err != nil {
-				return fmt.Errorf("crawler: links found: %w", err)
-			}
-		}
 		return nil
-	})
+	}
+	// A completion never refuses: it needs no savepoint. Without a robots.txt
+	// snapshot (whose id is read back) or a page to take out of the index,
+	// its statements go in a pipeline.
+	w := &writeOp{f: write, noSavepoint: true}
+	if k.Snapshot == nil && k.Unindex == "" {
+		w.pipe = func(p *db.Pipeline) func() error {
+			p.Finish(&fin)
+			p.Anchors(c.indexable(k.Anchors))
+			return func() error { return nil }
+		}
+	}
+	return c.write(ctx, c.writes, w)
 }
 
 // indexable returns the link texts of anchors that may be stored: those

@@ -186,8 +186,13 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		sqlDB.SetMaxOpenConns(8)
 		sqlDB.SetMaxIdleConns(8)
 	} else {
+		// Every connection is kept: a PostgreSQL connection is a server
+		// process, whose start (and the statements prepared on it again)
+		// costs the server far more than keeping it idle. With half
+		// kept, a crawler's bursts opened and closed about 200 per crawl
+		// of 21,000 requests.
 		sqlDB.SetMaxOpenConns(16)
-		sqlDB.SetMaxIdleConns(8)
+		sqlDB.SetMaxIdleConns(16)
 	}
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {

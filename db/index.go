@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"iter"
 	"strings"
 
 	"gorm.io/gorm"
@@ -208,25 +209,37 @@ const anchorsPerInsert = 50
 // stored. Of two with the same source, target and text, the later in
 // anchors is kept. It runs in a crawler's write transaction.
 func UpsertAnchors(ctx context.Context, tx WriteTx, anchors []Anchor) error {
-	anchors = lastOfEachLink(anchors)
-	for i := 0; i < len(anchors); i += anchorsPerInsert {
-		chunk := anchors[i:min(i+anchorsPerInsert, len(anchors))]
-		var b strings.Builder
-		b.WriteString(`INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id) VALUES `)
-		args := make([]any, 0, 6*len(chunk))
-		for j, a := range chunk {
-			if j > 0 {
-				b.WriteString(", ")
-			}
-			b.WriteString("(?, ?, ?, ?, ?, ?)")
-			args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, a.RequestID)
-		}
-		b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
-		if _, err := tx.Exec(ctx, b.String(), args...); err != nil {
+	for q, args := range anchorInserts(anchors) {
+		if _, err := tx.Exec(ctx, q, args...); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// anchorInserts yields the INSERTs of UpsertAnchors (? placeholders) and
+// their arguments, at most anchorsPerInsert rows each.
+func anchorInserts(anchors []Anchor) iter.Seq2[string, []any] {
+	return func(yield func(string, []any) bool) {
+		anchors := lastOfEachLink(anchors)
+		for i := 0; i < len(anchors); i += anchorsPerInsert {
+			chunk := anchors[i:min(i+anchorsPerInsert, len(anchors))]
+			var b strings.Builder
+			b.WriteString(`INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id) VALUES `)
+			args := make([]any, 0, 6*len(chunk))
+			for j, a := range chunk {
+				if j > 0 {
+					b.WriteString(", ")
+				}
+				b.WriteString("(?, ?, ?, ?, ?, ?)")
+				args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, a.RequestID)
+			}
+			b.WriteString(` ON CONFLICT (from_url, to_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
+			if !yield(b.String(), args) {
+				return
+			}
+		}
+	}
 }
 
 // lastOfEachLink returns anchors without the ones a later anchor of the

@@ -101,19 +101,22 @@ func notFound(err error, what string) error {
 // rebind turns the ? placeholders of q into PostgreSQL's $n for dialect
 // Postgres. q must hold no ? inside a string literal.
 func rebind(d Dialect, q string) string {
-	if d != Postgres {
+	if d != Postgres || strings.IndexByte(q, '?') < 0 {
 		return q
 	}
 	var b strings.Builder
+	b.Grow(len(q) + len(q)/8)
 	n := 0
-	for i := 0; i < len(q); i++ {
-		if q[i] == '?' {
-			n++
-			b.WriteByte('$')
-			b.WriteString(strconv.Itoa(n))
-			continue
+	for {
+		i := strings.IndexByte(q, '?')
+		if i < 0 {
+			b.WriteString(q)
+			return b.String()
 		}
-		b.WriteByte(q[i])
+		n++
+		b.WriteString(q[:i])
+		b.WriteByte('$')
+		b.WriteString(strconv.Itoa(n))
+		q = q[i+1:]
 	}
-	return b.String()
 }

@@ -1,0 +1,94 @@
+package db
+
+import (
+	"context"
+	"errors"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// Pipeline is write-path statements queued to be sent to PostgreSQL
+// together (Store.RunPipeline): one round trip for all of them, run in one
+// transaction, instead of one round trip per statement plus the BEGIN and
+// the COMMIT. Only statements that need no answer before the next is sent
+// go in one: the reservation (which refuses by its result, writing nothing)
+// and the completion with its link texts. The zero value is an empty
+// pipeline. It is not safe for concurrent use.
+type Pipeline struct {
+	b      pgx.Batch
+	locked bool // policyLockSQL is queued
+}
+
+// Len returns how many statements are queued.
+func (p *Pipeline) Len() int { return p.b.Len() }
+
+// Reserve queues the reservation r (see ReserveRequest). Once the pipeline
+// ran, the returned ReserveAnswer says whether it was reserved and, if so, r's
+// Request has its ID and BudgetSlot.
+func (p *Pipeline) Reserve(r *Reservation) *ReserveAnswer {
+	out := new(ReserveAnswer)
+	// The policy version is share-locked once, before the first
+	// reservation, rather than by each: every share lock a transaction
+	// adds to the row while others hold one rewrites the row's lockers
+	// (a new multixact), on the one page every reservation reads.
+	if !p.locked {
+		p.b.Queue(policyLockSQL)
+		p.locked = true
+	}
+	p.b.Queue(reserveLockedSQL, reserveArgs(r)...).QueryRow(func(row pgx.Row) error {
+		// An error reading the row is the reservation's own, not the
+		// pipeline's: the statement ran, and its transaction commits.
+		out.Refusal, out.Err = scanReservation(row, r)
+		return nil
+	})
+	return out
+}
+
+// ReserveAnswer is the answer to a reservation queued on a Pipeline: Refusal,
+// or Err when its row could not be read.
+type ReserveAnswer struct {
+	Refusal Refusal
+	Err     error
+}
+
+// Finish queues the completion k (see FinishRequest).
+func (p *Pipeline) Finish(k *Completion) {
+	q, args := finishPG(k)
+	p.b.Queue(q, args...)
+}
+
+// Anchors queues the link texts anchors (see UpsertAnchors).
+func (p *Pipeline) Anchors(anchors []Anchor) {
+	for q, args := range anchorInserts(anchors) {
+		p.b.Queue(rebind(Postgres, q), args...)
+	}
+}
+
+// errNotPgx says a PostgreSQL store's connection is not pgx's.
+var errNotPgx = errors.New("db: pipeline: the PostgreSQL connection is not pgx's")
+
+// RunPipeline sends the statements queued on p to PostgreSQL at once, on a
+// connection of the pool, and returns when they have run, in order, in one
+// transaction (the implicit transaction of a pipeline, up to its one Sync)
+// and it committed: with synchronous_commit on, durably. When a statement
+// fails, PostgreSQL skips the rest and rolls the transaction back: nothing
+// of p is written, and the error is returned. The store must be
+// PostgreSQL. It does I/O.
+func (s *Store) RunPipeline(ctx context.Context, p *Pipeline) error {
+	if p.Len() == 0 {
+		return nil
+	}
+	conn, err := s.SQL.Conn(ctx)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	return conn.Raw(func(dc any) error {
+		c, ok := dc.(*stdlib.Conn)
+		if !ok {
+			return errNotPgx
+		}
+		return c.Conn().SendBatch(ctx, &p.b).Close()
+	})
+}
