@@ -380,7 +380,32 @@ type sealEntry struct {
 // nothing new to seal. Only one Seal runs at a time per database, across
 // processes. It does I/O and blocks while another sealer or writer holds the
 // chain; it is safe for concurrent use.
+//
+// It reads and hashes the rows outside its write transaction (sealPlan),
+// then writes the block in a short one that first checks no other sealer
+// appended a block meanwhile (else it plans again). On SQLite a write
+// transaction holds the database's one write lock: reading and hashing
+// thousands of rows inside it held up every request of a running crawl
+// for up to half a second per seal.
 func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
+	for attempt := 0; ; attempt++ {
+		b, err := s.sealOnce(ctx)
+		if errors.Is(err, errSealMoved) && attempt < 5 {
+			continue
+		}
+		if errors.Is(err, errSealMoved) {
+			err = ErrSealBusy
+		}
+		return b, err
+	}
+}
+
+// errSealMoved says another sealer appended a block between sealOnce's
+// plan and its write.
+var errSealMoved = errors.New("db: seal: the chain moved")
+
+// sealOnce is one attempt of Seal.
+func (s *Store) sealOnce(ctx context.Context) (*SealBlock, error) {
 	hws := make(map[string]int64, len(sealTables))
 	for _, t := range sealTables {
 		hw, err := s.highWater(ctx, t.name)
@@ -389,81 +414,27 @@ func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
 		}
 		hws[t.name] = hw
 	}
-	var out *SealBlock
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
-		out = nil
+	b, entries, err := s.sealPlan(ctx, s.DB.WithContext(ctx), hws)
+	if err != nil || b == nil {
+		if err != nil {
+			err = fmt.Errorf("db: seal: %w", err)
+		}
+		return nil, err
+	}
+	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.Dialect == Postgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(7726313)").Error; err != nil {
 				return err
 			}
 		}
-		prev, err := lastBlock(tx)
+		head, err := lastBlock(tx)
 		if err != nil {
 			return err
 		}
-		prevState := map[string]tableState{}
-		if prev != nil {
-			if prevState, err = decodeState(prev.State); err != nil {
-				return err
-			}
+		switch {
+		case head == nil && b.ID != 1, head != nil && (head.ID+1 != b.ID || head.Hash != b.PrevHash):
+			return errSealMoved
 		}
-		state := map[string]tableState{}
-		entries := map[string][]sealEntry{}
-		changed := false
-		for _, t := range sealTables {
-			ps := prevState[t.name]
-			ns := tableState{hw: max(ps.hw, hws[t.name])}
-			found := map[int64]bool{}
-			visit := func(ready bool, id int64, h string) {
-				found[id] = true
-				if ready {
-					entries[t.name] = append(entries[t.name], sealEntry{id, h})
-				} else {
-					ns.pending = append(ns.pending, id)
-				}
-			}
-			for i := 0; i < len(ps.pending); i += 500 {
-				chunk := ps.pending[i:min(i+500, len(ps.pending))]
-				if err := s.scanSealRows(tx, t, "id IN ?", []any{chunk}, visit); err != nil {
-					return err
-				}
-			}
-			for _, id := range ps.pending {
-				if !found[id] {
-					ns.pending = append(ns.pending, id) // gone before it was sealed: the audit says so
-				}
-			}
-			if ns.hw > ps.hw {
-				if err := s.scanSealRows(tx, t, "id > ? AND id <= ?", []any{ps.hw, ns.hw}, visit); err != nil {
-					return err
-				}
-			}
-			slices.Sort(ns.pending)
-			ns.pending = slices.Compact(ns.pending)
-			slices.SortFunc(entries[t.name], func(a, b sealEntry) int { return cmpInt(a.id, b.id) })
-			state[t.name] = ns
-			if ns.hw != ps.hw || !slices.Equal(ns.pending, ps.pending) || len(entries[t.name]) > 0 {
-				changed = true
-			}
-		}
-		if !changed {
-			return nil
-		}
-		b := &SealBlock{ID: 1, SealedAt: Now(), State: encodeState(state)}
-		if prev != nil {
-			b.ID, b.PrevHash = prev.ID+1, prev.Hash
-			if !b.SealedAt.After(prev.SealedAt) {
-				b.SealedAt = prev.SealedAt.Add(time.Microsecond)
-			}
-		}
-		root := newRoot()
-		for _, t := range sealTables {
-			for _, e := range entries[t.name] {
-				root.add(t.name, e.id, e.hash)
-			}
-		}
-		b.Root, b.Rows = root.sum(), root.n
-		b.Hash = blockHash(b)
 		for _, t := range sealTables {
 			es := entries[t.name]
 			for i := 0; i < len(es); i += 500 {
@@ -487,13 +458,92 @@ func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
 			b.ID, b.SealedAt, b.PrevHash, b.Root, b.Rows, b.State, b.Hash).Error; err != nil {
 			return err
 		}
-		out = b
 		return nil
 	})
+	if errors.Is(err, errSealMoved) {
+		return nil, err
+	}
 	if err != nil {
 		return nil, fmt.Errorf("db: seal: %w", err)
 	}
-	return out, nil
+	return b, nil
+}
+
+// sealPlan reads, with q and outside any write transaction, the chain's
+// last block and the rows of each sealed table that became final since
+// (up to hws, the tables' high-water ids), and returns the next block
+// (hashed) and the entries it seals per table, or a nil block when there
+// is nothing new to seal. Seal writes them after checking that the last
+// block is still the one read here.
+func (s *Store) sealPlan(ctx context.Context, q *gorm.DB, hws map[string]int64) (*SealBlock, map[string][]sealEntry, error) {
+	prev, err := lastBlock(q)
+	if err != nil {
+		return nil, nil, err
+	}
+	prevState := map[string]tableState{}
+	if prev != nil {
+		if prevState, err = decodeState(prev.State); err != nil {
+			return nil, nil, err
+		}
+	}
+	state := map[string]tableState{}
+	entries := map[string][]sealEntry{}
+	changed := false
+	for _, t := range sealTables {
+		ps := prevState[t.name]
+		ns := tableState{hw: max(ps.hw, hws[t.name])}
+		found := map[int64]bool{}
+		visit := func(ready bool, id int64, h string) {
+			found[id] = true
+			if ready {
+				entries[t.name] = append(entries[t.name], sealEntry{id, h})
+			} else {
+				ns.pending = append(ns.pending, id)
+			}
+		}
+		for i := 0; i < len(ps.pending); i += 500 {
+			chunk := ps.pending[i:min(i+500, len(ps.pending))]
+			if err := s.scanSealRows(q, t, "id IN ?", []any{chunk}, visit); err != nil {
+				return nil, nil, err
+			}
+		}
+		for _, id := range ps.pending {
+			if !found[id] {
+				ns.pending = append(ns.pending, id) // gone before it was sealed: the audit says so
+			}
+		}
+		if ns.hw > ps.hw {
+			if err := s.scanSealRows(q, t, "id > ? AND id <= ?", []any{ps.hw, ns.hw}, visit); err != nil {
+				return nil, nil, err
+			}
+		}
+		slices.Sort(ns.pending)
+		ns.pending = slices.Compact(ns.pending)
+		slices.SortFunc(entries[t.name], func(a, b sealEntry) int { return cmpInt(a.id, b.id) })
+		state[t.name] = ns
+		if ns.hw != ps.hw || !slices.Equal(ns.pending, ps.pending) || len(entries[t.name]) > 0 {
+			changed = true
+		}
+	}
+	if !changed {
+		return nil, nil, nil
+	}
+	b := &SealBlock{ID: 1, SealedAt: Now(), State: encodeState(state)}
+	if prev != nil {
+		b.ID, b.PrevHash = prev.ID+1, prev.Hash
+		if !b.SealedAt.After(prev.SealedAt) {
+			b.SealedAt = prev.SealedAt.Add(time.Microsecond)
+		}
+	}
+	root := newRoot()
+	for _, t := range sealTables {
+		for _, e := range entries[t.name] {
+			root.add(t.name, e.id, e.hash)
+		}
+	}
+	b.Root, b.Rows = root.sum(), root.n
+	b.Hash = blockHash(b)
+	return b, entries, nil
 }
 
 func cmpInt(a, b int64) int {

@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -68,6 +69,60 @@ func TestVerifySealsBesideSealer(t *testing.T) {
 		}
 		if !found {
 			t.Error("a seal row naming block 999999, which never existed, went unreported")
+		}
+	})
+}
+
+// TestSealersRace checks two sealers sealing at once while rows are
+// written (two processes of a fleet, or serve beside a crawl): Seal reads
+// the rows before its write transaction, so one of two plans made at once
+// finds the chain moved and plans again. Every row ends sealed once and
+// the chain verifies clean.
+func TestSealersRace(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := dbtest.OpenDSN(t, dsn)
+		insert := `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES (?, ?, 'parsed')`
+		if s.Dialect == db.Postgres {
+			insert = `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, $2, 'parsed')`
+		}
+		const rounds, perRound = 30, 10
+		var wg sync.WaitGroup
+		for sealer := range 2 {
+			wg.Go(func() {
+				for i := range rounds {
+					for j := range perRound {
+						if _, err := s.SQL.ExecContext(ctx, insert, fmt.Sprintf("https://r%d-%d-%d.example", sealer, i, j), db.Now()); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+					if _, err := s.Seal(ctx); err != nil && !errors.Is(err, db.ErrSealBusy) {
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if _, err := s.Seal(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var rows, sealed, distinct int64
+		if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM robots_snapshots`).Scan(&rows); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT row_id) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&sealed, &distinct); err != nil {
+			t.Fatal(err)
+		}
+		if rows != 2*rounds*perRound || sealed != rows || distinct != rows {
+			t.Errorf("%d rows, %d seal rows for %d distinct rows; want %d of each", rows, sealed, distinct, 2*rounds*perRound)
+		}
+		if _, err := s.VerifySeals(ctx, func(p db.SealProblem) error {
+			t.Errorf("problem after two sealers: %s", p.Evidence)
+			return nil
+		}); err != nil {
+			t.Fatal(err)
 		}
 	})
 }
