@@ -440,12 +440,6 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 			got  bool
 			busy time.Time
 		)
-		thenIn := func(tx db.WriteTx) error {
-			if then == nil {
-				return nil
-			}
-			return then(tx)
-		}
 		tx := c.withLeaseTx
 		if then != nil {
 			tx = c.refusableTx
@@ -453,10 +447,10 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 		err = tx(ctx, func(tx db.WriteTx) error {
 			var err error
 			got, nextAt, busy, err = c.takeLease(ctx, tx, key, gap, now, exp)
-			if err != nil || !got {
+			if err != nil || !got || then == nil {
 				return err
 			}
-			return thenIn(tx)
+			return then(tx)
 		})
 		var skip *errSkip
 		if errors.As(err, &skip) {

@@ -107,9 +107,7 @@ func InsertRequest(ctx context.Context, tx WriteTx, r *Request) error {
 // a pending row that disappears is reported as deleted.) It runs in a
 // crawler's write transaction.
 func WithdrawRequest(ctx context.Context, tx WriteTx, id int64, at time.Time, why string) error {
-	_, err := tx.Exec(ctx, `UPDATE requests SET completed_at = ?, outcome = ?, error = ? WHERE id = ? AND completed_at IS NULL`,
-		at, OutcomeWithdrawn, why, id)
-	return err
+	return CompleteRequest(ctx, tx, &Request{ID: id, CompletedAt: &at, Outcome: OutcomeWithdrawn, Error: why})
 }
 
 // CompleteRequest writes the outcome of the request r.ID (r's fields from

@@ -520,15 +520,10 @@ func (s *Store) sealPlan(ctx context.Context, q *gorm.DB, hws map[string]int64) 
 				ns.pending = append(ns.pending, id)
 			}
 		}
-		for i := 0; i < len(ps.pending); i += 500 {
-			chunk := ps.pending[i:min(i+500, len(ps.pending))]
-			ids := make([]any, len(chunk))
-			for j, id := range chunk {
-				ids[j] = id
-			}
-			if err := scan(t, "id IN ("+placeholders(len(chunk))+")", ids, visit); err != nil {
-				return nil, nil, err
-			}
+		if err := inChunks(ps.pending, 500, func(ids []any) error {
+			return scan(t, "id IN ("+placeholders(len(ids))+")", ids, visit)
+		}); err != nil {
+			return nil, nil, err
 		}
 		for _, id := range ps.pending {
 			if !found[id] {

@@ -20,10 +20,7 @@ func TestVerifySealsBesideSealer(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := dbtest.OpenDSN(t, dsn)
-		insert := `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES (?, ?, 'parsed')`
-		if s.Dialect == db.Postgres {
-			insert = `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, $2, 'parsed')`
-		}
+		insert := insertSnapshotSQL(s)
 		stop := make(chan struct{})
 		var wg sync.WaitGroup
 		wg.Go(func() {
@@ -82,10 +79,7 @@ func TestSealersRace(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := dbtest.OpenDSN(t, dsn)
-		insert := `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES (?, ?, 'parsed')`
-		if s.Dialect == db.Postgres {
-			insert = `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, $2, 'parsed')`
-		}
+		insert := insertSnapshotSQL(s)
 		const rounds, perRound = 30, 10
 		var wg sync.WaitGroup
 		for sealer := range 2 {
@@ -125,4 +119,14 @@ func TestSealersRace(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// insertSnapshotSQL is an INSERT of a robots.txt snapshot (origin,
+// fetched_at) in s's placeholders, for the tests that write rows beside a
+// sealer.
+func insertSnapshotSQL(s *db.Store) string {
+	if s.Dialect == db.Postgres {
+		return `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, $2, 'parsed')`
+	}
+	return `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES (?, ?, 'parsed')`
 }
