@@ -1,7 +1,6 @@
 package crawler
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -868,7 +867,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	}
 	c.stats.pages.Add(1)
 	r.res.Pages++
-	p, err := extract.Parse(bytes.NewReader(resp.Body), resp.Header.Get("Content-Type"), u, nil)
+	p, err := extract.ParseBytes(resp.Body, resp.Header.Get("Content-Type"), u, nil)
 	if err != nil {
 		k.Outcome = "unparsable"
 		k.Error = err.Error()

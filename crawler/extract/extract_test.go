@@ -107,6 +107,13 @@ func TestParse(t *testing.T) {
 			if !reflect.DeepEqual(*got, tt.want) {
 				t.Errorf("Parse() = %+v, want %+v", *got, tt.want)
 			}
+			got, err = extract.ParseBytes([]byte(tt.html), tt.contentType, base, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(*got, tt.want) {
+				t.Errorf("ParseBytes() = %+v, want %+v", *got, tt.want)
+			}
 		})
 	}
 }
@@ -128,5 +135,37 @@ func TestRobotsTag(t *testing.T) {
 		if ni != tt.noindex || nf != tt.nofollow {
 			t.Errorf("RobotsTag(%q) = %v, %v, want %v, %v", tt.values, ni, nf, tt.noindex, tt.nofollow)
 		}
+	}
+}
+
+// TestParseBytesDecodes checks that ParseBytes reads a document as it is
+// only when decoding would not change it: text that is not valid in its
+// charset, or not ASCII in windows-1252, is decoded as Parse does.
+func TestParseBytesDecodes(t *testing.T) {
+	base, _ := url.Parse("http://example.test/")
+	for _, tt := range []struct {
+		name, doc, contentType, title string
+	}{
+		{"valid utf-8", "<title>Caf\u00e9 \u00e1rv\u00edzt\u0171r\u0151</title>", "text/html; charset=utf-8", "Caf\u00e9 \u00e1rv\u00edzt\u0171r\u0151"},
+		{"invalid utf-8 declared", "<title>Caf\xe9 ok</title>", "text/html; charset=utf-8", "Caf\ufffd ok"},
+		{"invalid utf-8 after a valid start", "<title>\u00e9" + strings.Repeat(" ", 2000) + "\xff</title>", "text/html; charset=utf-8", "\u00e9 \ufffd"},
+		{"windows-1252 declared", "<title>\x93q\x94 \x80</title>", "text/html; charset=windows-1252", "\u201cq\u201d \u20ac"},
+		{"nothing declared, ASCII start, 1252 byte later", "<title>a" + strings.Repeat(" ", 2000) + "\xe9</title>", "text/html", "a \u00e9"},
+		{"nothing declared, ASCII", "<title>plain</title>", "", "plain"},
+		{"latin-1 meta", "<meta charset=\"iso-8859-1\"><title>\xe9t\xe9</title>", "", "\u00e9t\u00e9"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			want, err := extract.Parse(strings.NewReader(tt.doc), tt.contentType, base, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := extract.ParseBytes([]byte(tt.doc), tt.contentType, base, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Title != tt.title || want.Title != tt.title {
+				t.Errorf("title: ParseBytes %q, Parse %q, want %q", got.Title, want.Title, tt.title)
+			}
+		})
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"unicode"
@@ -12,7 +13,8 @@ import (
 	"github.com/lohisoft/lohibot/crawler/extract"
 )
 
-// FuzzParse checks what Parse promises for any input: it returns, every
+// FuzzParse checks what Parse promises for any input: it returns (and
+// ParseBytes returns the same), every
 // text is valid UTF-8, collapsed and within its bound, every link is an
 // absolute http(s) URL without fragment or userinfo, and the lists are
 // bounded. Run it with: go test ./crawler/extract -fuzz FuzzParse -fuzztime 30s
@@ -37,6 +39,9 @@ func FuzzParse(f *testing.F) {
 	base, _ := url.Parse("https://www.example.test/dir/page")
 	f.Fuzz(func(t *testing.T, doc []byte, contentType string) {
 		p, err := extract.Parse(strings.NewReader(string(doc)), contentType, base, nil)
+		if pb, errb := extract.ParseBytes(doc, contentType, base, nil); (err == nil) != (errb == nil) || !reflect.DeepEqual(pb, p) {
+			t.Fatalf("ParseBytes() = %+v, %v; Parse() = %+v, %v", pb, errb, p, err)
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "extract: charset") {
 				t.Fatalf("Parse failed on a readable document: %v", err)

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -69,6 +70,9 @@ func TestGolden(t *testing.T) {
 			p, err := extract.Parse(bytes.NewReader(body), want.ContentType, base, nil)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if pb, err := extract.ParseBytes(body, want.ContentType, base, nil); err != nil || !reflect.DeepEqual(pb, p) {
+				t.Errorf("ParseBytes() = %+v, %v; Parse() = %+v", pb, err, p)
 			}
 			got := golden{URL: want.URL, ContentType: want.ContentType, Title: p.Title, Description: p.Description,
 				H1: p.H1, H2: p.H2, H3: p.H3, Links: p.Links, NoIndex: p.NoIndex, NoFollow: p.NoFollow}
