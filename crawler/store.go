@@ -100,6 +100,13 @@ type writeOp struct {
 	early bool
 	// savepoint runs f in a savepoint of its own on SQLite (refusableTx).
 	savepoint bool
+	// answerOnRun answers the caller as soon as f ran, before its group
+	// commits, when f wrote nothing (SQLite): what f read under the
+	// writer's write lock holds whether the group commits or not (confirm).
+	answerOnRun bool
+	// answered is set by the SQLite writer once the caller has its answer:
+	// the op is not run or answered again.
+	answered bool
 	// noSavepoint says f writes nothing when it returns a logical error
 	// (see logicalError) on PostgreSQL: it is one statement that refuses
 	// by its result (a reservation), or it never refuses (a completion).
@@ -277,7 +284,8 @@ func runGroup(lc *db.FastConn, ops []*writeOp) ([]error, error) {
 			return nil, err
 		}
 		for i, op := range ops {
-			if refused[i] {
+			if refused[i] || op.answered {
+				refused[i] = true
 				continue
 			}
 			if err := op.ctx.Err(); err != nil {
@@ -297,6 +305,13 @@ func runGroup(lc *db.FastConn, ops []*writeOp) ([]error, error) {
 				return nil, err
 			}
 			results[i] = err
+			if op.answerOnRun && !op.savepoint && lc.TotalChanges() == before {
+				// It only read, under the write lock: answered now, not
+				// run again.
+				op.done <- err
+				op.answered, refused[i] = true, true
+				continue
+			}
 			if op.savepoint {
 				if err != nil {
 					refused[i] = true
@@ -336,6 +351,9 @@ func runGroup(lc *db.FastConn, ops []*writeOp) ([]error, error) {
 func answerEarly(ops []*writeOp, results []error) syncGroup {
 	var g syncGroup
 	for i, op := range ops {
+		if op.answered {
+			continue
+		}
 		if op.early {
 			op.done <- results[i]
 		} else {
@@ -408,12 +426,19 @@ func commitGroups(ctx context.Context, first, writes <-chan *writeOp, limit int,
 		// limit) before the rest.
 		ops = batch.Drain(writes, batch.Drain(first, ops, limit), limit)
 		if err := run(ops); err != nil {
+			// (A caller answered already, before the group failed, is
+			// not answered again: see writeOp.answerOnRun.)
 			if len(ops) == 1 {
-				ops[0].done <- err
+				if !ops[0].answered {
+					ops[0].done <- err
+				}
 				continue
 			}
 			for _, op := range ops {
-				if err := run([]*writeOp{op}); err != nil {
+				if op.answered {
+					continue
+				}
+				if err := run([]*writeOp{op}); err != nil && !op.answered {
 					op.done <- err
 				}
 			}
@@ -737,9 +762,11 @@ var errStale = errors.New("crawler: policy changed")
 func (c *Crawler) confirm(ctx context.Context, r *reqRow) error {
 	withdrawn := false
 	// (With the reservations, ahead of other writes: the request waits on
-	// it. Answered on commit: it wrote nothing, or withdrew a request not
-	// sent.)
-	err := c.write(ctx, c.reserves, &writeOp{early: true, f: func(tx db.WriteTx) error {
+	// it. Answered as soon as it ran when it found nothing changed: a
+	// change not seen takes the write lock after this group's transaction,
+	// so its time is later still. Answered on commit when it withdrew a
+	// request not sent.)
+	err := c.write(ctx, c.reserves, &writeOp{early: true, answerOnRun: true, f: func(tx db.WriteTx) error {
 		withdrawn = false
 		version, err := db.PolicyVersionForWrite(ctx, tx)
 		if err != nil || version == r.Verdict.Version {

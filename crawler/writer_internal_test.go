@@ -412,3 +412,110 @@ func TestHeldAnchors(t *testing.T) {
 		t.Errorf("over the crawler's bound: %d written, want the page's 1", len(k.Anchors))
 	}
 }
+
+// TestAnswerOnRun checks the writer's answer to a caller that asked for it
+// as soon as its work ran (confirm): one that only read is answered before
+// its group commits, and once, even when the group then fails; one that
+// wrote is answered with its group.
+func TestAnswerOnRun(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lc, err := db.OpenFastConn(path, db.FastOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lc.Close()
+	insert := func(name string) func(tx db.WriteTx) error {
+		return func(tx db.WriteTx) error {
+			_, err := tx.Exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
+				name, "https://"+name+"/", db.Now())
+			return err
+		}
+	}
+	read := func(tx db.WriteTx) error {
+		_, err := db.PolicyVersionForWrite(ctx, tx)
+		return err
+	}
+	op := func(f func(tx db.WriteTx) error) *writeOp {
+		return &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: true, answerOnRun: true}
+	}
+
+	// Answered before the group commits: the op after it in the group
+	// waits until the answer has come.
+	reader, writer := op(read), op(insert("a.example"))
+	answered := make(chan bool, 1)
+	slow := &writeOp{ctx: ctx, done: make(chan error, 1), early: true, f: func(tx db.WriteTx) error {
+		select {
+		case <-reader.done:
+			answered <- true
+		case <-time.After(5 * time.Second):
+			answered <- false
+		}
+		return nil
+	}}
+	ops := []*writeOp{reader, writer, slow}
+	results, err := runGroup(lc, ops)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !<-answered {
+		t.Error("a caller that only read was not answered before its group committed")
+	}
+	if len(writer.done) != 0 {
+		t.Error("a caller that wrote was answered before its group committed")
+	}
+	answerEarly(ops, results)
+	if len(writer.done) != 1 || <-writer.done != nil || len(slow.done) != 1 {
+		t.Error("the callers that wrote were not answered on commit")
+	}
+	if len(reader.done) != 0 {
+		t.Error("the caller that only read was answered twice")
+	}
+	if _, err := s.Site(ctx, "a.example"); err != nil {
+		t.Errorf("a.example: %v, want stored", err)
+	}
+
+	// Answered once when its group fails afterwards and each caller is
+	// tried alone.
+	gctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	first, writes := make(chan *writeOp, 4), make(chan *writeOp, 4)
+	reader = op(read)
+	failing := &writeOp{ctx: ctx, done: make(chan error, 1), f: func(db.WriteTx) error { return errors.New("disk full") }}
+	first <- reader
+	first <- failing
+	runs := make(chan int, 8)
+	go commitGroups(gctx, first, writes, 4, func(ops []*writeOp) error {
+		runs <- len(ops)
+		if _, err := runGroup(lc, ops); err != nil {
+			return err
+		}
+		for _, o := range ops {
+			if !o.answered {
+				o.done <- nil
+			}
+		}
+		return nil
+	})
+	if err := <-failing.done; err == nil || err.Error() != "disk full" {
+		t.Errorf("the failing caller was answered %v, want its error", err)
+	}
+	if err := <-reader.done; err != nil {
+		t.Errorf("the reader was answered %v, want nil", err)
+	}
+	time.Sleep(50 * time.Millisecond)
+	if len(reader.done) != 0 {
+		t.Error("the reader was answered twice")
+	}
+	if n := <-runs; n != 2 {
+		t.Errorf("first group of %d callers, want 2", n)
+	}
+	if n := <-runs; n != 1 {
+		t.Errorf("then %d callers alone, want only the failing one (the reader had its answer)", n)
+	}
+}
