@@ -105,6 +105,9 @@ func hostOfInput(input string) (string, error) {
 	var rawHost string
 	switch {
 	case strings.Contains(s, "://"):
+		if port, ok := urlPort(s); !ok {
+			return "", &SiteError{input, fmt.Sprintf("bad port %q", port)}
+		}
 		u, err := url.Parse(s)
 		if err != nil {
 			return "", &SiteError{input, "not a valid URL"}
@@ -124,7 +127,10 @@ func hostOfInput(input string) (string, error) {
 				seg = seg[:j]
 			}
 			switch {
-			case seg != "" && strings.Trim(seg, "0123456789") == "":
+			case seg != "" && strings.Trim(seg, "0123456789") == "",
+				strings.Contains(s[:i], "."):
+				// A host name before the colon (a scheme has no dot in
+				// practice): what follows is a bad port, not a path.
 				return "", &SiteError{input, fmt.Sprintf("bad port %q", seg)}
 			default:
 				return "", &SiteError{input, fmt.Sprintf("scheme %q is not http or https", s[:i])}
@@ -143,7 +149,7 @@ func hostOfInput(input string) (string, error) {
 		return "", &SiteError{input, "an IP address is not a site"}
 	}
 	if h, port, err := net.SplitHostPort(rawHost); err == nil {
-		if !looksLikePort(port) {
+		if port != "" && !looksLikePort(port) {
 			return "", &SiteError{input, fmt.Sprintf("bad port %q", port)}
 		}
 		rawHost = h
@@ -214,7 +220,33 @@ func looksLikePort(s string) bool {
 		}
 		n = n*10 + int(r-'0')
 	}
-	return n <= 65535
+	return n >= 1 && n <= 65535
+}
+
+// urlPort checks the port of a URL with a scheme (s contains "://"): it
+// returns the port as written and whether it is a usable one (1-65535, or
+// none at all). url.Parse would only say "not a valid URL" of most bad ports.
+func urlPort(s string) (string, bool) {
+	authority := s[strings.Index(s, "://")+3:]
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	if strings.HasPrefix(authority, "[") {
+		// An IP literal: refused later as an IP address.
+		return "", true
+	}
+	i := strings.LastIndexByte(authority, ':')
+	if i < 0 {
+		return "", true
+	}
+	port := authority[i+1:]
+	if port == "" {
+		return "", true // "host:" is the default port (RFC 3986 3.2.3)
+	}
+	return port, looksLikePort(port)
 }
 
 func trimIDNAError(err error) string {

@@ -67,6 +67,15 @@ var siteTests = []struct {
 	{"https://example.com:99999/", "", "port"},
 	{"example.com:99999", "", `bad port "99999"`},
 	{"example.com:99999/x", "", `bad port "99999"`},
+	{"example.com:abc", "", `bad port "abc"`},
+	{"example.com:", "", `bad port ""`},
+	{"example.com:0", "", `bad port "0"`},
+	{"https://example.com:0/", "", `bad port "0"`},
+	{"https://example.com:abc/", "", `bad port "abc"`},
+	{"https://example.com:-1/", "", `bad port "-1"`},
+	{"http://user:pass@example.com:99999/", "", `bad port "99999"`},
+	{"https://example.com:/", "example.com", ""},
+	{"https://example.com:65535/", "example.com", ""},
 }
 
 func TestSiteOf(t *testing.T) {
