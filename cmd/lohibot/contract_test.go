@@ -1,8 +1,12 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lohisoft/lohibot/internal/dbtest"
 )
 
 // These tests check the command-line contract (DESIGN.md, "The command
@@ -35,6 +39,51 @@ func TestContractRobotsFetchRefusesBeforeSending(t *testing.T) {
 			}
 			if strings.Contains(res.stdout+res.stderr, "s3cret") {
 				t.Errorf("robots fetch %q printed the password: stdout %q, stderr %q", tt.url, res.stdout, res.stderr)
+			}
+		})
+	}
+}
+
+// TestContractFilesAreReadBounded: every file named on the command line is
+// read in bounded memory. One far larger than any key, secret, directory,
+// configuration or capture (a sparse 17 MiB file standing in for
+// /dev/zero, which crashed these commands out of memory) is bad input,
+// exit 2, saying the file is too large.
+func TestContractFilesAreReadBounded(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big")
+	if err := os.WriteFile(big, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, 17<<20); err != nil {
+		t.Fatal(err)
+	}
+	capture := filepath.Join(dir, "request.txt")
+	if err := os.WriteFile(capture, []byte("GET / HTTP/1.1\r\nHost: example.com\r\n\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	eml := filepath.Join(dir, "m.eml")
+	if err := os.WriteFile(eml, []byte("From: a@example.com\r\nSubject: hi\r\n\r\nhello\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn := dbtest.DSN(t, "sqlite")
+	tests := []struct {
+		name string
+		args []string
+	}{
+		{"verify-signature FILE", []string{"verify-signature", big}},
+		{"verify-signature --directory FILE", []string{"verify-signature", "--directory", big, capture}},
+		{"keys show FILE", []string{"keys", "show", big}},
+		{"serve --config FILE", []string{"serve", "--config", big, "--check"}},
+		{"mail watch --password-file", []string{"--db", dsn, "mail", "watch", "--imap", "imaps://bot@127.0.0.1:1/INBOX", "--password-file", big, "--once"}},
+		{"mail watch --oauth-token-file", []string{"--db", dsn, "mail", "watch", "--imap", "imaps://bot@127.0.0.1:1/INBOX", "--oauth-token-file", big, "--once"}},
+		{"mail import --smtp-password-file", []string{"--db", dsn, "mail", "import", "--smtp", "smtp://bot@127.0.0.1:1", "--from", "message@lohisoft.com", "--smtp-password-file", big, eml}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := runCLI(t, nil, tt.args...)
+			if res.code != exitBadInput || !strings.Contains(res.stderr, "is larger than") {
+				t.Errorf("lohibot %q: exit %d, stderr %q; want exit %d saying the file is larger than its limit", tt.args, res.code, res.stderr, exitBadInput)
 			}
 		})
 	}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 )
@@ -481,7 +481,7 @@ func imapCredentials(getenv func(string) string, opts *mailWatchOptions) (string
 	}
 	if f := opts.OAuthTokenFile; f != "" {
 		read := func() (string, error) {
-			b, err := os.ReadFile(f)
+			b, err := boundedread.ReadFile(f, boundedread.SecretLimit)
 			if err != nil {
 				return "", err
 			}
@@ -509,7 +509,7 @@ func imapCredentials(getenv func(string) string, opts *mailWatchOptions) (string
 func readIMAPPassword(getenv func(string) string, file string) (string, error) {
 	var pw string
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := boundedread.ReadFile(file, boundedread.SecretLimit)
 		if err != nil {
 			return "", &exitError{code: exitBadInput, err: fmt.Errorf("password file: %w", err)}
 		}

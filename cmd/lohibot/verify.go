@@ -17,6 +17,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/crawler/identity"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
@@ -378,7 +379,7 @@ func loadDirectory(ctx context.Context, src string, timeout time.Duration) ([]bo
 		}
 		return d.Keys, agent, nil
 	}
-	b, err := os.ReadFile(src)
+	b, err := boundedread.ReadFile(src, boundedread.ConfigLimit)
 	if err != nil {
 		return nil, "", &exitError{code: exitBadInput, err: fmt.Errorf("--directory: %w", err)}
 	}
