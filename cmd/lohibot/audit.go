@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,10 @@ the integrity rule ran.`,
 					return usageErrorf("audit: --head checks the integrity rule only: lohibot audit integrity --head HASH")
 				}
 				opts.Head = strings.TrimSpace(head)
+				if !isChainHead(opts.Head) {
+					// Not a hash at all: a typo, not records that changed.
+					return usageErrorf("audit: --head %q is not a chain head: want the 64 hex digits a report shows", opts.Head)
+				}
 			}
 			return runOnStore(cmd, a, opts, runF, runAudit)
 		},
@@ -98,6 +103,16 @@ the integrity rule ran.`,
 	cmd.Flags().StringVar(&head, "head", "", "check that the records sealed up to this chain head (shown by report) are unchanged")
 	cmd.Flags().StringVar(&since, "since", "", "audit only requests sent from this time on (RFC 3339, YYYY-MM-DD, or a duration ago: 24h, 7d)")
 	return cmd
+}
+
+// isChainHead reports whether h looks like a seal chain head: a SHA-256
+// hash in hex.
+func isChainHead(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
 }
 
 // parseAuditArgs sorts the arguments into opts' rules and sites and reads
