@@ -88,3 +88,15 @@ func TestContractFilesAreReadBounded(t *testing.T) {
 		})
 	}
 }
+
+// TestContractResolverPort: --resolver with a port that is no port is bad
+// usage (exit 2) on the commands that need no database; verify accepted
+// 127.0.0.1:99999 and then called every address unverifiable (exit 1).
+func TestContractResolverPort(t *testing.T) {
+	for _, addr := range []string{"127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:dns"} {
+		res := runCLI(t, nil, "verify", "--resolver", addr, "192.0.2.1")
+		if res.code != exitBadInput || !strings.Contains(res.stderr, "resolver") {
+			t.Errorf("verify --resolver %s: exit %d, stderr %q; want exit %d naming the resolver", addr, res.code, res.stderr, exitBadInput)
+		}
+	}
+}

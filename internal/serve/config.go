@@ -20,6 +20,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/botpage"
 	"github.com/lohisoft/lohibot/internal/boundedread"
+	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy/robots"
@@ -492,8 +493,8 @@ func (c *Config) Validate() error {
 		add("http %q is not HOST:PORT", c.HTTP)
 	}
 	if c.Resolver != "" {
-		if _, _, err := net.SplitHostPort(c.Resolver); err != nil {
-			add("resolver %q is not HOST:PORT", c.Resolver)
+		if err := resolver.Check(c.Resolver); err != nil {
+			add("resolver %q is not HOST:PORT with a port from 1 to 65535", c.Resolver)
 		}
 	}
 	if c.Mail.IMAP != "" {
