@@ -259,7 +259,7 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	what := map[string]string{
 		audit.RuleRobots: "page requests", audit.RuleBudget: "cycles", audit.RulePoliteness: "requests",
 		audit.RuleExclusions: "requests", audit.RuleStorage: "index tables and noindex pages",
-		audit.RuleIntegrity: "sealed and unsealed rows",
+		audit.RuleSignatures: "requests", audit.RuleIntegrity: "sealed and unsealed rows",
 	}
 	for _, r := range sum.Rules {
 		verdict := "ok"

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // These tests check the command-line contract (DESIGN.md, "The command
@@ -97,6 +100,23 @@ func TestContractResolverPort(t *testing.T) {
 		res := runCLI(t, nil, "verify", "--resolver", addr, "192.0.2.1")
 		if res.code != exitBadInput || !strings.Contains(res.stderr, "resolver") {
 			t.Errorf("verify --resolver %s: exit %d, stderr %q; want exit %d naming the resolver", addr, res.code, res.stderr, exitBadInput)
+		}
+	}
+}
+
+// TestContractAuditSummaryNamesEveryCount: each rule's line of the text
+// summary says what it counted (the signatures rule printed "(5  checked)").
+func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
+	sum := &audit.Summary{Sites: 1, Requests: 5}
+	for _, r := range audit.Rules() {
+		sum.Rules = append(sum.Rules, audit.RuleSummary{Rule: r, Checked: 5})
+	}
+	var out bytes.Buffer
+	printAuditSummary(&out, sum)
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	for i, r := range audit.Rules() {
+		if i >= len(lines) || !strings.HasPrefix(lines[i], r) || !regexp.MustCompile(`\(5 [a-z][a-z ]* checked\)$`).MatchString(lines[i]) {
+			t.Errorf("summary line for %s = %q, want \"(5 WHAT checked)\"", r, lines[min(i, len(lines)-1)])
 		}
 	}
 }
