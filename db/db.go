@@ -43,6 +43,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -138,15 +139,18 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	var (
 		dialector gorm.Dialector
 		dialect   Dialect
+		pgName    string // the PostgreSQL database the DSN names
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		if _, err := pgx.ParseConfig(dsn); err != nil {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
 			// pgx quotes the DSN in its error: say only what is wrong.
 			return nil, fmt.Errorf("%w: PostgreSQL DSN %s does not parse: %s", ErrBadDSN, redact.String(dsn), redact.Error(err))
 		}
 		dialector = postgres.Open(dsn)
 		dialect = Postgres
+		pgName = cfg.Database
 	default:
 		path := strings.TrimPrefix(dsn, "sqlite://")
 		if path == "" {
@@ -175,6 +179,9 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
+		if missingPostgresDB(err) {
+			return nil, noPostgresDB(pgName, dsn)
+		}
 		return nil, fmt.Errorf("db: open: %s", redact.Error(err))
 	}
 	sqlDB, err := gdb.DB()
@@ -197,6 +204,9 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
+		if missingPostgresDB(err) {
+			return nil, noPostgresDB(pgName, dsn)
+		}
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
 	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB, queries: queries{g: gdb, dialect: dialect}}
@@ -222,6 +232,23 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		}
 	}
 	return s, nil
+}
+
+// missingPostgresDB reports whether err is PostgreSQL saying that the
+// database the DSN names does not exist (SQLSTATE 3D000,
+// invalid_catalog_name): a typo in --db, not an unreachable server.
+func missingPostgresDB(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "3D000"
+}
+
+// noPostgresDB is the error for a DSN naming a PostgreSQL database that does
+// not exist. It wraps ErrNoDatabase; lohibot init cannot create it (the
+// server's owner does), so it says how.
+func noPostgresDB(name, dsn string) error {
+	d := redact.String(dsn)
+	return fmt.Errorf("%w at %s: PostgreSQL has no database %q (create it with createdb %s, then lohibot init --db %s)",
+		ErrNoDatabase, d, name, name, d)
 }
 
 // sqliteFileExists reports whether path is an SQLite file with content (an

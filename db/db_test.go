@@ -3,8 +3,10 @@ package db_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +170,35 @@ func TestVerifiedColumn(t *testing.T) {
 			t.Errorf("exclusions = %+v, want a verified, b not", got)
 		}
 	})
+}
+
+// TestMissingPostgresDatabase: a DSN naming a PostgreSQL database that does
+// not exist (a typo in --db) is ErrNoDatabase, for Open (init) and
+// OpenExisting alike, and says how to create it without showing the
+// password; it was a connection failure (exit 1) like an unreachable server.
+func TestMissingPostgresDatabase(t *testing.T) {
+	base := os.Getenv(dbtest.PostgresEnv)
+	if base == "" {
+		t.Skip(dbtest.PostgresEnv + " not set")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/lohibot_no_such_database_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	u.User = url.UserPassword(u.User.Username(), "s3cret")
+	dsn := u.String()
+	for name, open := range map[string]func(context.Context, string) (*db.Store, error){"Open": db.Open, "OpenExisting": db.OpenExisting} {
+		s, err := open(context.Background(), dsn)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s(missing database) = nil error", name)
+		}
+		if !errors.Is(err, db.ErrNoDatabase) || !strings.Contains(err.Error(), "createdb lohibot_no_such_database_") {
+			t.Errorf("%s(missing database) = %v, want ErrNoDatabase saying how to create it", name, err)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s(missing database) error shows the password: %v", name, err)
+		}
+	}
 }

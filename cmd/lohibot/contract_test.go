@@ -2,11 +2,14 @@ package main
 
 import (
 	"bytes"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/policy/audit"
@@ -117,6 +120,28 @@ func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
 	for i, r := range audit.Rules() {
 		if i >= len(lines) || !strings.HasPrefix(lines[i], r) || !regexp.MustCompile(`\(5 [a-z][a-z ]* checked\)$`).MatchString(lines[i]) {
 			t.Errorf("summary line for %s = %q, want \"(5 WHAT checked)\"", r, lines[min(i, len(lines)-1)])
+		}
+	}
+}
+
+// TestContractMissingPostgresDatabase: --db naming a PostgreSQL database
+// that does not exist is bad input (exit 2) for init and for the other
+// commands, as a missing SQLite file is; it exited 1 like an unreachable
+// server.
+func TestContractMissingPostgresDatabase(t *testing.T) {
+	base := os.Getenv(dbtest.PostgresEnv)
+	if base == "" {
+		t.Skip(dbtest.PostgresEnv + " not set")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/lohibot_typo_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	for _, args := range [][]string{{"init"}, {"exclude", "list"}, {"audit"}} {
+		res := runCLI(t, nil, append([]string{"--db", u.String()}, args...)...)
+		if res.code != exitBadInput || !strings.Contains(res.stderr, "PostgreSQL has no database") {
+			t.Errorf("lohibot %v on a missing PostgreSQL database: exit %d, stderr %q; want %d", args, res.code, res.stderr, exitBadInput)
 		}
 	}
 }
