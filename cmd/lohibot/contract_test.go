@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -143,5 +144,34 @@ func TestContractMissingPostgresDatabase(t *testing.T) {
 		if res.code != exitBadInput || !strings.Contains(res.stderr, "PostgreSQL has no database") {
 			t.Errorf("lohibot %v on a missing PostgreSQL database: exit %d, stderr %q; want %d", args, res.code, res.stderr, exitBadInput)
 		}
+	}
+}
+
+// zeros is an endless input, like /dev/zero.
+type zeros struct{}
+
+func (zeros) Read(p []byte) (int, error) {
+	clear(p)
+	return len(p), nil
+}
+
+// TestContractVerifyLogStopsOnSignal: verify-log of an endless input stops
+// when its context ends (Ctrl-C, SIGTERM); it read /dev/zero for ever,
+// ignoring both.
+func TestContractVerifyLogStopsOnSignal(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	done := make(chan int, 1)
+	var out, errOut bytes.Buffer
+	go func() {
+		done <- run(ctx, []string{"verify-log", "--resolver", "127.0.0.1:1", "-"}, zeros{}, &out, &errOut, envFunc(nil))
+	}()
+	select {
+	case code := <-done:
+		if code == exitOK {
+			t.Errorf("verify-log of an endless input stopped with exit 0; stderr %q", errOut.String())
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("verify-log of an endless input still runs 20 s after its context ended")
 	}
 }
