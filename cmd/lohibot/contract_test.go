@@ -175,3 +175,28 @@ func TestContractVerifyLogStopsOnSignal(t *testing.T) {
 		t.Fatal("verify-log of an endless input still runs 20 s after its context ended")
 	}
 }
+
+// TestContractAuthservID: an --authserv-id no Authentication-Results header
+// can carry is bad usage (exit 2) for mail import and mail watch; it was
+// taken, and then trusted no header at all.
+func TestContractAuthservID(t *testing.T) {
+	eml := filepath.Join(t.TempDir(), "m.eml")
+	if err := os.WriteFile(eml, []byte("From: a@example.com\r\nSubject: hi\r\n\r\nhello\r\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn := dbtest.DSN(t, "sqlite")
+	for _, id := range []string{"mx1 lohisoft.com", "mx1.lohisoft.com;", "a@b", "mx1.lohisoft.com\x1b"} {
+		for _, args := range [][]string{
+			{"--db", dsn, "mail", "import", "--authserv-id", id, eml},
+			{"--db", dsn, "mail", "watch", "--imap", "imaps://bot@127.0.0.1:1/INBOX", "--authserv-id", id, "--once"},
+		} {
+			res := runCLI(t, []string{"LOHIBOT_IMAP_PASSWORD=x"}, args...)
+			if res.code != exitBadInput || !strings.Contains(res.stderr, "is not an authserv-id") {
+				t.Errorf("lohibot %q: exit %d, stderr %q; want exit %d", args, res.code, res.stderr, exitBadInput)
+			}
+		}
+	}
+	if res := runCLI(t, nil, "--db", dsn, "mail", "import", "--authserv-id", "mx1.lohisoft.com", eml); res.code != exitOK {
+		t.Errorf("mail import --authserv-id mx1.lohisoft.com: exit %d, stderr %q", res.code, res.stderr)
+	}
+}

@@ -492,6 +492,9 @@ func (c *Config) Validate() error {
 	if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
 		add("http %q is not HOST:PORT", c.HTTP)
 	}
+	if c.Mail.AuthservID != "" && !mailbot.ValidAuthservID(c.Mail.AuthservID) {
+		add("mail.authserv_id %q is not an authserv-id (a name such as mx1.lohisoft.com)", c.Mail.AuthservID)
+	}
 	if c.Resolver != "" {
 		if err := resolver.Check(c.Resolver); err != nil {
 			add("resolver %q is not HOST:PORT with a port from 1 to 65535", c.Resolver)

@@ -214,6 +214,8 @@ func TestValidate(t *testing.T) {
 		{"negative delay", func(c *serve.Config) { c.Crawler.Delay = -1 }, "durations must be positive"},
 		{"contact not an address", func(c *serve.Config) { c.Page.Contact = "write to us" }, "contact"},
 		{"page url relative", func(c *serve.Config) { c.Page.URL = "/bot" }, "page URL"},
+		{"authserv-id with blanks", func(c *serve.Config) { c.Mail.AuthservID = "mx1 lohisoft.com;" }, "mail.authserv_id"},
+		{"resolver port out of range", func(c *serve.Config) { c.Resolver = "127.0.0.1:99999" }, "resolver"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
