@@ -489,8 +489,10 @@ func (c *Config) Validate() error {
 	if c.DB == "" {
 		add("db is empty")
 	}
-	if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
+	if _, port, err := net.SplitHostPort(c.HTTP); err != nil {
 		add("http %q is not HOST:PORT", c.HTTP)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		add("http %q: bad port %q (want 0 to 65535)", c.HTTP, port)
 	}
 	if c.Mail.AuthservID != "" && !mailbot.ValidAuthservID(c.Mail.AuthservID) {
 		add("mail.authserv_id %q is not an authserv-id (a name such as mx1.lohisoft.com)", c.Mail.AuthservID)
