@@ -27,7 +27,57 @@ type SiteError struct {
 }
 
 func (e *SiteError) Error() string {
-	return fmt.Sprintf("policy: %q is not a site: %s", e.Input, e.Reason)
+	// Never echo a password the input carried (user:password@host).
+	return fmt.Sprintf("policy: %q is not a site: %s", maskPassword(e.Input), e.Reason)
+}
+
+// maskPassword is input with the password of any user:password@ before its
+// host replaced by xxxxx (as package redact writes it); without a scheme,
+// "a:b@host" may be a scheme too (mailto:webmaster@example.com), so only
+// what follows the colon is masked.
+func maskPassword(input string) string {
+	start, _, at := userinfoSpan(input)
+	if at < 0 {
+		return input
+	}
+	colon := strings.IndexByte(input[start:at], ':')
+	if colon < 0 {
+		return input
+	}
+	return input[:start+colon+1] + "xxxxx" + input[at:]
+}
+
+// userinfoSpan finds the authority of input (after "scheme://" or "//",
+// else from the start, up to the first "/", "?" or "#") and the last "@"
+// in it: start and end of the authority, and the index of the "@" (-1 for
+// none).
+func userinfoSpan(input string) (start, end, at int) {
+	if i := strings.Index(input, "://"); i >= 0 {
+		start = i + 3
+	} else if i := strings.Index(input, "//"); i >= 0 && strings.TrimSpace(input[:i]) == "" {
+		start = i + 2
+	}
+	end = len(input)
+	if i := strings.IndexAny(input[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at = strings.LastIndexByte(input[start:end], '@')
+	if at >= 0 {
+		at += start
+	}
+	return start, end, at
+}
+
+// WithoutUserinfo returns input (a domain or URL, as SiteOf takes) with
+// any credentials before its host cut out, for showing it:
+// "http://u:pw@x.com/a" gives "http://x.com/a", "u:pw@x.com" gives "x.com".
+// It does no other change.
+func WithoutUserinfo(input string) string {
+	start, _, at := userinfoSpan(input)
+	if at < 0 {
+		return input
+	}
+	return input[:start] + input[at+1:]
 }
 
 // Unwrap makes errors.Is(err, ErrBadSite) true.

@@ -200,3 +200,27 @@ func TestContractAuthservID(t *testing.T) {
 		t.Errorf("mail import --authserv-id mx1.lohisoft.com: exit %d, stderr %q", res.code, res.stderr)
 	}
 }
+
+// TestContractExcludeAddHidesCredentials: exclude add --json echoes the
+// input it was given without the credentials a URL may carry (it printed
+// "input":"http://u:PASSWORD@..."); the site is excluded all the same.
+func TestContractExcludeAddHidesCredentials(t *testing.T) {
+	dsn := dbtest.DSN(t, "sqlite")
+	res := runCLI(t, nil, "--db", dsn, "--json", "exclude", "add", "http://alice:s3cret@www.example.com/x", "//bob:s3cret@example.org")
+	if res.code != exitOK || strings.Contains(res.stdout+res.stderr, "s3cret") {
+		t.Fatalf("exclude add --json: exit %d, stdout %q, stderr %q; want 0 and no password", res.code, res.stdout, res.stderr)
+	}
+	for _, want := range []string{`"site":"example.com"`, `"input":"http://www.example.com/x"`, `"site":"example.org"`, `"input":"//example.org"`} {
+		if !strings.Contains(res.stdout, want) {
+			t.Errorf("exclude add --json printed %q, want %s", res.stdout, want)
+		}
+	}
+	// Refused inputs are quoted without their password, with or without a
+	// scheme.
+	for _, in := range []string{"bob:s3cret@example.org", "http://bob:s3cret@co.uk/"} {
+		res := runCLI(t, nil, "--db", dsn, "exclude", "add", in)
+		if res.code != exitBadInput || strings.Contains(res.stderr, "s3cret") {
+			t.Errorf("exclude add %q: exit %d, stderr %q; want %d without the password", in, res.code, res.stderr, exitBadInput)
+		}
+	}
+}
