@@ -28,14 +28,14 @@ type SiteError struct {
 
 func (e *SiteError) Error() string {
 	// Never echo a password the input carried (user:password@host).
-	return fmt.Sprintf("policy: %q is not a site: %s", maskPassword(e.Input), e.Reason)
+	return fmt.Sprintf("policy: %q is not a site: %s", MaskPassword(e.Input), e.Reason)
 }
 
-// maskPassword is input with the password of any user:password@ before its
+// MaskPassword is input (a domain or URL) with the password of any user:password@ before its
 // host replaced by xxxxx (as package redact writes it); without a scheme,
 // "a:b@host" may be a scheme too (mailto:webmaster@example.com), so only
 // what follows the colon is masked.
-func maskPassword(input string) string {
+func MaskPassword(input string) string {
 	start, _, at := userinfoSpan(input)
 	if at < 0 {
 		return input

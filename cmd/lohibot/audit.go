@@ -132,7 +132,7 @@ func parseAuditArgs(opts *auditOptions, args []string, since string, now time.Ti
 			if errors.As(err, &se) {
 				why = se.Reason
 			}
-			bad = append(bad, fmt.Sprintf("%q is neither a rule (%s) nor a site: %s", arg, strings.Join(audit.Rules(), ", "), why))
+			bad = append(bad, fmt.Sprintf("%q is neither a rule (%s) nor a site: %s", policy.MaskPassword(arg), strings.Join(audit.Rules(), ", "), why))
 			continue
 		}
 		opts.Sites = append(opts.Sites, site)

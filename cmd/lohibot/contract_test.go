@@ -224,3 +224,23 @@ func TestContractExcludeAddHidesCredentials(t *testing.T) {
 		}
 	}
 }
+
+// TestContractNoPasswordEchoed: arguments carrying user:password@ are shown
+// with the password masked by audit's refusal and robots test's verdicts.
+func TestContractNoPasswordEchoed(t *testing.T) {
+	robotsFile := filepath.Join(t.TempDir(), "robots.txt")
+	if err := os.WriteFile(robotsFile, []byte("User-agent: *\nDisallow: /x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn := dbtest.DSN(t, "sqlite")
+	for _, args := range [][]string{
+		{"--db", dsn, "audit", "bob:s3cret@co.uk"},
+		{"robots", "test", "--robots", robotsFile, "http://bob:s3cret@example.com/a"},
+		{"--json", "robots", "test", "--robots", robotsFile, "http://bob:s3cret@example.com/x"},
+	} {
+		res := runCLI(t, nil, args...)
+		if out := res.stdout + res.stderr; strings.Contains(out, "s3cret") || !strings.Contains(out, "bob:xxxxx@") {
+			t.Errorf("lohibot %q printed %q; want the password masked", args, out)
+		}
+	}
+}

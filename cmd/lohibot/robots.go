@@ -115,7 +115,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		d := r.Decide(opts.Agent, u)
 		disallowed = disallowed || !d.Allowed
 		if opts.JSON {
-			if err := printJSON(out, robotsTestJSON{URL: u, Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
+			if err := printJSON(out, robotsTestJSON{URL: policy.MaskPassword(u), Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
 				return err
 			}
 			continue
@@ -128,7 +128,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		if d.Line > 0 {
 			why = fmt.Sprintf("%s (line %d)", why, d.Line)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, printable(u), why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, printable(policy.MaskPassword(u)), why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
