@@ -270,9 +270,9 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	}
 	if s := sum.Seal; s != nil {
 		if s.Head == "" {
-			fmt.Fprintf(w, "seal chain: nothing sealed yet (%d rows not sealed)\n", s.Unsealed)
+			fmt.Fprintf(w, "seal chain: nothing sealed yet (%d %s not sealed)\n", s.Unsealed, plural(s.Unsealed, "row", "rows"))
 		} else {
-			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d rows not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed)
+			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d %s not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed, plural(s.Unsealed, "row", "rows"))
 		}
 	}
 	fmt.Fprintf(w, "%d %s, %d %s read; %d %s\n", sum.Sites, plural(sum.Sites, "site", "sites"),

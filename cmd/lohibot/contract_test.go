@@ -111,7 +111,7 @@ func TestContractResolverPort(t *testing.T) {
 // TestContractAuditSummaryNamesEveryCount: each rule's line of the text
 // summary says what it counted (the signatures rule printed "(5  checked)").
 func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
-	sum := &audit.Summary{Sites: 1, Requests: 5}
+	sum := &audit.Summary{Sites: 1, Requests: 5, Seal: &audit.SealSummary{Head: "ab", HeadBlock: 2, Checked: "ab", Unsealed: 1}}
 	for _, r := range audit.Rules() {
 		sum.Rules = append(sum.Rules, audit.RuleSummary{Rule: r, Checked: 5})
 	}
@@ -122,6 +122,9 @@ func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
 		if i >= len(lines) || !strings.HasPrefix(lines[i], r) || !regexp.MustCompile(`\(5 [a-z][a-z ]* checked\)$`).MatchString(lines[i]) {
 			t.Errorf("summary line for %s = %q, want \"(5 WHAT checked)\"", r, lines[min(i, len(lines)-1)])
 		}
+	}
+	if !strings.Contains(out.String(), "; 1 row not sealed yet\n") {
+		t.Errorf("summary %q, want \"1 row not sealed yet\"", out.String())
 	}
 }
 
