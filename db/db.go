@@ -210,13 +210,28 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
 	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB, queries: queries{g: gdb, dialect: dialect}}
-	if !create {
-		if ok, err := s.hasSchema(ctx); err != nil || !ok {
+	ok, err := s.hasSchema(ctx)
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
+	}
+	if !ok && !create {
+		sqlDB.Close()
+		return nil, &NoDatabaseError{DSN: redact.String(dsn)}
+	}
+	if !ok {
+		// Creating: only in an empty database. Tables of another program
+		// mean --db names the wrong database; lohibot's would be mixed
+		// into it.
+		other, err := s.someTable(ctx)
+		if err != nil {
 			sqlDB.Close()
-			if err != nil {
-				return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
-			}
-			return nil, &NoDatabaseError{DSN: redact.String(dsn)}
+			return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
+		}
+		if other != "" {
+			sqlDB.Close()
+			return nil, fmt.Errorf("%w: %s is not a lohibot database and not empty (it has a table %q): name a new file or an empty database",
+				ErrBadDSN, redact.String(dsn), other)
 		}
 	}
 	before, _ := s.Version(ctx) // 0 for a new database
@@ -259,6 +274,24 @@ func sqliteFileExists(path string) bool {
 	}
 	st, err := os.Stat(path)
 	return err == nil && st.Size() > 0
+}
+
+// someTable returns the name of a table of the database ("" when it has
+// none): the first in name order, of the schemas a lohibot database would
+// use.
+func (s *Store) someTable(ctx context.Context) (string, error) {
+	var q string
+	if s.Dialect == Postgres {
+		q = "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ANY (current_schemas(false)) ORDER BY tablename LIMIT 1"
+	} else {
+		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 1"
+	}
+	var name string
+	err := s.SQL.QueryRowContext(ctx, q).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return name, err
 }
 
 // hasSchema reports whether the database holds lohibot's schema_version

@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"net/url"
 	"os"
@@ -200,5 +201,33 @@ func TestMissingPostgresDatabase(t *testing.T) {
 		if strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("%s(missing database) error shows the password: %v", name, err)
 		}
+	}
+}
+
+// TestOpenRefusesAForeignDatabase: Open (lohibot init) creates lohibot's
+// tables only in a new or empty database; one holding another program's
+// tables (--db naming the wrong database) is ErrBadDSN and left as it was.
+func TestOpenRefusesAForeignDatabase(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := dbtest.EmptyDSN(t, engine)
+			driver := map[string]string{"sqlite": "sqlite", "postgres": "pgx"}[engine]
+			other, err := sql.Open(driver, dsn) // drivers registered by package db
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.ExecContext(ctx, "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER)"); err != nil {
+				t.Fatal(err)
+			}
+			other.Close()
+			_, err = db.Open(ctx, dsn)
+			if !errors.Is(err, db.ErrBadDSN) || !strings.Contains(err.Error(), `is not a lohibot database and not empty (it has a table "invoices")`) {
+				t.Fatalf("Open(foreign database) = %v, want ErrBadDSN", err)
+			}
+			if _, err := db.OpenExisting(ctx, dsn); !errors.Is(err, db.ErrNoDatabase) {
+				t.Errorf("OpenExisting(foreign database) after the refused Open = %v, want ErrNoDatabase (nothing created)", err)
+			}
+		})
 	}
 }
