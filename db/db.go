@@ -224,6 +224,13 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		// mean --db names the wrong database; lohibot's would be mixed
 		// into it.
 		other, err := s.someTable(ctx)
+		if err == nil && other != "" {
+			// A concurrent init may have just created the schema (all of
+			// it in one transaction): then the tables are lohibot's.
+			if ok, err = s.hasSchema(ctx); ok {
+				other = ""
+			}
+		}
 		if err != nil {
 			sqlDB.Close()
 			return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
