@@ -231,3 +231,33 @@ func TestOpenRefusesAForeignDatabase(t *testing.T) {
 		})
 	}
 }
+
+// TestConcurrentInits: inits racing on a new PostgreSQL database all
+// succeed; none takes the other's fresh tables for a foreign database.
+// (On SQLite, racing first opens of one new file can fail with
+// SQLITE_BUSY while the driver opens it, before any of this.)
+func TestConcurrentInits(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		if engine != "postgres" {
+			continue
+		}
+		t.Run(engine, func(t *testing.T) {
+			dsn := dbtest.EmptyDSN(t, engine)
+			errs := make(chan error, 4)
+			for range 4 {
+				go func() {
+					s, err := db.Open(context.Background(), dsn)
+					if err == nil {
+						s.Close()
+					}
+					errs <- err
+				}()
+			}
+			for range 4 {
+				if err := <-errs; err != nil {
+					t.Errorf("concurrent Open of a new database: %v", err)
+				}
+			}
+		})
+	}
+}
