@@ -31,12 +31,12 @@ func (e *SiteError) Error() string {
 	return fmt.Sprintf("policy: %q is not a site: %s", MaskPassword(e.Input), e.Reason)
 }
 
-// MaskPassword is input (a domain or URL) with the password of any user:password@ before its
-// host replaced by xxxxx (as package redact writes it); without a scheme,
-// "a:b@host" may be a scheme too (mailto:webmaster@example.com), so only
-// what follows the colon is masked.
+// MaskPassword returns input (a domain or URL) with the password of any
+// user:password@ before its host replaced by xxxxx, as package redact
+// writes it. Without a scheme, "a:b@host" may be a scheme too
+// (mailto:webmaster@example.com), so only what follows the colon is masked.
 func MaskPassword(input string) string {
-	start, _, at := userinfoSpan(input)
+	start, at := userinfoSpan(input)
 	if at < 0 {
 		return input
 	}
@@ -49,15 +49,15 @@ func MaskPassword(input string) string {
 
 // userinfoSpan finds the authority of input (after "scheme://" or "//",
 // else from the start, up to the first "/", "?" or "#") and the last "@"
-// in it: start and end of the authority, and the index of the "@" (-1 for
+// in it: where the authority starts, and the index of the "@" (-1 for
 // none).
-func userinfoSpan(input string) (start, end, at int) {
+func userinfoSpan(input string) (start, at int) {
 	if i := strings.Index(input, "://"); i >= 0 {
 		start = i + 3
 	} else if i := strings.Index(input, "//"); i >= 0 && strings.TrimSpace(input[:i]) == "" {
 		start = i + 2
 	}
-	end = len(input)
+	end := len(input)
 	if i := strings.IndexAny(input[start:], "/?#"); i >= 0 {
 		end = start + i
 	}
@@ -65,7 +65,7 @@ func userinfoSpan(input string) (start, end, at int) {
 	if at >= 0 {
 		at += start
 	}
-	return start, end, at
+	return start, at
 }
 
 // WithoutUserinfo returns input (a domain or URL, as SiteOf takes) with
@@ -73,7 +73,7 @@ func userinfoSpan(input string) (start, end, at int) {
 // "http://u:pw@x.com/a" gives "http://x.com/a", "u:pw@x.com" gives "x.com".
 // It does no other change.
 func WithoutUserinfo(input string) string {
-	start, _, at := userinfoSpan(input)
+	start, at := userinfoSpan(input)
 	if at < 0 {
 		return input
 	}
@@ -177,6 +177,9 @@ func hostOfInput(input string) (string, error) {
 				seg = seg[:j]
 			}
 			switch {
+			case strings.Contains(seg, "@") && strings.Contains(s[:i], "."):
+				// user.name:password@host: not a port, and not echoed.
+				return "", &SiteError{input, "a user name and password before the host (the bot never logs in)"}
 			case seg != "" && strings.Trim(seg, "0123456789") == "",
 				strings.Contains(s[:i], "."):
 				// A host name before the colon (a scheme has no dot in

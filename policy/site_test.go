@@ -134,7 +134,8 @@ func FuzzSiteOf(f *testing.F) {
 // TestSiteErrorHidesCredentials: a refused input is quoted without the
 // credentials it carried.
 func TestSiteErrorHidesCredentials(t *testing.T) {
-	for _, in := range []string{"http://bob:s3cret@co.uk/", "bob:s3cret@co.uk", "//bob:s3cret@1.2.3.4/", "bob:s3cret@example.com:99999"} {
+	for _, in := range []string{"http://bob:s3cret@co.uk/", "bob:s3cret@co.uk", "//bob:s3cret@1.2.3.4/", "bob:s3cret@example.com:99999",
+		"bob.smith:s3cret@example.com", "http://bob:s3cret@example.com:99999/"} {
 		_, err := policy.SiteOf(in)
 		if err == nil || strings.Contains(err.Error(), "s3cret") {
 			t.Errorf("SiteOf(%q) = %v, want an error without the password", in, err)
