@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/audit"
 )
 
@@ -244,6 +245,38 @@ func TestContractNoPasswordEchoed(t *testing.T) {
 		res := runCLI(t, nil, args...)
 		if out := res.stdout + res.stderr; strings.Contains(out, "s3cret") || !strings.Contains(out, "bob:xxxxx@") {
 			t.Errorf("lohibot %q printed %q; want the password masked", args, out)
+		}
+	}
+}
+
+// TestContractRawMessageOnATerminal: mail show --raw writes the stored
+// bytes exactly when redirected, and with control characters escaped on a
+// terminal, where a hostile subject could otherwise retitle the window or
+// erase lines.
+func TestContractRawMessageOnATerminal(t *testing.T) {
+	dir := t.TempDir()
+	raw := "From: evil@example.com\r\nSubject: hi \x1b]0;owned\x07 \x1b[2K\r\nMessage-ID: <raw@example.com>\r\n\r\nPlease stop crawling example.com\r\n"
+	eml := filepath.Join(dir, "m.eml")
+	if err := os.WriteFile(eml, []byte(raw), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dsn := dbtest.DSN(t, "sqlite")
+	if res := runCLI(t, nil, "--db", dsn, "mail", "import", eml); res.code != exitOK {
+		t.Fatalf("mail import: exit %d, stderr %q", res.code, res.stderr)
+	}
+	p := policy.New(dbtest.OpenDSN(t, dsn), nil)
+	for _, terminal := range []bool{false, true} {
+		var rawOut, out bytes.Buffer
+		opts := &mailShowOptions{policyOptions: policyOptions{p}, RawOut: &rawOut, RawTerminal: terminal, ID: 1, Raw: true}
+		if err := runMailShow(context.Background(), opts, &out); err != nil {
+			t.Fatal(err)
+		}
+		got := rawOut.String()
+		switch {
+		case !terminal && got != raw:
+			t.Errorf("mail show --raw redirected = %q, want the stored bytes %q", got, raw)
+		case terminal && (strings.ContainsAny(got, "\x1b\x07\r") || !strings.Contains(got, `hi \x1b]0;owned\x07 \x1b[2K`+"\n")):
+			t.Errorf("mail show --raw on a terminal = %q, want control characters escaped", got)
 		}
 	}
 }
