@@ -43,6 +43,7 @@ import (
 
 	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -138,15 +139,18 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	var (
 		dialector gorm.Dialector
 		dialect   Dialect
+		pgName    string // the PostgreSQL database the DSN names
 	)
 	switch {
 	case strings.HasPrefix(dsn, "postgres://"), strings.HasPrefix(dsn, "postgresql://"):
-		if _, err := pgx.ParseConfig(dsn); err != nil {
+		cfg, err := pgx.ParseConfig(dsn)
+		if err != nil {
 			// pgx quotes the DSN in its error: say only what is wrong.
 			return nil, fmt.Errorf("%w: PostgreSQL DSN %s does not parse: %s", ErrBadDSN, redact.String(dsn), redact.Error(err))
 		}
 		dialector = postgres.Open(dsn)
 		dialect = Postgres
+		pgName = cfg.Database
 	default:
 		path := strings.TrimPrefix(dsn, "sqlite://")
 		if path == "" {
@@ -175,6 +179,9 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		NowFunc:                func() time.Time { return time.Now().UTC() },
 	})
 	if err != nil {
+		if missingPostgresDB(err) {
+			return nil, noPostgresDB(pgName, dsn)
+		}
 		return nil, fmt.Errorf("db: open: %s", redact.Error(err))
 	}
 	sqlDB, err := gdb.DB()
@@ -197,16 +204,41 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
+		if missingPostgresDB(err) {
+			return nil, noPostgresDB(pgName, dsn)
+		}
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
 	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB, queries: queries{g: gdb, dialect: dialect}}
-	if !create {
-		if ok, err := s.hasSchema(ctx); err != nil || !ok {
-			sqlDB.Close()
-			if err != nil {
-				return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
+	ok, err := s.hasSchema(ctx)
+	if err != nil {
+		sqlDB.Close()
+		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
+	}
+	if !ok && !create {
+		sqlDB.Close()
+		return nil, &NoDatabaseError{DSN: redact.String(dsn)}
+	}
+	if !ok {
+		// Creating: only in an empty database. Tables of another program
+		// mean --db names the wrong database; lohibot's would be mixed
+		// into it.
+		other, err := s.someTable(ctx)
+		if err == nil && other != "" {
+			// A concurrent init may have just created the schema (all of
+			// it in one transaction): then the tables are lohibot's.
+			if ok, err = s.hasSchema(ctx); ok {
+				other = ""
 			}
-			return nil, &NoDatabaseError{DSN: redact.String(dsn)}
+		}
+		if err != nil {
+			sqlDB.Close()
+			return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
+		}
+		if other != "" {
+			sqlDB.Close()
+			return nil, fmt.Errorf("%w: %s is not a lohibot database and not empty (it has a table %q): name a new file or an empty database",
+				ErrBadDSN, redact.String(dsn), other)
 		}
 	}
 	before, _ := s.Version(ctx) // 0 for a new database
@@ -224,6 +256,23 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	return s, nil
 }
 
+// missingPostgresDB reports whether err is PostgreSQL saying that the
+// database the DSN names does not exist (SQLSTATE 3D000,
+// invalid_catalog_name): a typo in --db, not an unreachable server.
+func missingPostgresDB(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "3D000"
+}
+
+// noPostgresDB is the error for a DSN naming a PostgreSQL database that does
+// not exist. It wraps ErrNoDatabase; lohibot init cannot create it (the
+// server's owner does), so it says how.
+func noPostgresDB(name, dsn string) error {
+	d := redact.String(dsn)
+	return fmt.Errorf("%w at %s: PostgreSQL has no database %q (create it with createdb %s, then lohibot init --db %s)",
+		ErrNoDatabase, d, name, name, d)
+}
+
 // sqliteFileExists reports whether path is an SQLite file with content (an
 // in-memory or URI name counts as existing: SQLite decides).
 func sqliteFileExists(path string) bool {
@@ -232,6 +281,24 @@ func sqliteFileExists(path string) bool {
 	}
 	st, err := os.Stat(path)
 	return err == nil && st.Size() > 0
+}
+
+// someTable returns the name of a table of the database ("" when it has
+// none): the first in name order, of the schemas a lohibot database would
+// use.
+func (s *Store) someTable(ctx context.Context) (string, error) {
+	var q string
+	if s.Dialect == Postgres {
+		q = "SELECT tablename FROM pg_catalog.pg_tables WHERE schemaname = ANY (current_schemas(false)) ORDER BY tablename LIMIT 1"
+	} else {
+		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 1"
+	}
+	var name string
+	err := s.SQL.QueryRowContext(ctx, q).Scan(&name)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	return name, err
 }
 
 // hasSchema reports whether the database holds lohibot's schema_version

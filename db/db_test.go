@@ -2,9 +2,12 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"net/url"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -168,4 +171,93 @@ func TestVerifiedColumn(t *testing.T) {
 			t.Errorf("exclusions = %+v, want a verified, b not", got)
 		}
 	})
+}
+
+// TestMissingPostgresDatabase: a DSN naming a PostgreSQL database that does
+// not exist (a typo in --db) is ErrNoDatabase, for Open (init) and
+// OpenExisting alike, and says how to create it without showing the
+// password; it was a connection failure (exit 1) like an unreachable server.
+func TestMissingPostgresDatabase(t *testing.T) {
+	base := os.Getenv(dbtest.PostgresEnv)
+	if base == "" {
+		t.Skip(dbtest.PostgresEnv + " not set")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.Path = "/lohibot_no_such_database_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	u.User = url.UserPassword(u.User.Username(), "s3cret")
+	dsn := u.String()
+	for name, open := range map[string]func(context.Context, string) (*db.Store, error){"Open": db.Open, "OpenExisting": db.OpenExisting} {
+		s, err := open(context.Background(), dsn)
+		if err == nil {
+			s.Close()
+			t.Fatalf("%s(missing database) = nil error", name)
+		}
+		if !errors.Is(err, db.ErrNoDatabase) || !strings.Contains(err.Error(), "createdb lohibot_no_such_database_") {
+			t.Errorf("%s(missing database) = %v, want ErrNoDatabase saying how to create it", name, err)
+		}
+		if strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("%s(missing database) error shows the password: %v", name, err)
+		}
+	}
+}
+
+// TestOpenRefusesAForeignDatabase: Open (lohibot init) creates lohibot's
+// tables only in a new or empty database; one holding another program's
+// tables (--db naming the wrong database) is ErrBadDSN and left as it was.
+func TestOpenRefusesAForeignDatabase(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			ctx := context.Background()
+			dsn := dbtest.EmptyDSN(t, engine)
+			driver := map[string]string{"sqlite": "sqlite", "postgres": "pgx"}[engine]
+			other, err := sql.Open(driver, dsn) // drivers registered by package db
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := other.ExecContext(ctx, "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total INTEGER)"); err != nil {
+				t.Fatal(err)
+			}
+			other.Close()
+			_, err = db.Open(ctx, dsn)
+			if !errors.Is(err, db.ErrBadDSN) || !strings.Contains(err.Error(), `is not a lohibot database and not empty (it has a table "invoices")`) {
+				t.Fatalf("Open(foreign database) = %v, want ErrBadDSN", err)
+			}
+			if _, err := db.OpenExisting(ctx, dsn); !errors.Is(err, db.ErrNoDatabase) {
+				t.Errorf("OpenExisting(foreign database) after the refused Open = %v, want ErrNoDatabase (nothing created)", err)
+			}
+		})
+	}
+}
+
+// TestConcurrentInits: inits racing on a new PostgreSQL database all
+// succeed; none takes the other's fresh tables for a foreign database.
+// (On SQLite, racing first opens of one new file can fail with
+// SQLITE_BUSY while the driver opens it, before any of this.)
+func TestConcurrentInits(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		if engine != "postgres" {
+			continue
+		}
+		t.Run(engine, func(t *testing.T) {
+			dsn := dbtest.EmptyDSN(t, engine)
+			errs := make(chan error, 4)
+			for range 4 {
+				go func() {
+					s, err := db.Open(context.Background(), dsn)
+					if err == nil {
+						s.Close()
+					}
+					errs <- err
+				}()
+			}
+			for range 4 {
+				if err := <-errs; err != nil {
+					t.Errorf("concurrent Open of a new database: %v", err)
+				}
+			}
+		})
+	}
 }

@@ -125,6 +125,22 @@ func trustedAuth(h message.Header, authservID string) []string {
 	return trusted
 }
 
+// ValidAuthservID reports whether id can be the authserv-id of our
+// receiving server: a token in the sense of RFC 8601 2.2 (RFC 2045 5.1), such
+// as mx1.lohisoft.com, with no blanks, control characters or specials. An id
+// with them matches no header and would silently trust nothing.
+func ValidAuthservID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for _, r := range id {
+		if r <= ' ' || r >= 0x7f || strings.ContainsRune(`()<>@,;:\"/[]?=`, r) {
+			return false
+		}
+	}
+	return true
+}
+
 // normID is an authserv-id or host name as compared: lowercase, without a
 // trailing dot or surrounding space.
 func normID(id string) string {

@@ -27,7 +27,57 @@ type SiteError struct {
 }
 
 func (e *SiteError) Error() string {
-	return fmt.Sprintf("policy: %q is not a site: %s", e.Input, e.Reason)
+	// Never echo a password the input carried (user:password@host).
+	return fmt.Sprintf("policy: %q is not a site: %s", MaskPassword(e.Input), e.Reason)
+}
+
+// MaskPassword returns input (a domain or URL) with the password of any
+// user:password@ before its host replaced by xxxxx, as package redact
+// writes it. Without a scheme, "a:b@host" may be a scheme too
+// (mailto:webmaster@example.com), so only what follows the colon is masked.
+func MaskPassword(input string) string {
+	start, at := userinfoSpan(input)
+	if at < 0 {
+		return input
+	}
+	colon := strings.IndexByte(input[start:at], ':')
+	if colon < 0 {
+		return input
+	}
+	return input[:start+colon+1] + "xxxxx" + input[at:]
+}
+
+// userinfoSpan finds the authority of input (after "scheme://" or "//",
+// else from the start, up to the first "/", "?" or "#") and the last "@"
+// in it: where the authority starts, and the index of the "@" (-1 for
+// none).
+func userinfoSpan(input string) (start, at int) {
+	if i := strings.Index(input, "://"); i >= 0 {
+		start = i + 3
+	} else if i := strings.Index(input, "//"); i >= 0 && strings.TrimSpace(input[:i]) == "" {
+		start = i + 2
+	}
+	end := len(input)
+	if i := strings.IndexAny(input[start:], "/?#"); i >= 0 {
+		end = start + i
+	}
+	at = strings.LastIndexByte(input[start:end], '@')
+	if at >= 0 {
+		at += start
+	}
+	return start, at
+}
+
+// WithoutUserinfo returns input (a domain or URL, as SiteOf takes) with
+// any credentials before its host cut out, for showing it:
+// "http://u:pw@x.com/a" gives "http://x.com/a", "u:pw@x.com" gives "x.com".
+// It does no other change.
+func WithoutUserinfo(input string) string {
+	start, at := userinfoSpan(input)
+	if at < 0 {
+		return input
+	}
+	return input[:start] + input[at+1:]
 }
 
 // Unwrap makes errors.Is(err, ErrBadSite) true.
@@ -105,6 +155,9 @@ func hostOfInput(input string) (string, error) {
 	var rawHost string
 	switch {
 	case strings.Contains(s, "://"):
+		if port, ok := urlPort(s); !ok {
+			return "", &SiteError{input, fmt.Sprintf("bad port %q", port)}
+		}
 		u, err := url.Parse(s)
 		if err != nil {
 			return "", &SiteError{input, "not a valid URL"}
@@ -124,7 +177,13 @@ func hostOfInput(input string) (string, error) {
 				seg = seg[:j]
 			}
 			switch {
-			case seg != "" && strings.Trim(seg, "0123456789") == "":
+			case strings.Contains(seg, "@") && strings.Contains(s[:i], "."):
+				// user.name:password@host: not a port, and not echoed.
+				return "", &SiteError{input, "a user name and password before the host (the bot never logs in)"}
+			case seg != "" && strings.Trim(seg, "0123456789") == "",
+				strings.Contains(s[:i], "."):
+				// A host name before the colon (a scheme has no dot in
+				// practice): what follows is a bad port, not a path.
 				return "", &SiteError{input, fmt.Sprintf("bad port %q", seg)}
 			default:
 				return "", &SiteError{input, fmt.Sprintf("scheme %q is not http or https", s[:i])}
@@ -143,7 +202,7 @@ func hostOfInput(input string) (string, error) {
 		return "", &SiteError{input, "an IP address is not a site"}
 	}
 	if h, port, err := net.SplitHostPort(rawHost); err == nil {
-		if !looksLikePort(port) {
+		if port != "" && !looksLikePort(port) {
 			return "", &SiteError{input, fmt.Sprintf("bad port %q", port)}
 		}
 		rawHost = h
@@ -214,7 +273,33 @@ func looksLikePort(s string) bool {
 		}
 		n = n*10 + int(r-'0')
 	}
-	return n <= 65535
+	return n >= 1 && n <= 65535
+}
+
+// urlPort checks the port of a URL with a scheme (s contains "://"): it
+// returns the port as written and whether it is a usable one (1-65535, or
+// none at all). url.Parse would only say "not a valid URL" of most bad ports.
+func urlPort(s string) (string, bool) {
+	authority := s[strings.Index(s, "://")+3:]
+	if i := strings.IndexAny(authority, "/?#"); i >= 0 {
+		authority = authority[:i]
+	}
+	if i := strings.LastIndexByte(authority, '@'); i >= 0 {
+		authority = authority[i+1:]
+	}
+	if strings.HasPrefix(authority, "[") {
+		// An IP literal: refused later as an IP address.
+		return "", true
+	}
+	i := strings.LastIndexByte(authority, ':')
+	if i < 0 {
+		return "", true
+	}
+	port := authority[i+1:]
+	if port == "" {
+		return "", true // "host:" is the default port (RFC 3986 3.2.3)
+	}
+	return port, looksLikePort(port)
 }
 
 func trimIDNAError(err error) string {

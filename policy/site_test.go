@@ -67,6 +67,17 @@ var siteTests = []struct {
 	{"https://example.com:99999/", "", "port"},
 	{"example.com:99999", "", `bad port "99999"`},
 	{"example.com:99999/x", "", `bad port "99999"`},
+	{"example.com:abc", "", `bad port "abc"`},
+	{"example.com:", "", `bad port ""`},
+	{"example.com:0", "", `bad port "0"`},
+	{"https://example.com:0/", "", `bad port "0"`},
+	{"https://example.com:abc/", "", `bad port "abc"`},
+	{"https://example.com:-1/", "", `bad port "-1"`},
+	{"http://user:pass@example.com:99999/", "", `bad port "99999"`},
+	{"https://example.com:/", "example.com", ""},
+	{"bob@example.org", "example.org", ""},
+	{"http://bob:s3cret@co.uk/", "", "public suffix"},
+	{"https://example.com:65535/", "example.com", ""},
 }
 
 func TestSiteOf(t *testing.T) {
@@ -118,4 +129,31 @@ func FuzzSiteOf(f *testing.F) {
 			t.Fatalf("SiteOf(%q) = %q is not lowercase without trailing dot", in, site)
 		}
 	})
+}
+
+// TestSiteErrorHidesCredentials: a refused input is quoted without the
+// credentials it carried.
+func TestSiteErrorHidesCredentials(t *testing.T) {
+	for _, in := range []string{"http://bob:s3cret@co.uk/", "bob:s3cret@co.uk", "//bob:s3cret@1.2.3.4/", "bob:s3cret@example.com:99999",
+		"bob.smith:s3cret@example.com", "http://bob:s3cret@example.com:99999/"} {
+		_, err := policy.SiteOf(in)
+		if err == nil || strings.Contains(err.Error(), "s3cret") {
+			t.Errorf("SiteOf(%q) = %v, want an error without the password", in, err)
+		}
+	}
+}
+
+func TestWithoutUserinfo(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://u:pw@x.com/a@b":  "http://x.com/a@b",
+		"u:pw@x.com":             "x.com",
+		"//u@x.com/":             "//x.com/",
+		"https://u:p@w@x.com:8/": "https://x.com:8/",
+		"x.com/mail@me":          "x.com/mail@me",
+		"example.com":            "example.com",
+	} {
+		if got := policy.WithoutUserinfo(in); got != want {
+			t.Errorf("WithoutUserinfo(%q) = %q, want %q", in, got, want)
+		}
+	}
 }

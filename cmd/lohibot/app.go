@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/policy"
@@ -86,7 +87,7 @@ func exitCode(err error) int {
 	case errors.As(err, &ee):
 		return ee.code
 	case errors.Is(err, policy.ErrBadSite), errors.Is(err, policy.ErrNoActor), errors.Is(err, db.ErrTooNew),
-		errors.Is(err, db.ErrBadDSN):
+		errors.Is(err, db.ErrBadDSN), errors.Is(err, db.ErrNoDatabase), errors.As(err, new(*boundedread.TooLargeError)):
 		return exitBadInput
 	case errors.Is(err, policy.ErrNotExcluded), errors.Is(err, policy.ErrNotListed):
 		return exitRefused

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -91,6 +92,10 @@ the integrity rule ran.`,
 					return usageErrorf("audit: --head checks the integrity rule only: lohibot audit integrity --head HASH")
 				}
 				opts.Head = strings.TrimSpace(head)
+				if !isChainHead(opts.Head) {
+					// Not a hash at all: a typo, not records that changed.
+					return usageErrorf("audit: --head %q is not a chain head: want the 64 hex digits a report shows", opts.Head)
+				}
 			}
 			return runOnStore(cmd, a, opts, runF, runAudit)
 		},
@@ -98,6 +103,16 @@ the integrity rule ran.`,
 	cmd.Flags().StringVar(&head, "head", "", "check that the records sealed up to this chain head (shown by report) are unchanged")
 	cmd.Flags().StringVar(&since, "since", "", "audit only requests sent from this time on (RFC 3339, YYYY-MM-DD, or a duration ago: 24h, 7d)")
 	return cmd
+}
+
+// isChainHead reports whether h looks like a seal chain head: a SHA-256
+// hash in hex.
+func isChainHead(h string) bool {
+	if len(h) != 64 {
+		return false
+	}
+	_, err := hex.DecodeString(h)
+	return err == nil
 }
 
 // parseAuditArgs sorts the arguments into opts' rules and sites and reads
@@ -117,7 +132,7 @@ func parseAuditArgs(opts *auditOptions, args []string, since string, now time.Ti
 			if errors.As(err, &se) {
 				why = se.Reason
 			}
-			bad = append(bad, fmt.Sprintf("%q is neither a rule (%s) nor a site: %s", arg, strings.Join(audit.Rules(), ", "), why))
+			bad = append(bad, fmt.Sprintf("%q is neither a rule (%s) nor a site: %s", policy.MaskPassword(arg), strings.Join(audit.Rules(), ", "), why))
 			continue
 		}
 		opts.Sites = append(opts.Sites, site)
@@ -244,7 +259,7 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	what := map[string]string{
 		audit.RuleRobots: "page requests", audit.RuleBudget: "cycles", audit.RulePoliteness: "requests",
 		audit.RuleExclusions: "requests", audit.RuleStorage: "index tables and noindex pages",
-		audit.RuleIntegrity: "sealed and unsealed rows",
+		audit.RuleSignatures: "requests", audit.RuleIntegrity: "sealed and unsealed rows",
 	}
 	for _, r := range sum.Rules {
 		verdict := "ok"
@@ -255,9 +270,9 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	}
 	if s := sum.Seal; s != nil {
 		if s.Head == "" {
-			fmt.Fprintf(w, "seal chain: nothing sealed yet (%d rows not sealed)\n", s.Unsealed)
+			fmt.Fprintf(w, "seal chain: nothing sealed yet (%d %s not sealed)\n", s.Unsealed, plural(s.Unsealed, "row", "rows"))
 		} else {
-			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d rows not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed)
+			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d %s not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed, plural(s.Unsealed, "row", "rows"))
 		}
 	}
 	fmt.Fprintf(w, "%d %s, %d %s read; %d %s\n", sum.Sites, plural(sum.Sites, "site", "sites"),

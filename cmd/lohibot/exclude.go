@@ -108,7 +108,7 @@ func runExcludeAdd(ctx context.Context, opts *excludeAddOptions, out io.Writer) 
 				exclusionJSON
 				Input   string `json:"input"`
 				Already bool   `json:"already_excluded"`
-			}{j, r.Input, r.Already}); err != nil {
+			}{j, policy.WithoutUserinfo(r.Input), r.Already}); err != nil {
 				return err
 			}
 			continue

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 )
@@ -158,6 +158,9 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 		Args: minArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
+			if err := checkAuthservID(opts.AuthservID); err != nil {
+				return err
+			}
 			for _, p := range opts.Paths {
 				if _, err := mailbot.DetectSource(p); err != nil {
 					return &exitError{code: exitBadInput, err: err}
@@ -175,6 +178,16 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 	opts.SMTP.register(cmd)
 	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "send to the SMTP server without TLS (loopback servers only)")
 	return cmd
+}
+
+// checkAuthservID refuses an --authserv-id that no Authentication-Results
+// header can carry (mailbot.ValidAuthservID): it would silently trust
+// nothing. Empty means none.
+func checkAuthservID(id string) error {
+	if id != "" && !mailbot.ValidAuthservID(id) {
+		return usageErrorf("--authserv-id %q is not an authserv-id: want the name our receiving mail server writes at the start of its Authentication-Results headers, such as mx1.lohisoft.com", id)
+	}
+	return nil
 }
 
 // authservIDUsage documents --authserv-id of mail import and mail watch.
@@ -366,6 +379,9 @@ server on loopback only.`,
   lohibot mail watch --imap imaps://bot@127.0.0.1:10993/INBOX --password-file pw --insecure --once`,
 		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkAuthservID(opts.AuthservID); err != nil {
+				return err
+			}
 			if err := opts.check(a.getenv); err != nil {
 				return err
 			}
@@ -481,7 +497,7 @@ func imapCredentials(getenv func(string) string, opts *mailWatchOptions) (string
 	}
 	if f := opts.OAuthTokenFile; f != "" {
 		read := func() (string, error) {
-			b, err := os.ReadFile(f)
+			b, err := boundedread.ReadFile(f, boundedread.SecretLimit)
 			if err != nil {
 				return "", err
 			}
@@ -509,7 +525,7 @@ func imapCredentials(getenv func(string) string, opts *mailWatchOptions) (string
 func readIMAPPassword(getenv func(string) string, file string) (string, error) {
 	var pw string
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := boundedread.ReadFile(file, boundedread.SecretLimit)
 		if err != nil {
 			return "", &exitError{code: exitBadInput, err: fmt.Errorf("password file: %w", err)}
 		}

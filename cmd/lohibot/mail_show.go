@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
@@ -17,6 +19,11 @@ type mailShowOptions struct {
 	printOptions
 	policyOptions
 	RawOut io.Writer // where --raw writes the stored bytes: standard output, unescaped
+	// RawTerminal is true when RawOut is a terminal: --raw then escapes
+	// control characters (line ends aside), as every text output does, so
+	// a hostile message cannot rewrite the screen. Redirected to a file,
+	// the bytes are exact.
+	RawTerminal bool
 
 	ID  int64
 	Raw bool // --raw: the stored bytes exactly
@@ -32,7 +39,8 @@ the header fields that matter, the authentication results, the sender's new
 text, the quoted part (marked, never read as the request), the attachments,
 how it was classified and why, and what was done: sites excluded or
 re-included, review decisions, replies sent. --raw prints the stored bytes
-exactly as received. Exit 1 when no message has that ID.`,
+exactly as received (on a terminal, with control characters escaped). Exit 1
+when no message has that ID.`,
 		Example: `  lohibot mail show 12
   lohibot mail show 12 --raw > message.eml
   lohibot mail show 12 --json`,
@@ -44,6 +52,7 @@ exactly as received. Exit 1 when no message has that ID.`,
 			}
 			opts.ID = id
 			opts.RawOut = a.rawOut
+			opts.RawTerminal = isTerminal(a.rawOut)
 			return runOnPolicy(cmd, a, opts, runF, runMailShow)
 		},
 	}
@@ -62,6 +71,13 @@ func runMailShow(ctx context.Context, opts *mailShowOptions, out io.Writer) erro
 		return err
 	}
 	if opts.Raw {
+		if opts.RawTerminal {
+			w := termsafe.NewWriter(opts.RawOut)
+			if _, err := w.Write(bytes.ReplaceAll(s.Raw, []byte("\r\n"), []byte("\n"))); err != nil {
+				return err
+			}
+			return w.Flush()
+		}
 		_, err := opts.RawOut.Write(s.Raw) // exactly as stored: no escaping
 		return err
 	}

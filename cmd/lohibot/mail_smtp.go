@@ -4,12 +4,12 @@ import (
 	"fmt"
 	"log/slog"
 	"net/mail"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 )
 
@@ -75,7 +75,7 @@ func (f *smtpFlags) replier(store *db.Store, m *reply.SMTP, logger *slog.Logger,
 func readSecret(getenv func(string) string, file, env, what, flag string) (string, error) {
 	var s string
 	if file != "" {
-		b, err := os.ReadFile(file)
+		b, err := boundedread.ReadFile(file, boundedread.SecretLimit)
 		if err != nil {
 			return "", &exitError{code: exitBadInput, err: fmt.Errorf("%s file: %w", what, err)}
 		}

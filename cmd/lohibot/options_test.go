@@ -253,8 +253,10 @@ func TestSearchAuditReportOptions(t *testing.T) {
 			want: func(t *testing.T, o *auditOptions) {
 				eq(t, "options", []any{o.Rules, o.Sites, o.Since, o.Head}, []any{[]string{"robots", "budget"}, []string{"example.com"}, since, ""})
 			}},
-		{name: "head", args: []string{"audit", "integrity", "--head", " 3f2a "},
-			want: func(t *testing.T, o *auditOptions) { eq(t, "Head", o.Head, "3f2a") }},
+		{name: "head", args: []string{"audit", "integrity", "--head", " " + strings.Repeat("3f2a", 16) + " "},
+			want: func(t *testing.T, o *auditOptions) { eq(t, "Head", o.Head, strings.Repeat("3f2a", 16)) }},
+		{name: "head not a hash", args: []string{"audit", "integrity", "--head", "xyz"}, code: 2, errPart: `--head "xyz" is not a chain head`},
+		{name: "head too short", args: []string{"audit", "integrity", "--head", "3f2a"}, code: 2, errPart: "want the 64 hex digits"},
 		{name: "head with a site", args: []string{"audit", "example.com", "--head", "3f2a"}, code: 2, errPart: "--head checks the integrity rule only"},
 		{name: "neither rule nor site", args: []string{"audit", "speed"}, code: 2, errPart: `"speed" is neither a rule`},
 	})

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/url"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
 
@@ -88,8 +90,8 @@ func (opts *robotsTestOptions) check() error {
 		return usageErrorf("robots test: --agent %q is not a product token (letters, '_' and '-' only, e.g. %s)", opts.Agent, robots.ProductToken)
 	}
 	for _, u := range opts.URLs {
-		if !testableURL(u) {
-			return usageErrorf("robots test: %q is not an http(s) URL or a path starting with /", u)
+		if err := checkTestableURL(u); err != nil {
+			return usageErrorf("robots test: %w", err)
 		}
 	}
 	return nil
@@ -113,7 +115,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		d := r.Decide(opts.Agent, u)
 		disallowed = disallowed || !d.Allowed
 		if opts.JSON {
-			if err := printJSON(out, robotsTestJSON{URL: u, Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
+			if err := printJSON(out, robotsTestJSON{URL: policy.MaskPassword(u), Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
 				return err
 			}
 			continue
@@ -126,7 +128,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		if d.Line > 0 {
 			why = fmt.Sprintf("%s (line %d)", why, d.Line)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, printable(u), why)
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, printable(policy.MaskPassword(u)), why)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -163,14 +165,31 @@ func printable(s string) string {
 }
 
 // testableURL reports whether robots test can decide u: an absolute http or
-// https URL with a host, or a path starting with "/".
-func testableURL(u string) bool {
+// https URL with a host (and a usable port, if any), or a path starting
+// with "/".
+func testableURL(u string) bool { return checkTestableURL(u) == nil }
+
+// checkTestableURL is testableURL saying what is wrong: a bad port by name
+// (http://example.com:99999/, example.com:99999), anything else as not a
+// URL.
+func checkTestableURL(u string) error {
 	if strings.HasPrefix(u, "/") && !strings.HasPrefix(u, "//") {
-		return true
+		return nil
 	}
 	p, err := url.Parse(u)
-	if err != nil {
-		return false
+	if err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != "" {
+		if port := p.Port(); port != "" {
+			if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+				return fmt.Errorf("%q: bad port %q", u, port)
+			}
+		}
+		return nil
 	}
-	return (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
+	// A host with a bad port (example.com:99999, https://example.com:abc/)
+	// is named as such, as the site commands do.
+	var se *policy.SiteError
+	if _, err := policy.SiteOf(u); errors.As(err, &se) && strings.HasPrefix(se.Reason, "bad port") {
+		return fmt.Errorf("%q: %s", u, se.Reason)
+	}
+	return fmt.Errorf("%q is not an http(s) URL or a path starting with /", u)
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -65,8 +67,19 @@ Exit 0 when URL is allowed, 1 when it is disallowed or the site is excluded,
 		Args: exactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.URL = args[0]
+			if hasUserinfo(opts.URL) {
+				// Not echoed: the argument holds a password.
+				return usageErrorf("robots fetch: a URL with credentials (user:password@) is refused: the bot never logs in")
+			}
 			if _, err := policy.SiteOf(opts.URL); err != nil {
 				return err
+			}
+			if u, err := url.Parse(opts.URL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+				like := "https://" + strings.TrimPrefix(opts.URL, "//")
+				if !strings.Contains(strings.TrimPrefix(like, "https://"), "/") {
+					like += "/"
+				}
+				return usageErrorf("robots fetch: %q is not an http(s) URL (such as %s)", opts.URL, like)
 			}
 			if opts.Delay <= 0 {
 				return usageErrorf("--delay must be positive")

@@ -129,6 +129,12 @@ func TestRobotsTest(t *testing.T) {
 		{"bad agent", []string{"--robots", file, "--agent", "LohiSoftBot/1.0", "/"}, exitBadInput, nil, "not a product token"},
 		{"empty agent", []string{"--robots", file, "--agent", "", "/"}, exitBadInput, nil, "not a product token"},
 		{"unknown flag", []string{"--robot", file, "/"}, exitBadInput, nil, "unknown flag"},
+		{"port out of range", []string{"--robots", file, "http://example.com:99999/"}, exitBadInput, nil, `bad port "99999"`},
+		{"port zero", []string{"--robots", file, "https://example.com:0/cart"}, exitBadInput, nil, `bad port "0"`},
+		{"port not a number", []string{"--robots", file, "https://example.com:abc/"}, exitBadInput, nil, `bad port "abc"`},
+		{"host with a bad port", []string{"--robots", file, "example.com:99999"}, exitBadInput, nil, `bad port "99999"`},
+		{"highest port", []string{"--robots", file, "https://example.com:65535/cart"}, exitRefused,
+			[]string{"disallowed https://example.com:65535/cart Disallow: /cart (line 6)"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/crawler/identity"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
@@ -237,6 +238,19 @@ func (l *lazyRequests) close() {
 	}
 }
 
+// ctxReader is r that stops reading once ctx is done.
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // runVerifyLog prints the report on the access log and returns refused
 // (exit 1) unless every claimed line is genuine and matched.
 func runVerifyLog(ctx context.Context, opts *verifyLogOptions, out io.Writer) error {
@@ -265,7 +279,9 @@ func runVerifyLog(ctx context.Context, opts *verifyLogOptions, out io.Writer) er
 	}
 	reqs := &lazyRequests{open: opts.OpenStore}
 	defer reqs.close()
-	rep, err := identity.VerifyLog(ctx, in, v, reqs, lo)
+	// An endless input (a pipe, /dev/zero) is read until ctx ends: on
+	// Ctrl-C or SIGTERM the next read fails, whatever the parser is doing.
+	rep, err := identity.VerifyLog(ctx, ctxReader{ctx, in}, v, reqs, lo)
 	if errors.Is(err, identity.ErrBadLog) {
 		return &exitError{code: exitBadInput, err: fmt.Errorf("%s: %w", name, err)}
 	}
@@ -378,7 +394,7 @@ func loadDirectory(ctx context.Context, src string, timeout time.Duration) ([]bo
 		}
 		return d.Keys, agent, nil
 	}
-	b, err := os.ReadFile(src)
+	b, err := boundedread.ReadFile(src, boundedread.ConfigLimit)
 	if err != nil {
 		return nil, "", &exitError{code: exitBadInput, err: fmt.Errorf("--directory: %w", err)}
 	}

@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/crawler/botauth"
+	"github.com/lohisoft/lohibot/internal/boundedread"
 )
 
 type verifySignatureOptions struct {
@@ -103,9 +103,9 @@ func runVerifySignature(ctx context.Context, opts *verifySignatureOptions, out i
 	var raw []byte
 	var err error
 	if opts.File == "" || opts.File == "-" {
-		raw, err = io.ReadAll(io.LimitReader(opts.In, 16<<20))
+		raw, err = io.ReadAll(io.LimitReader(opts.In, boundedread.CaptureLimit))
 	} else {
-		raw, err = os.ReadFile(opts.File)
+		raw, err = boundedread.ReadFile(opts.File, boundedread.CaptureLimit)
 	}
 	if err != nil {
 		return &exitError{code: exitBadInput, err: err}

@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"os"
 	"strings"
+
+	"github.com/lohisoft/lohibot/internal/boundedread"
 )
 
 // ErrKeyFile is wrapped by errors about a key file that cannot be used.
@@ -69,7 +71,7 @@ func WritePrivateKey(path string, key ed25519.PrivateKey) error {
 
 // ReadPrivateKey reads an Ed25519 private key from a PKCS#8 PEM file.
 func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.SecretLimit)
 	if err != nil {
 		return nil, fmt.Errorf("botauth: %w", err)
 	}
@@ -100,7 +102,7 @@ func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
 // ReadPublicKey reads an Ed25519 public key from a file holding a PKCS#8
 // private key, an SPKI public key ("PUBLIC KEY") in PEM, or a JWK.
 func ReadPublicKey(path string) (ed25519.PublicKey, error) {
-	b, err := os.ReadFile(path)
+	b, err := boundedread.ReadFile(path, boundedread.SecretLimit)
 	if err != nil {
 		return nil, fmt.Errorf("botauth: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 )
 
@@ -16,8 +17,8 @@ func New(addr string) (*net.Resolver, error) {
 	if addr == "" {
 		return net.DefaultResolver, nil
 	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		return nil, fmt.Errorf("resolver: %q is not HOST:PORT: %w", addr, err)
+	if err := Check(addr); err != nil {
+		return nil, err
 	}
 	d := &net.Dialer{Timeout: 5 * time.Second}
 	return &net.Resolver{
@@ -26,4 +27,17 @@ func New(addr string) (*net.Resolver, error) {
 			return d.DialContext(ctx, network, addr)
 		},
 	}, nil
+}
+
+// Check says why addr is not a usable DNS server address: not HOST:PORT
+// (an empty HOST is the local machine), or a port that is not a number from 1 to 65535. It does no I/O.
+func Check(addr string) error {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("resolver: %q is not HOST:PORT: %w", addr, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("resolver: %q: bad port %q", addr, port)
+	}
+	return nil
 }

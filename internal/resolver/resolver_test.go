@@ -48,3 +48,16 @@ func TestResolverUsesServer(t *testing.T) {
 		t.Error("New(no-port) succeeded, want error")
 	}
 }
+
+func TestNewRefusesBadAddresses(t *testing.T) {
+	for _, addr := range []string{"nohostport", "127.0.0.1", "127.0.0.1:99999", "127.0.0.1:0", "127.0.0.1:dns", "127.0.0.1:-1"} {
+		if _, err := resolver.New(addr); err == nil {
+			t.Errorf("New(%q) = nil error, want a refusal", addr)
+		}
+	}
+	for _, addr := range []string{"127.0.0.1:53", ":53", "[::1]:5353", "dns.example:65535"} {
+		if _, err := resolver.New(addr); err != nil {
+			t.Errorf("New(%q) = %v, want a resolver", addr, err)
+		}
+	}
+}

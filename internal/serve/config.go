@@ -7,7 +7,6 @@ import (
 	"net"
 	"net/mail"
 	"net/netip"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -20,6 +19,8 @@ import (
 	"github.com/lohisoft/lohibot/crawler/identity"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/botpage"
+	"github.com/lohisoft/lohibot/internal/boundedread"
+	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy/robots"
@@ -271,7 +272,7 @@ var ErrConfig = errors.New("serve: bad configuration")
 // Unknown keys are refused (a typo would silently keep a default), and so
 // is any secret: passwords come from files or the environment only.
 func LoadFile(path string) (*Config, error) {
-	raw, err := os.ReadFile(path)
+	raw, err := boundedread.ReadFile(path, boundedread.ConfigLimit)
 	if err != nil {
 		return nil, fmt.Errorf("serve: configuration: %w", err)
 	}
@@ -417,7 +418,7 @@ func (c *Config) Set(key, value string) error {
 // does I/O.
 func (c *Config) ReadSecrets() error {
 	if f := c.Mail.SMTPPasswordFile; f != "" {
-		b, err := os.ReadFile(f)
+		b, err := boundedread.ReadFile(f, boundedread.SecretLimit)
 		if err != nil {
 			return fmt.Errorf("serve: mail.smtp_password_file: %w", err)
 		}
@@ -427,7 +428,7 @@ func (c *Config) ReadSecrets() error {
 	if c.Mail.PasswordFile == "" {
 		return nil
 	}
-	b, err := os.ReadFile(c.Mail.PasswordFile)
+	b, err := boundedread.ReadFile(c.Mail.PasswordFile, boundedread.SecretLimit)
 	if err != nil {
 		return fmt.Errorf("serve: mail.password_file: %w", err)
 	}
@@ -488,12 +489,17 @@ func (c *Config) Validate() error {
 	if c.DB == "" {
 		add("db is empty")
 	}
-	if _, _, err := net.SplitHostPort(c.HTTP); err != nil {
+	if _, port, err := net.SplitHostPort(c.HTTP); err != nil {
 		add("http %q is not HOST:PORT", c.HTTP)
+	} else if n, err := strconv.Atoi(port); err != nil || n < 0 || n > 65535 {
+		add("http %q: bad port %q (want 0 to 65535)", c.HTTP, port)
+	}
+	if c.Mail.AuthservID != "" && !mailbot.ValidAuthservID(c.Mail.AuthservID) {
+		add("mail.authserv_id %q is not an authserv-id (a name such as mx1.lohisoft.com)", c.Mail.AuthservID)
 	}
 	if c.Resolver != "" {
-		if _, _, err := net.SplitHostPort(c.Resolver); err != nil {
-			add("resolver %q is not HOST:PORT", c.Resolver)
+		if err := resolver.Check(c.Resolver); err != nil {
+			add("resolver %q is not HOST:PORT with a port from 1 to 65535", c.Resolver)
 		}
 	}
 	if c.Mail.IMAP != "" {

@@ -210,10 +210,13 @@ func TestValidate(t *testing.T) {
 		}, "only allowed for a server on loopback"},
 		{"bad imap url", func(c *serve.Config) { c.Mail.IMAP, c.Mail.Password = "http://imap/", "x" }, "mail.imap"},
 		{"bad http", func(c *serve.Config) { c.HTTP = "8080" }, "http"},
+		{"http port out of range", func(c *serve.Config) { c.HTTP = "127.0.0.1:99999" }, `bad port "99999"`},
 		{"negative parallel", func(c *serve.Config) { c.Crawler.MaxSitesParallel = -1 }, "max_sites_parallel"},
 		{"negative delay", func(c *serve.Config) { c.Crawler.Delay = -1 }, "durations must be positive"},
 		{"contact not an address", func(c *serve.Config) { c.Page.Contact = "write to us" }, "contact"},
 		{"page url relative", func(c *serve.Config) { c.Page.URL = "/bot" }, "page URL"},
+		{"authserv-id with blanks", func(c *serve.Config) { c.Mail.AuthservID = "mx1 lohisoft.com;" }, "mail.authserv_id"},
+		{"resolver port out of range", func(c *serve.Config) { c.Resolver = "127.0.0.1:99999" }, "resolver"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

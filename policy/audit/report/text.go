@@ -154,7 +154,7 @@ func (x *textWriter) audit(r *Report) {
 		}
 	}
 	if s := r.Seal; s != nil {
-		x.p("\n%s: %s (%s %d, %s UTC)\n  %s: %s\n", t("seal_head"), s.Hash, t("seal_block"), s.Block, fmtWhen(s.SealedAt), t("seal_check"), s.Check)
+		x.p("\n%s: %s (%s %d, %s)\n  %s: %s\n", t("seal_head"), s.Hash, t("seal_block"), s.Block, fmtWhen(s.SealedAt), t("seal_check"), s.Check)
 	} else {
 		x.p("\n%s: %s\n", t("seal_head"), t("seal_none"))
 	}
@@ -323,7 +323,7 @@ func (x *textWriter) mail(r *Report) {
 		x.p("    %s\n", t("no_replies"))
 	}
 	for _, rp := range r.Replies {
-		x.p("    %s UTC · %s (%s) · %s · %s · %s\n", fmtWhen(rp.CreatedAt), t("reply_"+rp.Kind), cleanLine(rp.Lang), cleanLine(rp.To),
+		x.p("    %s · %s (%s) · %s · %s · %s\n", fmtWhen(rp.CreatedAt), t("reply_"+rp.Kind), cleanLine(rp.Lang), cleanLine(rp.To),
 			t("reply_"+rp.Status), cleanLine(rp.MessageID))
 	}
 }
