@@ -225,6 +225,7 @@ type Crawler struct {
 	stopWriter context.CancelFunc
 	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
 	walLong    atomic.Bool // the WAL is long: the writer should let it start over
+	writerIdle atomic.Bool // the SQLite writer found no caller waiting since the last checkpoint
 
 	robotsMu sync.Mutex // guards robots
 	robots   map[string]*robotsEntry

@@ -182,22 +182,31 @@ func (w *walFile) close() {
 // Checkpoints of the SQLite writer's WAL.
 const (
 	// checkpointEvery is how often the checkpointer copies committed pages
-	// from the WAL into the database file. A page committed many times
-	// between two checkpoints is copied once: at 3,000 sites crawled at
-	// once, every index page a site writes to is committed a few times a
-	// second, and checkpoints every 100 ms wrote a quarter more to the disk
+	// from the WAL into the database file while the writer keeps up: each
+	// checkpoint is small, and so are its waits for the disk, which the
+	// syncer's fsync (that every request waits for) shares.
+	checkpointEvery = 100 * time.Millisecond
+	// checkpointBusyEvery is how often it does while the writer never
+	// found itself idle since the last checkpoint: the writer is then what
+	// sets the crawl's speed, and a page committed many times between two
+	// checkpoints is copied once. At 3,000 sites crawled at once every
+	// index page a site writes to is committed a few times a second:
+	// checkpoints every 100 ms wrote a quarter more to the disk
 	// (BenchmarkCrawlScale: 3.1-3.3 GB against 2.4-2.6 GB) and made the
-	// crawl slower.
-	checkpointEvery = 500 * time.Millisecond
+	// crawl 10-12 % slower.
+	checkpointBusyEvery = 500 * time.Millisecond
 	// walRestartFrames is the WAL length (in pages) past which the writer
-	// has the WAL started over from its beginning: 128 MiB of 4 KiB pages,
-	// several checkpoints' worth, so that the writer's own checkpoint,
-	// which waits for the disk, comes seldom (see writer).
-	walRestartFrames = 32768
+	// has the WAL started over from its beginning: 32 MiB of 4 KiB pages,
+	// so that the writer's own checkpoint, which waits for the disk, comes
+	// seldom (see writer); but every page read that misses SQLite's cache
+	// searches one hash table per 4,096 pages of WAL, and at 32,768 the
+	// 200-site crawl was 5 % slower.
+	walRestartFrames = 8192
 )
 
 // checkpointer copies what the writer committed from the WAL into the
-// database file, every checkpointEvery while there is anything new, with
+// database file, every checkpointEvery while there is anything new (every
+// checkpointBusyEvery while the writer is busy throughout), with
 // passive checkpoints on its own connection lc: they never block the
 // writer, and their waits for the disk (two fsyncs each) are not the
 // writer's, whose requests would wait behind them. It stops (and closes
@@ -213,15 +222,19 @@ func (c *Crawler) checkpointer(ctx context.Context, lc *db.FastConn) {
 	defer lc.Close()
 	t := c.clock.NewTicker(checkpointEvery)
 	defer t.Stop()
+	var last time.Time // of the last checkpoint
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
 		}
-		if !c.walDirty.Swap(false) {
+		if !c.walDirty.Load() || !c.writerIdle.Load() && c.clock.Now().Sub(last) < checkpointBusyEvery {
 			continue
 		}
+		c.walDirty.Store(false) // (a commit from now on sets it again)
+		c.writerIdle.Store(false)
+		last = c.clock.Now()
 		frames, err := lc.Checkpoint()
 		if err != nil {
 			c.log.Warn("database checkpoint failed", "err", err)
@@ -252,7 +265,8 @@ func (c *Crawler) checkpointer(ctx context.Context, lc *db.FastConn) {
 func (c *Crawler) writer(ctx context.Context, lc *db.FastConn, synced chan<- syncGroup) {
 	defer lc.Close()
 	defer close(synced)
-	commitGroups(ctx, c.reserves, c.writes, maxGroup, func(ops []*writeOp) error {
+	idle := func() { c.writerIdle.Store(true) }
+	commitGroups(ctx, c.reserves, c.writes, maxGroup, idle, func(ops []*writeOp) error {
 		results, err := runGroup(lc, ops)
 		if err != nil {
 			return err
@@ -405,8 +419,9 @@ func syncer(synced <-chan syncGroup, sync func() error) {
 // to disk) and commits each group with run, which
 // answers every caller of a group it committed. When a group fails as a
 // whole, each of its callers is tried alone, so that one caller's failure
-// never fails the others. It blocks until ctx ends.
-func commitGroups(ctx context.Context, first, writes <-chan *writeOp, limit int, run func([]*writeOp) error) {
+// never fails the others. It calls idle, when not nil, each time it finds
+// no caller waiting. It blocks until ctx ends.
+func commitGroups(ctx context.Context, first, writes <-chan *writeOp, limit int, idle func(), run func([]*writeOp) error) {
 	for {
 		var ops []*writeOp
 		select {
@@ -414,12 +429,21 @@ func commitGroups(ctx context.Context, first, writes <-chan *writeOp, limit int,
 			ops = append(ops, op)
 		default:
 			select {
-			case <-ctx.Done():
-				return
-			case op := <-first:
-				ops = append(ops, op)
 			case op := <-writes:
 				ops = append(ops, op)
+			default:
+				// Nothing waiting.
+				if idle != nil {
+					idle()
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case op := <-first:
+					ops = append(ops, op)
+				case op := <-writes:
+					ops = append(ops, op)
+				}
 			}
 		}
 		// What waits on first goes first: a group takes all of it (up to

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/localdns"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
@@ -278,7 +279,7 @@ func TestCommitGroupsReservationsFirst(t *testing.T) {
 		first <- op("reservation")
 	}
 	groups := make(chan []string, 8)
-	go commitGroups(ctx, first, writes, 4, func(ops []*writeOp) error {
+	go commitGroups(ctx, first, writes, 4, nil, func(ops []*writeOp) error {
 		var names []string
 		for _, o := range ops {
 			names = append(names, o.f(nil).Error())
@@ -490,7 +491,7 @@ func TestAnswerOnRun(t *testing.T) {
 	first <- reader
 	first <- failing
 	runs := make(chan int, 8)
-	go commitGroups(gctx, first, writes, 4, func(ops []*writeOp) error {
+	go commitGroups(gctx, first, writes, 4, nil, func(ops []*writeOp) error {
 		runs <- len(ops)
 		if _, err := runGroup(lc, ops); err != nil {
 			return err
@@ -518,4 +519,66 @@ func TestAnswerOnRun(t *testing.T) {
 	if n := <-runs; n != 1 {
 		t.Errorf("then %d callers alone, want only the failing one (the reader had its answer)", n)
 	}
+}
+
+// TestCheckpointerPace checks how often the checkpointer copies the WAL:
+// every checkpointEvery when the writer was idle since the last copy, and
+// only every checkpointBusyEvery when it was busy throughout.
+func TestCheckpointerPace(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := db.Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	lc, err := db.OpenFastConn(path, db.FastOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+	c := &Crawler{clock: fc, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		c.checkpointer(ctx, lc) // closes lc
+	}()
+	time.Sleep(20 * time.Millisecond) // its ticker is made
+	copied := func() bool {           // whether the checkpointer took the commit
+		deadline := time.Now().Add(2 * time.Second)
+		for time.Now().Before(deadline) {
+			if !c.walDirty.Load() {
+				return true
+			}
+			time.Sleep(time.Millisecond)
+		}
+		return false
+	}
+	tick := func() {
+		fc.Advance(checkpointEvery)
+		time.Sleep(20 * time.Millisecond) // the tick is handled
+	}
+
+	// Idle writer: copied at the next tick.
+	c.walDirty.Store(true)
+	c.writerIdle.Store(true)
+	tick()
+	if !copied() {
+		t.Fatal("idle writer: not copied at the first tick")
+	}
+	// Busy writer: not before checkpointBusyEvery since the last copy.
+	c.walDirty.Store(true)
+	for i := time.Duration(1); i < checkpointBusyEvery/checkpointEvery; i++ {
+		tick()
+		if !c.walDirty.Load() {
+			t.Fatalf("busy writer: copied %v after the last copy, want %v", i*checkpointEvery, checkpointBusyEvery)
+		}
+	}
+	tick()
+	if !copied() {
+		t.Fatalf("busy writer: not copied %v after the last copy", checkpointBusyEvery)
+	}
+	cancel()
+	<-done
 }
