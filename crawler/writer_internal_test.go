@@ -171,17 +171,7 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 // run.
 func TestRunGroupRefusals(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "w.db")
-	s, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	lc, err := db.OpenFastConn(path, db.FastOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
+	s, lc := writerDB(t)
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 	calls := map[string]int{}
@@ -189,8 +179,7 @@ func TestRunGroupRefusals(t *testing.T) {
 		return &writeOp{ctx: opCtx, f: func(tx db.WriteTx) error {
 			calls[name]++
 			if write {
-				if _, err := tx.Exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
-					name, "https://"+name+"/", db.Now()); err != nil {
+				if err := insertSite(tx, name); err != nil {
 					return err
 				}
 			}
@@ -420,23 +409,9 @@ func TestHeldAnchors(t *testing.T) {
 // wrote is answered with its group.
 func TestAnswerOnRun(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "w.db")
-	s, err := db.Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	lc, err := db.OpenFastConn(path, db.FastOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer lc.Close()
+	s, lc := writerDB(t)
 	insert := func(name string) func(tx db.WriteTx) error {
-		return func(tx db.WriteTx) error {
-			_, err := tx.Exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
-				name, "https://"+name+"/", db.Now())
-			return err
-		}
+		return func(tx db.WriteTx) error { return insertSite(tx, name) }
 	}
 	read := func(tx db.WriteTx) error {
 		_, err := db.PolicyVersionForWrite(ctx, tx)
@@ -527,13 +502,12 @@ func TestAnswerOnRun(t *testing.T) {
 func TestCheckpointerPace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	path := filepath.Join(t.TempDir(), "w.db")
-	s, err := db.Open(ctx, path)
+	s, _ := writerDB(t)
+	path, err := s.SQLiteFile(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
-	lc, err := db.OpenFastConn(path, db.FastOptions{})
+	lc, err := db.OpenFastConn(path, db.FastOptions{}) // the checkpointer closes it
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -581,4 +555,29 @@ func TestCheckpointerPace(t *testing.T) {
 	}
 	cancel()
 	<-done
+}
+
+// writerDB returns a new SQLite database and a fast-path connection to it,
+// as the writer has, both closed when the test ends.
+func writerDB(t *testing.T) (*db.Store, *db.FastConn) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "w.db")
+	s, err := db.Open(context.Background(), path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	lc, err := db.OpenFastConn(path, db.FastOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(lc.Close)
+	return s, lc
+}
+
+// insertSite adds name to the crawl list in tx: a write the tests can see.
+func insertSite(tx db.WriteTx, name string) error {
+	_, err := tx.Exec(context.Background(), `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
+		name, "https://"+name+"/", db.Now())
+	return err
 }

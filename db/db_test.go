@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -178,15 +177,7 @@ func TestVerifiedColumn(t *testing.T) {
 // OpenExisting alike, and says how to create it without showing the
 // password; it was a connection failure (exit 1) like an unreachable server.
 func TestMissingPostgresDatabase(t *testing.T) {
-	base := os.Getenv(dbtest.PostgresEnv)
-	if base == "" {
-		t.Skip(dbtest.PostgresEnv + " not set")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/lohibot_no_such_database_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	u := dbtest.MissingPostgres(t)
 	u.User = url.UserPassword(u.User.Username(), "s3cret")
 	dsn := u.String()
 	for name, open := range map[string]func(context.Context, string) (*db.Store, error){"Open": db.Open, "OpenExisting": db.OpenExisting} {
@@ -195,7 +186,7 @@ func TestMissingPostgresDatabase(t *testing.T) {
 			s.Close()
 			t.Fatalf("%s(missing database) = nil error", name)
 		}
-		if !errors.Is(err, db.ErrNoDatabase) || !strings.Contains(err.Error(), "createdb lohibot_no_such_database_") {
+		if !errors.Is(err, db.ErrNoDatabase) || !strings.Contains(err.Error(), "createdb lohibot_missing_") {
 			t.Errorf("%s(missing database) = %v, want ErrNoDatabase saying how to create it", name, err)
 		}
 		if strings.Contains(err.Error(), "s3cret") {

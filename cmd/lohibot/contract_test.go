@@ -3,11 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
-	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -134,15 +132,7 @@ func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
 // commands, as a missing SQLite file is; it exited 1 like an unreachable
 // server.
 func TestContractMissingPostgresDatabase(t *testing.T) {
-	base := os.Getenv(dbtest.PostgresEnv)
-	if base == "" {
-		t.Skip(dbtest.PostgresEnv + " not set")
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.Path = "/lohibot_typo_" + strconv.FormatInt(time.Now().UnixNano(), 36)
+	u := dbtest.MissingPostgres(t)
 	for _, args := range [][]string{{"init"}, {"exclude", "list"}, {"audit"}} {
 		res := runCLI(t, nil, append([]string{"--db", u.String()}, args...)...)
 		if res.code != exitBadInput || !strings.Contains(res.stderr, "PostgreSQL has no database") {

@@ -117,3 +117,22 @@ func newPostgresDB(t testing.TB, base string) string {
 	u.Path = "/" + name
 	return u.String()
 }
+
+// MissingPostgres returns the DSN of a database, named
+// lohibot_missing_..., that the test PostgreSQL server does not have (a
+// typo in --db). It skips the test when LOHIBOT_TEST_POSTGRES is not set.
+func MissingPostgres(t testing.TB) *url.URL {
+	t.Helper()
+	base := os.Getenv(PostgresEnv)
+	if base == "" {
+		t.Skip(PostgresEnv + " not set")
+	}
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatalf("dbtest: bad %s: %v", PostgresEnv, err)
+	}
+	var b [6]byte
+	rand.Read(b[:])
+	u.Path = "/lohibot_missing_" + hex.EncodeToString(b[:])
+	return u
+}
