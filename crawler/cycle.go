@@ -14,6 +14,7 @@ import (
 type cycle struct {
 	ID      int64
 	Resumed bool // an interrupted cycle taken up again (its budget keeps counting)
+	First   bool // the site's first cycle: no earlier one has validators
 	// Delay is the least gap between requests to one host in this cycle:
 	// the --delay recorded when the cycle started, or this crawler's
 	// --delay if larger. A resumed cycle never goes faster than it started,
@@ -147,11 +148,12 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 			started.UTC().Format("2006-01-02 15:04:05 UTC"), id, days(c.opts.RecrawlAfter),
 			started.Add(c.opts.RecrawlAfter).UTC().Format("2006-01-02 15:04:05 UTC"))}
 	}
+	first := errors.Is(err, db.ErrNotFound) // the site has no cycle yet
 	id, err = db.InsertCycle(ctx, tx, site, c.opts.Node, now, Budget, c.opts.Delay.Milliseconds())
 	if err != nil {
 		return nil, err
 	}
-	return &cycle{ID: id, Delay: c.opts.Delay, Budget: Budget}, nil
+	return &cycle{ID: id, First: first, Delay: c.opts.Delay, Budget: Budget}, nil
 }
 
 // endCycle records how the cycle ended and gives the site's lease back,

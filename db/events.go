@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"sync"
+	"time"
 )
 
 // LockPolicy takes the policy write lock at the start of a transaction
@@ -72,6 +74,21 @@ type PolicyWatch struct {
 	postgres    bool
 	versionStmt *sql.Stmt
 	eventsQuery string
+
+	// readVersion is one read of the version (the prepared statement's).
+	readVersion func(ctx context.Context) (int64, error)
+
+	mu      sync.Mutex   // guards reading and next
+	reading bool         // a read of the version is under way
+	next    *versionRead // the read that starts when the one under way ends
+}
+
+// versionRead is one read of the policy version, shared by the callers of
+// Version that wait for it.
+type versionRead struct {
+	done    chan struct{} // closed when version and err are set
+	version int64
+	err     error
 }
 
 // NewPolicyWatch prepares the version read. It does I/O.
@@ -84,18 +101,62 @@ func (s *Store) NewPolicyWatch(ctx context.Context) (*PolicyWatch, error) {
 		return nil, err
 	}
 	w.versionStmt = stmt
+	w.readVersion = func(ctx context.Context) (version int64, err error) {
+		err = stmt.QueryRowContext(ctx).Scan(&version)
+		return version, err
+	}
 	return w, nil
 }
 
 // Close releases the prepared statement.
 func (w *PolicyWatch) Close() error { return w.versionStmt.Close() }
 
-// Version reads the current policy version: one indexed single-row read.
+// Version reads the current policy version: one indexed single-row read,
+// begun after the call. Calls made while a read is under way share the
+// next one, begun when it ends: when many sites start at once, the
+// database sees one read at a time, not one per site, and each caller
+// still gets a version read after it asked.
 func (w *PolicyWatch) Version(ctx context.Context) (int64, error) {
-	var version int64
-	err := w.versionStmt.QueryRowContext(ctx).Scan(&version)
-	return version, err
+	w.mu.Lock()
+	if w.next == nil {
+		w.next = &versionRead{done: make(chan struct{})}
+	}
+	r := w.next
+	if !w.reading {
+		w.reading, w.next = true, nil
+		w.mu.Unlock()
+		go w.read(r)
+	} else {
+		w.mu.Unlock()
+	}
+	select {
+	case <-r.done:
+		return r.version, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
 }
+
+// read reads the version for r, and then starts the read the callers
+// that came meanwhile wait for, if any.
+func (w *PolicyWatch) read(r *versionRead) {
+	// (Shared by callers whose contexts differ: bounded by its own.)
+	ctx, cancel := context.WithTimeout(context.Background(), versionReadTimeout)
+	r.version, r.err = w.readVersion(ctx)
+	cancel()
+	close(r.done)
+	w.mu.Lock()
+	next := w.next
+	w.next = nil
+	w.reading = next != nil
+	w.mu.Unlock()
+	if next != nil {
+		go w.read(next)
+	}
+}
+
+// versionReadTimeout bounds one read of the policy version.
+const versionReadTimeout = 30 * time.Second
 
 // Snapshot reads the policy version and the set of excluded sites at that
 // version, in one read-only snapshot. It does I/O.

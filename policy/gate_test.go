@@ -2,6 +2,8 @@ package policy_test
 
 import (
 	"context"
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/lohisoft/lohibot/db"
@@ -50,6 +52,44 @@ func TestGateSeesOtherConnections(t *testing.T) {
 		}
 		check("before.com", false)
 		check("later.com", true)
+	})
+}
+
+// TestGateConcurrentChecks checks that checks made at once, as when
+// thousands of sites start together (their reads of the policy version
+// are shared), each see every change committed before they were made:
+// each goroutine excludes a site through another store and checks it at
+// once, while the others do the same.
+func TestGateConcurrentChecks(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		crawlerSide, _ := openPolicy(t, dsn)
+		staffSide, _ := openPolicy(t, dsn)
+		gate, err := crawlerSide.NewGate(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer gate.Close()
+		var wg sync.WaitGroup
+		for i := range 8 {
+			wg.Go(func() {
+				for j := range 5 {
+					site := fmt.Sprintf("s%d-%d.com", i, j)
+					if v, err := gate.Check(ctx, site); err != nil || v.Excluded {
+						t.Errorf("Check(%s) before its exclusion = %+v, %v", site, v, err)
+						return
+					}
+					if _, err := staffSide.Exclude(ctx, []string{site}, policy.Change{Actor: "anna"}); err != nil {
+						t.Error(err)
+						return
+					}
+					if v, err := gate.Check(ctx, site); err != nil || !v.Excluded {
+						t.Errorf("Check(%s) after its exclusion = %+v, %v", site, v, err)
+					}
+				}
+			})
+		}
+		wg.Wait()
 	})
 }
 
