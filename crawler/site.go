@@ -314,14 +314,14 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 	hosts.setDelay(cy.Delay)
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: hosts, queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
-	// (A site's first cycle has no earlier cycle to read validators from:
-	// when thousands of sites start at once, their reads are spared.)
-	if cy.First {
-		// nothing to read
-	} else if prev, err := c.store.PreviousValidators(ctx, t.Site, cy.ID); err == nil {
-		r.prev = prev
-	} else {
-		c.log.Warn("validators of the last cycle not read: requests are unconditional", "site", t.Site, "err", err)
+	// A site's first cycle has no earlier one to read validators from:
+	// when thousands of sites start at once, their reads are spared.
+	if !cy.First {
+		if prev, err := c.store.PreviousValidators(ctx, t.Site, cy.ID); err == nil {
+			r.prev = prev
+		} else {
+			c.log.Warn("validators of the last cycle not read: requests are unconditional", "site", t.Site, "err", err)
+		}
 	}
 	if cy.Resumed {
 		seen, links, err := c.resumeState(ctx, t.Site, cy)
