@@ -273,7 +273,11 @@ func (c *Client) exchangeOnce(ctx context.Context, m *dns.Msg, network string) (
 // caller's ctx ending (wrapped, so that errors.Is finds it), a timeout, or
 // another error.
 func (c *Client) netError(ctx context.Context, name string, err error) error {
-	if ctxErr := ctx.Err(); ctxErr != nil {
+	ctxErr := ctx.Err()
+	if d, ok := ctx.Deadline(); ok && ctxErr == nil && !time.Now().Before(d) {
+		ctxErr = context.DeadlineExceeded // the read deadline fired just before ctx's timer
+	}
+	if ctxErr != nil {
 		return &net.DNSError{Err: ctxErr.Error(), Name: name, Server: c.Addr, UnwrapErr: ctxErr,
 			IsTimeout: errors.Is(ctxErr, context.DeadlineExceeded)}
 	}
