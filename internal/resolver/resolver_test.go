@@ -405,3 +405,33 @@ func TestNewRefusesBadAddresses(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkLookupNetIP compares one A lookup through a Client with the Go
+// resolver dialing the same server (what New returned before).
+//
+//	go test -run '^$' -bench LookupNetIP ./internal/resolver/
+func BenchmarkLookupNetIP(b *testing.B) {
+	srv, err := dnstest.NewServer()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer srv.Close()
+	srv.AddA("site1.test", "127.0.0.1")
+	goRes := &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, network, srv.Addr)
+	}}
+	for _, r := range []struct {
+		name string
+		r    resolver.Resolver
+	}{{"client", &resolver.Client{Addr: srv.Addr}}, {"net.Resolver", goRes}} {
+		b.Run(r.name, func(b *testing.B) {
+			ctx := context.Background()
+			for b.Loop() {
+				if _, err := r.r.LookupNetIP(ctx, "ip4", "site1.test"); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
