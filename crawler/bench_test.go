@@ -145,13 +145,13 @@ func BenchmarkCrawl(b *testing.B) {
 
 // collyCrawl crawls the plain sites with Colly v2: robots.txt obeyed, one
 // request at a time per host with delay after each, 20 pages per host.
-func collyCrawl(b *testing.B, w *testweb.Web, res *net.Resolver, delay time.Duration) {
-	d := &net.Dialer{Resolver: res, Timeout: 10 * time.Second}
+func collyCrawl(b *testing.B, w *testweb.Web, res resolver.Resolver, delay time.Duration) {
+	dial := resolver.DialContext(res, &net.Dialer{Timeout: 10 * time.Second})
 	c := colly.NewCollector(colly.Async(true), colly.UserAgent(crawler.UserAgent))
 	c.IgnoreRobotsTxt = false
 	c.WithTransport(&http.Transport{
 		DialContext: func(ctx context.Context, _, addr string) (net.Conn, error) {
-			return d.DialContext(ctx, "tcp4", addr)
+			return dial(ctx, "tcp4", addr)
 		},
 		MaxIdleConns: 4096, MaxIdleConnsPerHost: 1, IdleConnTimeout: 90 * time.Second,
 	})

@@ -17,6 +17,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy/robots"
 )
 
@@ -109,7 +110,7 @@ const (
 // lookuper resolves host names to IPv4 addresses, at most maxLookups at a
 // time, and keeps each answer for dnsKeep.
 type lookuper struct {
-	r     *net.Resolver
+	r     resolver.Resolver
 	sem   chan struct{}
 	now   func() time.Time
 	names *lru.Cache[string, resolved]
@@ -121,7 +122,7 @@ type resolved struct {
 	until time.Time
 }
 
-func newLookuper(r *net.Resolver, now func() time.Time) *lookuper {
+func newLookuper(r resolver.Resolver, now func() time.Time) *lookuper {
 	names, _ := lru.New[string, resolved](maxDNSNames)
 	return &lookuper{r: r, sem: make(chan struct{}, maxLookups), now: now, names: names}
 }

@@ -50,6 +50,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock"
+	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -162,8 +163,9 @@ type Options struct {
 	// SourceIP is the local IPv4 address requests are sent from. The zero
 	// value lets the system choose.
 	SourceIP netip.Addr
-	// Resolver answers every DNS lookup. Nil means net.DefaultResolver.
-	Resolver *net.Resolver
+	// Resolver answers every DNS lookup (see internal/resolver.New for the
+	// --resolver flag). Nil means net.DefaultResolver.
+	Resolver resolver.Resolver
 	// Timeout bounds one whole request, body included. Zero means
 	// DefaultTimeout. Connecting and the TLS handshake each get at most 10 s
 	// of it, the response headers at most 20 s.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -109,6 +111,57 @@ func TestVerifyCommand(t *testing.T) {
 	}
 	if res := runCLI(t, nil, "--resolver", "no-port", "verify", "79.139.58.98"); res.code != 2 {
 		t.Errorf("lohibot --resolver no-port verify: exit %d, want 2", res.code)
+	}
+}
+
+// TestVerifyAsksOnlyTheResolver: with --resolver, the PTR and A lookups of
+// an address listed in /etc/hosts (127.0.0.1 is "localhost" there) go to
+// the given server, and only to it; without --resolver the system's
+// resolver answers, /etc/hosts included.
+func TestVerifyAsksOnlyTheResolver(t *testing.T) {
+	srv, err := dnstest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	srv.AddPTR("127.0.0.1", "crawler5.bot.lohisoft.com")
+	srv.AddA("crawler5.bot.lohisoft.com", "127.0.0.1")
+	empty, err := dnstest.NewServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer empty.Close()
+	dsn := "sqlite://" + filepath.Join(t.TempDir(), "unused.db")
+
+	res := runCLI(t, nil, "--db", dsn, "--resolver", srv.Addr, "verify", "127.0.0.1", "--json")
+	got := decodeLines[verifyJSON](t, res.stdout)
+	if res.code != 0 || len(got) != 1 || got[0].Verdict != "genuine" || !slices.Equal(got[0].Hostnames, []string{"crawler5.bot.lohisoft.com"}) {
+		t.Errorf("verify 127.0.0.1 --resolver (PTR crawler5.bot.lohisoft.com): exit %d, %+v; want genuine with that name\nstderr: %s", res.code, got, res.stderr)
+	}
+	res = runCLI(t, nil, "--db", dsn, "--resolver", srv.Addr, "verify", "127.0.0.1")
+	if want := "crawler5.bot.lohisoft.com resolves back to 127.0.0.1"; res.code != 0 || !strings.Contains(res.stdout, want) {
+		t.Errorf("verify 127.0.0.1 --resolver: exit %d, printed %q; want it to say %q", res.code, res.stdout, want)
+	}
+
+	res = runCLI(t, nil, "--db", dsn, "--resolver", empty.Addr, "verify", "127.0.0.1", "--json")
+	got = decodeLines[verifyJSON](t, res.stdout)
+	if res.code != 1 || len(got) != 1 || got[0].Verdict != "impostor" || len(got[0].Hostnames) != 0 || got[0].Reason != "no PTR record" {
+		t.Errorf("verify 127.0.0.1 --resolver (no records): exit %d, %+v; want impostor, no hostnames, no PTR record", res.code, got)
+	}
+
+	// Without --resolver: whatever the system says of 127.0.0.1.
+	names, err := net.DefaultResolver.LookupAddr(context.Background(), "127.0.0.1")
+	if err != nil {
+		t.Skipf("the system resolver has no name for 127.0.0.1: %v", err)
+	}
+	var want []string
+	for _, n := range names {
+		want = append(want, strings.ToLower(strings.TrimSuffix(n, ".")))
+	}
+	res = runCLI(t, nil, "--db", dsn, "verify", "127.0.0.1", "--json")
+	got = decodeLines[verifyJSON](t, res.stdout)
+	if len(got) != 1 || !slices.Equal(got[0].Hostnames, want) {
+		t.Errorf("verify 127.0.0.1 (system resolver) = %+v, want hostnames %v", got, want)
 	}
 }
 

@@ -18,6 +18,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
 // BotDomain is the DNS zone of the crawler fleet. An address is LohiSoftBot's
@@ -82,14 +84,14 @@ type Options struct {
 // Verifier checks addresses by forward-confirmed reverse DNS. It keeps no
 // state between calls and is safe for concurrent use by multiple goroutines.
 type Verifier struct {
-	r       *net.Resolver
+	r       resolver.Resolver
 	timeout time.Duration
 	log     *slog.Logger
 }
 
 // New returns a Verifier that asks r (see internal/resolver.New for the
 // --resolver flag); a nil r means net.DefaultResolver.
-func New(r *net.Resolver, opts *Options) *Verifier {
+func New(r resolver.Resolver, opts *Options) *Verifier {
 	var o Options
 	if opts != nil {
 		o = *opts

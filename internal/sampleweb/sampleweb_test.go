@@ -24,8 +24,7 @@ func start(t *testing.T) (*sampleweb.Web, *http.Client) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &net.Dialer{Resolver: res}
-	return w, &http.Client{Transport: &http.Transport{DialContext: d.DialContext}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	return w, &http.Client{Transport: &http.Transport{DialContext: resolver.DialContext(res, &net.Dialer{})}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 func get(t *testing.T, c *http.Client, url, ua string) (int, string, http.Header) {
