@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,7 +71,7 @@ reported and makes the exit status 2; the other files are still parsed.`,
 // is reported and makes the exit status 2.
 func runMailParse(_ context.Context, opts *mailParseOptions, out io.Writer) error {
 	var bad error
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var tab table
 	for _, f := range opts.Files {
 		raw, err := mailbot.ReadFile(f)
 		if err == nil && len(raw) > mailbot.MaxSize {
@@ -100,16 +98,16 @@ func runMailParse(_ context.Context, opts *mailParseOptions, out io.Writer) erro
 			}
 			continue
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s", f, m.Intent, orDash(strings.Join(domains, " ")), orDash(m.From))
+		row := []string{f, string(m.Intent), orDash(strings.Join(domains, " ")), orDash(m.From)}
 		if m.Review != "" {
-			line += "\treview: " + m.Review
+			row = append(row, "review: "+m.Review)
 		}
 		if len(reasons) > 0 {
-			line += "\t" + strings.Join(reasons, "; ")
+			row = append(row, strings.Join(reasons, "; "))
 		}
-		fmt.Fprintln(tw, line)
+		tab.add(row...)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tab.write(out); err != nil {
 		return err
 	}
 	return bad
@@ -617,18 +615,14 @@ func runMailReviewList(ctx context.Context, opts *mailReviewListOptions, out io.
 		fmt.Fprintln(opts.errOut(), "no message waits for review")
 		return nil
 	}
-	var table bytes.Buffer
-	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDATE\tFROM\tINTENT\tDOMAINS\tSUBJECT\tREASON")
+	var tab table
+	tab.add("ID", "DATE", "FROM", "INTENT", "DOMAINS", "SUBJECT", "REASON")
 	for _, it := range items {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, humanTime(it.Date), orDash(it.From),
-			it.Intent, orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		tab.add(strconv.FormatInt(it.ID, 10), humanTime(it.Date), orDash(it.From),
+			string(it.Intent), orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
 	}
 	// Each row is followed by the first lines of the message's new text.
-	rows := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+	rows := tab.lines()
 	fmt.Fprintln(out, rows[0])
 	for i, it := range items {
 		fmt.Fprintln(out, rows[i+1])
