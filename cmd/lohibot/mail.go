@@ -360,6 +360,8 @@ or to the review folder when it waits for staff (both created when missing).
 imaps:// is implicit TLS (port 993), imap:// uses STARTTLS (port 143). The
 watcher waits with IDLE, polls when the server has no IDLE, and reconnects
 with backoff after failures. --once processes what is there and exits.
+At the end it prints a summary of what it processed, once the mailbox was
+read; when it never was (server unreachable, login refused), only the error.
 
 The password comes from --password-file or the LOHIBOT_IMAP_PASSWORD
 environment variable, never from the command line. Mailboxes that take no
@@ -430,7 +432,8 @@ func (opts *mailWatchOptions) check(getenv func(string) string) error {
 }
 
 // runMailWatch watches the mailbox until ctx ends (with --once, until the
-// messages there are processed), then prints a summary.
+// messages there are processed), then prints a summary, unless the
+// mailbox was never read: then the error alone.
 func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) error {
 	pol, ep := opts.Policy, opts.Endpoint
 	logger := opts.newLogger(slog.LevelInfo)
@@ -446,8 +449,9 @@ func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) er
 		defer stop()
 	}
 	var (
-		mu  sync.Mutex // guards sum
-		sum mailbot.ImportSummary
+		mu   sync.Mutex // guards sum and read
+		sum  mailbot.ImportSummary
+		read bool // the mailbox was selected at least once
 	)
 	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
@@ -458,6 +462,13 @@ func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) er
 		ReviewFolder:    opts.ReviewFolder,
 		Once:            opts.Once,
 		Logger:          logger,
+		OnState: func(st mailbot.WatchState) {
+			if st.Connected {
+				mu.Lock()
+				read = true
+				mu.Unlock()
+			}
+		},
 		OnMessage: func(ev mailbot.WatchEvent) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -470,10 +481,15 @@ func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) er
 	})
 	runErr := w.Run(ctx)
 	mu.Lock()
-	final := sum
+	final, wasRead := sum, read
 	mu.Unlock()
 	if replies != nil && opts.Once {
 		final.RepliesSent, final.RepliesQueued, _ = replies.Flush(ctx)
+	}
+	// A summary only of a mailbox that was read: "processed 0 messages"
+	// before "connection refused" would say the mailbox was empty.
+	if !wasRead && final.Messages == 0 && final.RepliesSent == 0 && final.RepliesQueued == 0 {
+		return runErr
 	}
 	if err := printMailSummary(out, opts.JSON, "processed", &final); err != nil {
 		return err
