@@ -139,8 +139,11 @@ func newMailImportCmd(a *app, runF func(*mailImportOptions) error) *cobra.Comman
 		Long: `Apply every message of the given files: single messages (.eml), mboxes
 (recognised by their first "From " line; >From quoting is undone) and Maildirs
 (folders with cur/ and new/) and any other folder, whose files are read as
-messages (.eml files saved from a mail client). Exclusions are applied at
-once, the rest is stored and queued for review as the watcher would.
+messages or mboxes (.eml files saved from a mail client), with its
+sub-folders, in name order; a Maildir inside is read as a Maildir. Hidden
+files and folders (".name") are skipped, and links to folders are not
+followed. Exclusions are applied at once, the rest is stored and queued for
+review as the watcher would.
 Messages already stored are skipped. Prints one line per message (what was
 done: sites excluded, queued for review and why, ignored as automatic,
 duplicate), then a summary; exit 1 when some messages failed.
