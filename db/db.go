@@ -170,6 +170,9 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		if !create && !sqliteFileExists(path) {
 			return nil, &NoDatabaseError{DSN: dsn}
 		}
+		if err := sqliteWAL(ctx, path); err != nil {
+			return nil, err
+		}
 		dialector = sqlite.Open(sqliteDSN(path))
 		dialect = SQLite
 	}
@@ -347,6 +350,81 @@ func checkSQLiteFile(path string) error {
 	}
 	return nil
 }
+
+// sqliteWALWait bounds how long sqliteWAL retries, like the busy timeout of
+// sqliteDSN.
+const sqliteWALWait = 30 * time.Second
+
+// sqliteWAL puts the SQLite file at path in WAL mode (creating it when it is
+// missing), waiting while another connection holds a lock that prevents it.
+// It does I/O and may block up to sqliteWALWait.
+//
+// The journal_mode(WAL) pragma of sqliteDSN cannot be left to do this on a
+// file still in rollback mode (a new one): it reads the header and then
+// needs the write lock to rewrite it, and SQLite never calls the busy
+// handler for such an upgrade of a read to a write (waiting could
+// deadlock); it fails at once with SQLITE_BUSY when a concurrent first open
+// holds the lock. Here the pragma runs alone in autocommit, so a retry after
+// SQLITE_BUSY starts afresh. Once the header says WAL, the pragma of every
+// connection only reads.
+func sqliteWAL(ctx context.Context, path string) error {
+	if strings.HasPrefix(path, ":memory:") || strings.HasPrefix(path, "file:") || sqliteInWAL(path) {
+		return nil
+	}
+	conn, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(30000)")
+	if err != nil {
+		return fmt.Errorf("db: open: %w", err)
+	}
+	defer conn.Close()
+	deadline := time.Now().Add(sqliteWALWait)
+	pause := 5 * time.Millisecond
+	for {
+		var mode string
+		err := conn.QueryRowContext(ctx, "PRAGMA journal_mode=WAL").Scan(&mode)
+		if err == nil {
+			if mode != "wal" {
+				return fmt.Errorf("db: open: %s stays in journal mode %q, want wal", path, mode)
+			}
+			return nil
+		}
+		if !sqliteBusy(err) || time.Now().After(deadline) {
+			return fmt.Errorf("db: open: WAL mode for %s: %w", path, err)
+		}
+		t := time.NewTimer(pause)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("db: open: WAL mode for %s: %w", path, ctx.Err())
+		case <-t.C:
+		}
+		pause = min(2*pause, 100*time.Millisecond)
+	}
+}
+
+// sqliteInWAL reports whether the SQLite file at path is in WAL mode: bytes
+// 18 and 19 of its header (the file format write and read versions) are 2.
+func sqliteInWAL(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	head := make([]byte, 20)
+	if _, err := io.ReadFull(f, head); err != nil {
+		return false
+	}
+	return string(head[:len(sqliteHeader)]) == sqliteHeader && head[18] == 2 && head[19] == 2
+}
+
+// sqliteBusy reports whether err is SQLite's SQLITE_BUSY (any extended
+// code of it), as the driver's *sqlite.Error reports it.
+func sqliteBusy(err error) bool {
+	var ce interface{ Code() int }
+	return errors.As(err, &ce) && ce.Code()&0xff == sqliteBusyCode
+}
+
+// sqliteBusyCode is SQLITE_BUSY.
+const sqliteBusyCode = 5
 
 // sqliteDSN adds lohibot's connection settings to an SQLite path: WAL so
 // readers never block the writer, a busy timeout so writers queue instead of

@@ -223,32 +223,113 @@ func TestOpenRefusesAForeignDatabase(t *testing.T) {
 	}
 }
 
-// TestConcurrentInits: inits racing on a new PostgreSQL database all
-// succeed; none takes the other's fresh tables for a foreign database.
-// (On SQLite, racing first opens of one new file can fail with
-// SQLITE_BUSY while the driver opens it, before any of this.)
+// TestConcurrentInits: opens racing on a new database all succeed and
+// create it once, with the whole schema: on PostgreSQL none takes the
+// other's fresh tables for a foreign database; on SQLite none fails with
+// SQLITE_BUSY while turning the new file to WAL (a connection that read the
+// header in rollback mode and then needs the write lock gets no busy
+// handler). OpenExisting racing them either finds no database yet or opens
+// it, never anything else. SQLite repeats the race on 30 new files.
 func TestConcurrentInits(t *testing.T) {
 	for _, engine := range dbtest.Engines() {
-		if engine != "postgres" {
-			continue
-		}
 		t.Run(engine, func(t *testing.T) {
-			dsn := dbtest.EmptyDSN(t, engine)
-			errs := make(chan error, 4)
-			for range 4 {
-				go func() {
-					s, err := db.Open(context.Background(), dsn)
-					if err == nil {
-						s.Close()
-					}
-					errs <- err
-				}()
+			rounds := 30
+			if engine == "postgres" {
+				rounds = 3
 			}
-			for range 4 {
-				if err := <-errs; err != nil {
-					t.Errorf("concurrent Open of a new database: %v", err)
+			for round := range rounds {
+				ctx := context.Background()
+				dsn := dbtest.EmptyDSN(t, engine)
+				const n = 8
+				errs := make(chan error, n)
+				for i := range n {
+					go func() {
+						open := db.Open
+						if i%4 == 3 {
+							open = db.OpenExisting
+						}
+						s, err := open(ctx, dsn)
+						if err == nil {
+							s.Close()
+						} else if i%4 == 3 && errors.Is(err, db.ErrNoDatabase) {
+							err = nil // not created yet: what OpenExisting says then
+						}
+						errs <- err
+					}()
+				}
+				for range n {
+					if err := <-errs; err != nil {
+						t.Errorf("round %d: concurrent Open of a new database: %v", round, err)
+					}
+				}
+				s := dbtest.OpenDSN(t, dsn)
+				if v, err := s.Version(ctx); err != nil || v != db.SchemaVersion {
+					t.Errorf("round %d: Version() = %d, %v; want %d", round, v, err, db.SchemaVersion)
+				}
+				var rows int
+				if err := s.SQL.QueryRowContext(ctx, "SELECT count(*) FROM schema_version").Scan(&rows); err != nil || rows != 1 {
+					t.Errorf("round %d: schema_version has %d rows (%v), want 1", round, rows, err)
+				}
+				if engine == "sqlite" {
+					var mode string
+					if err := s.SQL.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+						t.Errorf("round %d: journal_mode = %q, %v; want wal", round, mode, err)
+					}
+				}
+				s.Close()
+				if t.Failed() {
+					return
 				}
 			}
 		})
+	}
+}
+
+// TestOpenWaitsToTurnOnWAL: Open of an SQLite file that another connection
+// is writing in rollback mode (another program, or a first open that has not
+// switched to WAL yet) waits for that write instead of failing with
+// SQLITE_BUSY, and leaves the file in WAL mode.
+func TestOpenWaitsToTurnOnWAL(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "new.db")
+	other, err := sql.Open("sqlite", "file:"+path) // driver registered by package db
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An empty file with a write lock held: the header is not written yet.
+	if _, err := tx.ExecContext(ctx, "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		s, err := db.Open(ctx, path)
+		if err == nil {
+			s.Close()
+		}
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Open returned while another connection held the write lock: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Open after the other writer finished: %v", err)
+	}
+	s := dbtest.OpenDSN(t, path)
+	var mode string
+	if err := s.SQL.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
+	}
+	if v, err := s.Version(ctx); err != nil || v != db.SchemaVersion {
+		t.Errorf("Version() = %d, %v; want %d", v, err, db.SchemaVersion)
 	}
 }

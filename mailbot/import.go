@@ -15,8 +15,8 @@ type ImportOptions struct {
 	// them, in groups). Zero means runtime.GOMAXPROCS(0).
 	Workers int
 	// OnResult, when not nil, is called after each message with its
-	// result, or with the error that kept it from being stored. It may be
-	// called from several goroutines at once, in no particular order.
+	// result, or with the error that kept it from being stored, one call at
+	// a time, in the order the messages were read.
 	OnResult func(source string, res *Result, err error)
 }
 
@@ -68,7 +68,10 @@ func (s *ImportSummary) Count(res *Result, err error) {
 }
 
 // Import applies every message of the files and folders named by paths (see
-// ReadSource: single messages, mboxes and Maildirs), several at a time. A
+// ReadSource: single messages, mboxes and Maildirs), parsing several at a
+// time and storing them in the order they were read: the ids, which copy of
+// a repeated Message-ID is stored (the first read) and the order of
+// OnResult calls are the same on every run. A
 // message that cannot be stored is counted as failed and the import goes
 // on; the error returned is a failure to read a source, or ctx's. The
 // summary counts what was done either way. Import does I/O.
@@ -81,8 +84,13 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 		o.Workers = runtime.GOMAXPROCS(0)
 	}
 	type item struct {
+		seq    int // the order of reading
 		raw    []byte
 		source string
+	}
+	type parsedItem struct {
+		seq int
+		p   *pending
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -90,7 +98,7 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 	// Messages are parsed by the workers, several at a time, and applied
 	// by one writer in groups: one transaction per group, one savepoint
 	// per message (applyGroup).
-	parsed := make(chan *pending, 4*importGroup)
+	parsed := make(chan parsedItem, 4*importGroup)
 	// The bytes read and not yet applied are bounded (a large message
 	// weighs up to importBytes).
 	inFlight := semaphore.NewWeighted(importBytes)
@@ -104,32 +112,56 @@ func (p *Processor) Import(ctx context.Context, paths []string, opts *ImportOpti
 	for range o.Workers {
 		workers.Go(func() {
 			for it := range items {
-				parsed <- p.prepare(it.raw, it.source)
+				parsed <- parsedItem{it.seq, p.prepare(it.raw, it.source)}
 			}
 		})
 	}
 	writer.Go(func() {
+		// Workers finish out of order: a message waits in held until
+		// those read before it are applied. held is bounded by inFlight,
+		// as the bytes of what it holds are not released yet.
+		held := map[int]*pending{}
+		next := 0 // the seq to apply next
 		for first := range parsed {
-			group := batch.Drain(parsed, []*pending{first}, importGroup)
-			p.applyGroup(ctx, group)
-			for _, it := range group {
-				inFlight.Release(weight(it.raw))
-				sum.Count(it.res, it.err)
-				if o.OnResult != nil {
-					o.OnResult(it.source, it.res, it.err)
+			for _, it := range batch.Drain(parsed, []parsedItem{first}, importGroup) {
+				held[it.seq] = it.p
+			}
+			for {
+				var group []*pending
+				for len(group) < importGroup {
+					it, ok := held[next]
+					if !ok {
+						break
+					}
+					delete(held, next)
+					group = append(group, it)
+					next++
+				}
+				if len(group) == 0 {
+					break
+				}
+				p.applyGroup(ctx, group)
+				for _, it := range group {
+					inFlight.Release(weight(it.raw))
+					sum.Count(it.res, it.err)
+					if o.OnResult != nil {
+						o.OnResult(it.source, it.res, it.err)
+					}
 				}
 			}
 		}
 	})
 
 	var readErr error
+	seq := 0
 	for _, path := range paths {
 		readErr = ReadSource(ctx, path, func(raw []byte, source string) error {
 			if err := inFlight.Acquire(ctx, weight(raw)); err != nil {
 				return err
 			}
 			select {
-			case items <- item{raw, source}:
+			case items <- item{seq, raw, source}:
+				seq++
 				return nil
 			case <-ctx.Done():
 				inFlight.Release(weight(raw))

@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -219,5 +220,58 @@ func TestImportGroupKeepsEachMessage(t *testing.T) {
 	}
 	if n := countRows(t, store, &db.PolicyEvent{}, ""); n != 0 {
 		t.Errorf("policy events = %d, want 0 (each failed exclusion rolled back)", n)
+	}
+}
+
+// TestImportAppliesInReadOrder: Import parses several messages at once but
+// stores them in the order it read them, even when the first one takes
+// longest to parse: the ids and the OnResult calls follow the files'
+// order, and of two copies of one Message-ID the first read is stored.
+func TestImportAppliesInReadOrder(t *testing.T) {
+	store := dbtest.Open(t, "sqlite")
+	slowParse := func(raw []byte) *mailbot.Message {
+		if bytes.Contains(raw, []byte("<order-00@x>")) {
+			time.Sleep(300 * time.Millisecond)
+		}
+		return fakeParse(raw)
+	}
+	proc := mailbot.New(newPolicy(store), &mailbot.Options{Parse: slowParse, Logger: quietLogger()})
+	dir := t.TempDir()
+	const n = 40
+	var want []string
+	for i := range n {
+		id := fmt.Sprintf("order-%02d@x", i)
+		if i == n-1 {
+			id = "order-00@x" // a second copy of the first: a duplicate
+		}
+		name := fmt.Sprintf("m%02d.eml", i)
+		mustWrite(t, filepath.Join(dir, name), string(testMessage(id, "other", "")))
+		want = append(want, name)
+	}
+	var got []string
+	var ids []int64
+	sum, err := proc.Import(context.Background(), []string{dir}, &mailbot.ImportOptions{
+		Workers: 4,
+		OnResult: func(source string, res *mailbot.Result, err error) {
+			if err != nil {
+				t.Errorf("%s: %v", source, err)
+				return
+			}
+			got = append(got, filepath.Base(source))
+			if !res.Duplicate {
+				ids = append(ids, res.ID)
+			} else if filepath.Base(source) != want[n-1] {
+				t.Errorf("%s stored as a duplicate, want only %s (the second copy)", source, want[n-1])
+			}
+		},
+	})
+	if err != nil || sum.Messages != n || sum.Duplicates != 1 {
+		t.Fatalf("Import = %+v, %v; want %d messages, 1 duplicate", sum, err, n)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("OnResult order (-want +got):\n%s", diff)
+	}
+	if !sort.SliceIsSorted(ids, func(i, j int) bool { return ids[i] < ids[j] }) {
+		t.Errorf("ids in read order = %v, want increasing", ids)
 	}
 }

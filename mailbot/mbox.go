@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -21,16 +22,17 @@ const (
 	KindMessage SourceKind = "eml"     // one RFC 5322 message
 	KindMbox    SourceKind = "mbox"    // messages separated by "From " lines (mboxrd)
 	KindMaildir SourceKind = "maildir" // a folder with cur/ and new/ holding one message per file
-	KindFolder  SourceKind = "folder"  // any other folder: each file in it is a message (or an mbox)
+	KindFolder  SourceKind = "folder"  // any other folder: each file in it and its sub-folders is a message (or an mbox)
 )
 
 // ErrNotMaildir is returned for a folder that has neither cur/ nor new/ nor
-// any file to read.
+// any file to read, in it or in its sub-folders.
 var ErrNotMaildir = errors.New("mailbot: neither a Maildir (no cur/ or new/ folder) nor a folder of message files")
 
 // DetectSource tells the format of path: a folder with cur/ or new/ is a
-// Maildir, another folder holding files is a folder of messages (such as
-// .eml files saved from a mail client), a file starting with "From " is an
+// Maildir, another folder holding files (directly or in sub-folders) is a
+// folder of messages (such as .eml files saved from a mail client, which
+// often keeps a folder per mailbox), a file starting with "From " is an
 // mbox, any other file is one message. It does I/O.
 func DetectSource(path string) (SourceKind, error) {
 	fi, err := os.Stat(path)
@@ -38,16 +40,18 @@ func DetectSource(path string) (SourceKind, error) {
 		return "", fmt.Errorf("mailbot: %w", err)
 	}
 	if fi.IsDir() {
-		for _, sub := range []string{"cur", "new"} {
-			if st, err := os.Stat(filepath.Join(path, sub)); err == nil && st.IsDir() {
-				return KindMaildir, nil
-			}
+		if isMaildir(path) {
+			return KindMaildir, nil
 		}
-		files, err := folderFiles(path)
-		if err != nil {
+		found := false
+		err := walkFolder(context.Background(), path, func(string, bool) error {
+			found = true
+			return errFound
+		})
+		if err != nil && !errors.Is(err, errFound) {
 			return "", err
 		}
-		if len(files) == 0 {
+		if !found {
 			return "", fmt.Errorf("%w: %s", ErrNotMaildir, path)
 		}
 		return KindFolder, nil
@@ -70,7 +74,10 @@ func DetectSource(path string) (SourceKind, error) {
 
 // ReadSource calls fn with every message of the file or folder at path
 // (see DetectSource), in order, with a label naming where it came from:
-// the file, FILE#N for the Nth message of an mbox, or the Maildir file.
+// the file, FILE#N for the Nth message of an mbox, or the Maildir file. A
+// folder of messages is read with its sub-folders, in name order (see
+// walkFolder): each file as a message or an mbox, each Maildir inside as a
+// Maildir.
 // The raw bytes passed to fn are not reused: fn may keep them. It stops at
 // the first error of fn, of reading, or of ctx.
 func ReadSource(ctx context.Context, path string, fn func(raw []byte, source string) error) error {
@@ -82,19 +89,12 @@ func ReadSource(ctx context.Context, path string, fn func(raw []byte, source str
 	case KindMaildir:
 		return readMaildir(ctx, path, fn)
 	case KindFolder:
-		files, err := folderFiles(path)
-		if err != nil {
-			return err
-		}
-		for _, f := range files {
-			if err := ctx.Err(); err != nil {
-				return err
+		return walkFolder(ctx, path, func(p string, maildir bool) error {
+			if maildir {
+				return readMaildir(ctx, p, fn)
 			}
-			if err := ReadSource(ctx, f, fn); err != nil {
-				return err
-			}
-		}
-		return nil
+			return ReadSource(ctx, p, fn)
+		})
 	case KindMbox:
 		f, err := os.Open(path)
 		if err != nil {
@@ -135,22 +135,64 @@ func ReadFile(path string) ([]byte, error) {
 	return raw, nil
 }
 
-// folderFiles lists the regular, non-hidden files directly in dir, sorted
-// by name. Sub-folders are not read.
-func folderFiles(dir string) ([]string, error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("mailbot: %w", err)
-	}
-	var files []string
-	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
-			continue
+// errFound stops a walkFolder at the first thing found.
+var errFound = errors.New("mailbot: found")
+
+// isMaildir reports whether dir has a cur/ or new/ folder.
+func isMaildir(dir string) bool {
+	for _, sub := range []string{"cur", "new"} {
+		if st, err := os.Stat(filepath.Join(dir, sub)); err == nil && st.IsDir() {
+			return true
 		}
-		files = append(files, filepath.Join(dir, e.Name()))
 	}
-	sort.Strings(files)
-	return files, nil
+	return false
+}
+
+// walkFolder calls fn with each message file under dir (maildir false) and
+// each Maildir folder under it (maildir true, its files not walked), in
+// the order of their names, folder by folder, depth first: a.eml, b/c.eml,
+// b/d.eml, e.eml. Hidden files and folders (name starting with ".") are
+// skipped, and so is whatever is neither a regular file nor a folder
+// (devices, sockets); a symbolic link is read when it points to a regular
+// file and skipped otherwise: links to folders are never followed, so a
+// link loop cannot make the walk endless. dir itself is read even when
+// its name is hidden or it is a Maildir. It stops at the first error of
+// fn, of reading a folder, or of ctx. It does I/O.
+func walkFolder(ctx context.Context, dir string, fn func(path string, maildir bool) error) error {
+	return filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return fmt.Errorf("mailbot: %w", err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if p == dir {
+			return nil
+		}
+		if strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch t := d.Type(); {
+		case t.IsDir():
+			if isMaildir(p) {
+				if err := fn(p, true); err != nil {
+					return err
+				}
+				return filepath.SkipDir
+			}
+			return nil
+		case t.IsRegular():
+			return fn(p, false)
+		case t&fs.ModeSymlink != 0:
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return fn(p, false)
+			}
+		}
+		return nil
+	})
 }
 
 func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source string) error) error {

@@ -115,3 +115,91 @@ func mustWrite(t testing.TB, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadFolderRecursive: a folder of messages is read with its
+// sub-folders, in name order, depth first; a Maildir inside is read as a
+// Maildir (cur/ and new/, not tmp/); hidden files and folders are skipped;
+// a link to a file is read, a link to a folder is not followed (here one
+// that would loop).
+func TestReadFolderRecursive(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "saved")
+	mustWrite(t, filepath.Join(base, "outside.eml"), "Subject: linked\n\n")
+	mustWrite(t, filepath.Join(dir, "a.eml"), "Subject: a\n\n")
+	mustWrite(t, filepath.Join(dir, "b", "c.eml"), "Subject: b/c\n\n")
+	mustWrite(t, filepath.Join(dir, "b", "d.mbox"), "From a x\nSubject: b/d 1\n\n1\n\nFrom b x\nSubject: b/d 2\n\n2\n")
+	mustWrite(t, filepath.Join(dir, "b", ".hidden.eml"), "Subject: hidden file\n\n")
+	mustWrite(t, filepath.Join(dir, "b", "deeper", "e.eml"), "Subject: b/deeper/e\n\n")
+	mustWrite(t, filepath.Join(dir, ".Trash", "x.eml"), "Subject: hidden folder\n\n")
+	mustWrite(t, filepath.Join(dir, "md", "cur", "1000.a:2,S"), "Subject: md cur\n\n")
+	mustWrite(t, filepath.Join(dir, "md", "new", "1001.b"), "Subject: md new\n\n")
+	mustWrite(t, filepath.Join(dir, "md", "tmp", "1002.c"), "Subject: md tmp\n\n")
+	mustWrite(t, filepath.Join(dir, "md", "other", "y.eml"), "Subject: md other\n\n")
+	mustWrite(t, filepath.Join(dir, "z.eml"), "Subject: z\n\n")
+	if err := os.Symlink(dir, filepath.Join(dir, "loop")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "outside.eml"), filepath.Join(dir, "m-link.eml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "nowhere"), filepath.Join(dir, "n-dangling.eml")); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := mailbot.DetectSource(dir); k != mailbot.KindFolder || err != nil {
+		t.Fatalf("DetectSource(saved) = %q, %v; want folder", k, err)
+	}
+	want := []string{
+		"a.eml|Subject: a",
+		"b/c.eml|Subject: b/c",
+		"b/d.mbox#1|Subject: b/d 1",
+		"b/d.mbox#2|Subject: b/d 2",
+		"b/deeper/e.eml|Subject: b/deeper/e",
+		"m-link.eml|Subject: linked",
+		"md/cur/1000.a:2,S|Subject: md cur",
+		"md/new/1001.b|Subject: md new",
+		"z.eml|Subject: z",
+	}
+	for range 2 { // the same order every time
+		var got []string
+		err := mailbot.ReadSource(context.Background(), dir, func(raw []byte, source string) error {
+			first, _, _ := strings.Cut(string(raw), "\n")
+			rel, _ := filepath.Rel(dir, source)
+			got = append(got, filepath.ToSlash(rel)+"|"+first)
+			return nil
+		})
+		if err != nil {
+			t.Fatalf("ReadSource(saved): %v", err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ReadSource(saved) (-want +got):\n%s", diff)
+		}
+	}
+
+	// A folder whose messages are all in sub-folders is a folder of
+	// messages; one with only hidden ones, or links to folders, is not.
+	nested := filepath.Join(base, "nested")
+	mustWrite(t, filepath.Join(nested, "2026", "03", "m.eml"), "Subject: m\n\n")
+	hidden := filepath.Join(base, "hidden")
+	mustWrite(t, filepath.Join(hidden, ".cache", "m.eml"), "Subject: m\n\n")
+	linked := filepath.Join(base, "linked")
+	if err := os.MkdirAll(linked, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(nested, filepath.Join(linked, "to-nested")); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path string
+		want mailbot.SourceKind
+		err  error
+	}{
+		{nested, mailbot.KindFolder, nil},
+		{hidden, "", mailbot.ErrNotMaildir},
+		{linked, "", mailbot.ErrNotMaildir},
+	} {
+		got, err := mailbot.DetectSource(c.path)
+		if got != c.want || (c.err == nil) != (err == nil) || (c.err != nil && !errors.Is(err, c.err)) {
+			t.Errorf("DetectSource(%s) = %q, %v; want %q, %v", filepath.Base(c.path), got, err, c.want, c.err)
+		}
+	}
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -73,7 +71,7 @@ reported and makes the exit status 2; the other files are still parsed.`,
 // is reported and makes the exit status 2.
 func runMailParse(_ context.Context, opts *mailParseOptions, out io.Writer) error {
 	var bad error
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var tab table
 	for _, f := range opts.Files {
 		raw, err := mailbot.ReadFile(f)
 		if err == nil && len(raw) > mailbot.MaxSize {
@@ -100,16 +98,16 @@ func runMailParse(_ context.Context, opts *mailParseOptions, out io.Writer) erro
 			}
 			continue
 		}
-		line := fmt.Sprintf("%s\t%s\t%s\t%s", f, m.Intent, orDash(strings.Join(domains, " ")), orDash(m.From))
+		row := []string{f, string(m.Intent), orDash(strings.Join(domains, " ")), orDash(m.From)}
 		if m.Review != "" {
-			line += "\treview: " + m.Review
+			row = append(row, "review: "+m.Review)
 		}
 		if len(reasons) > 0 {
-			line += "\t" + strings.Join(reasons, "; ")
+			row = append(row, strings.Join(reasons, "; "))
 		}
-		fmt.Fprintln(tw, line)
+		tab.add(row...)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tab.write(out); err != nil {
 		return err
 	}
 	return bad
@@ -141,8 +139,11 @@ func newMailImportCmd(a *app, runF func(*mailImportOptions) error) *cobra.Comman
 		Long: `Apply every message of the given files: single messages (.eml), mboxes
 (recognised by their first "From " line; >From quoting is undone) and Maildirs
 (folders with cur/ and new/) and any other folder, whose files are read as
-messages (.eml files saved from a mail client). Exclusions are applied at
-once, the rest is stored and queued for review as the watcher would.
+messages or mboxes (.eml files saved from a mail client), with its
+sub-folders, in name order; a Maildir inside is read as a Maildir. Hidden
+files and folders (".name") are skipped, and links to folders are not
+followed. Exclusions are applied at once, the rest is stored and queued for
+review as the watcher would.
 Messages already stored are skipped. Prints one line per message (what was
 done: sites excluded, queued for review and why, ignored as automatic,
 duplicate), then a summary; exit 1 when some messages failed.
@@ -362,6 +363,8 @@ or to the review folder when it waits for staff (both created when missing).
 imaps:// is implicit TLS (port 993), imap:// uses STARTTLS (port 143). The
 watcher waits with IDLE, polls when the server has no IDLE, and reconnects
 with backoff after failures. --once processes what is there and exits.
+At the end it prints a summary of what it processed, once the mailbox was
+read; when it never was (server unreachable, login refused), only the error.
 
 The password comes from --password-file or the LOHIBOT_IMAP_PASSWORD
 environment variable, never from the command line. Mailboxes that take no
@@ -432,7 +435,8 @@ func (opts *mailWatchOptions) check(getenv func(string) string) error {
 }
 
 // runMailWatch watches the mailbox until ctx ends (with --once, until the
-// messages there are processed), then prints a summary.
+// messages there are processed), then prints a summary, unless the
+// mailbox was never read: then the error alone.
 func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) error {
 	pol, ep := opts.Policy, opts.Endpoint
 	logger := opts.newLogger(slog.LevelInfo)
@@ -448,8 +452,9 @@ func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) er
 		defer stop()
 	}
 	var (
-		mu  sync.Mutex // guards sum
-		sum mailbot.ImportSummary
+		mu   sync.Mutex // guards sum and read
+		sum  mailbot.ImportSummary
+		read bool // the mailbox was selected at least once
 	)
 	w := mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
@@ -460,6 +465,13 @@ func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) er
 		ReviewFolder:    opts.ReviewFolder,
 		Once:            opts.Once,
 		Logger:          logger,
+		OnState: func(st mailbot.WatchState) {
+			if st.Connected {
+				mu.Lock()
+				read = true
+				mu.Unlock()
+			}
+		},
 		OnMessage: func(ev mailbot.WatchEvent) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -472,10 +484,15 @@ func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) er
 	})
 	runErr := w.Run(ctx)
 	mu.Lock()
-	final := sum
+	final, wasRead := sum, read
 	mu.Unlock()
 	if replies != nil && opts.Once {
 		final.RepliesSent, final.RepliesQueued, _ = replies.Flush(ctx)
+	}
+	// A summary only of a mailbox that was read: "processed 0 messages"
+	// before "connection refused" would say the mailbox was empty.
+	if !wasRead && final.Messages == 0 && final.RepliesSent == 0 && final.RepliesQueued == 0 {
+		return runErr
 	}
 	if err := printMailSummary(out, opts.JSON, "processed", &final); err != nil {
 		return err
@@ -617,18 +634,14 @@ func runMailReviewList(ctx context.Context, opts *mailReviewListOptions, out io.
 		fmt.Fprintln(opts.errOut(), "no message waits for review")
 		return nil
 	}
-	var table bytes.Buffer
-	tw := tabwriter.NewWriter(&table, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tDATE\tFROM\tINTENT\tDOMAINS\tSUBJECT\tREASON")
+	var tab table
+	tab.add("ID", "DATE", "FROM", "INTENT", "DOMAINS", "SUBJECT", "REASON")
 	for _, it := range items {
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\n", it.ID, humanTime(it.Date), orDash(it.From),
-			it.Intent, orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
+		tab.add(strconv.FormatInt(it.ID, 10), humanTime(it.Date), orDash(it.From),
+			string(it.Intent), orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
 	}
 	// Each row is followed by the first lines of the message's new text.
-	rows := strings.Split(strings.TrimSuffix(table.String(), "\n"), "\n")
+	rows := tab.lines()
 	fmt.Fprintln(out, rows[0])
 	for i, it := range items {
 		fmt.Fprintln(out, rows[i+1])

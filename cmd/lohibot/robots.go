@@ -9,7 +9,6 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"text/tabwriter"
 	"unicode"
 
 	"github.com/spf13/cobra"
@@ -109,7 +108,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 	}
 	r := robots.Parse(body)
 
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	var tab table
 	disallowed := false
 	for _, u := range opts.URLs {
 		d := r.Decide(opts.Agent, u)
@@ -128,9 +127,9 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		if d.Line > 0 {
 			why = fmt.Sprintf("%s (line %d)", why, d.Line)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", verdict, printable(policy.MaskPassword(u)), why)
+		tab.add(verdict, printable(policy.MaskPassword(u)), why)
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tab.write(out); err != nil {
 		return err
 	}
 	if disallowed {

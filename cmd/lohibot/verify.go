@@ -8,8 +8,8 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -96,7 +96,7 @@ func runVerify(ctx context.Context, opts *verifyOptions, out io.Writer) error {
 	}
 	results := v.VerifyAll(ctx, opts.Addrs)
 	allGenuine := true
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+	var tab table
 	for _, r := range results {
 		allGenuine = allGenuine && r.Genuine
 		if opts.JSON {
@@ -105,9 +105,9 @@ func runVerify(ctx context.Context, opts *verifyOptions, out io.Writer) error {
 			}
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", r.IP, r.Status, strings.TrimPrefix(r.Reason, "unverifiable: "))
+		tab.add(r.IP, string(r.Status), strings.TrimPrefix(r.Reason, "unverifiable: "))
 	}
-	if err := tw.Flush(); err != nil {
+	if err := tab.write(out); err != nil {
 		return err
 	}
 	if !allGenuine {
@@ -324,12 +324,12 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 			rep.Signed, rep.BadSignatures)
 	}
 	fmt.Fprintln(w)
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	var tab table
 	sigCol := rep.Signed > 0 || rep.BadSignatures > 0 // the SIGNED column, when signatures were found
 	if sigCol {
-		fmt.Fprintln(tw, "ADDRESS\tVERDICT\tLINES\tMATCHED\tSIGNED\tWHY")
+		tab.add("ADDRESS", "VERDICT", "LINES", "MATCHED", "SIGNED", "WHY")
 	} else {
-		fmt.Fprintln(tw, "ADDRESS\tVERDICT\tLINES\tMATCHED\tWHY")
+		tab.add("ADDRESS", "VERDICT", "LINES", "MATCHED", "WHY")
 	}
 	for _, ip := range rep.IPs {
 		matched := "-"
@@ -341,23 +341,23 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 			verdict, why = "genuine", "every line signed with a published key (no DNS lookup)"
 		}
 		if sigCol {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%d\t%s\n", ip.IP, verdict, ip.Requests, matched, ip.Signed, why)
+			tab.add(ip.IP, verdict, strconv.Itoa(ip.Requests), matched, strconv.Itoa(ip.Signed), why)
 		} else {
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", ip.IP, verdict, ip.Requests, matched, why)
+			tab.add(ip.IP, verdict, strconv.Itoa(ip.Requests), matched, why)
 		}
 	}
-	tw.Flush()
+	tab.write(w)
 	if n := rep.Genuine - rep.Matched; n > 0 {
 		fmt.Fprintf(w, "\n%d genuine lines have no match in our request log: they need a human.\n", n)
 		if len(rep.Unmatched) < n {
 			fmt.Fprintf(w, "The first %d:\n", len(rep.Unmatched))
 		}
-		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "LINE\tTIME\tADDRESS\tREQUEST")
+		var tab table
+		tab.add("LINE", "TIME", "ADDRESS", "REQUEST")
 		for _, u := range rep.Unmatched {
-			fmt.Fprintf(tw, "%d\t%s\t%s\t%s %s%s\n", u.Line, humanTime(u.Time), u.IP, u.Method, u.Host, u.Target)
+			tab.add(strconv.Itoa(u.Line), humanTime(u.Time), u.IP, u.Method+" "+u.Host+u.Target)
 		}
-		tw.Flush()
+		tab.write(w)
 	}
 	fmt.Fprintln(w)
 	if rep.OK() {

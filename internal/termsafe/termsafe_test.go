@@ -48,3 +48,23 @@ func TestString(t *testing.T) {
 		t.Errorf("String = %q, want %q", got, want)
 	}
 }
+
+func TestWidth(t *testing.T) {
+	for _, c := range []struct {
+		s    string
+		want int
+	}{
+		{"", 0},
+		{"abc", 3},
+		{"Café", 4},
+		{"Cafe\u0301", 4}, // e and a combining acute: one column
+		{"漢字", 4},
+		{"Ａ1", 3}, // fullwidth A
+		{"a\u200bb", 2},
+		{termsafe.String("\x1b[2K"), 7}, // \x1b[2K as printed
+	} {
+		if got := termsafe.Width(c.s); got != c.want {
+			t.Errorf("Width(%q) = %d, want %d", c.s, got, c.want)
+		}
+	}
+}
