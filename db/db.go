@@ -171,6 +171,14 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 			return nil, &NoDatabaseError{DSN: dsn}
 		}
 		if err := sqliteWAL(ctx, path); err != nil {
+			var foreign *foreignSQLite
+			switch {
+			case errors.As(err, &foreign) && !create:
+				return nil, &NoDatabaseError{DSN: redact.String(dsn)}
+			case errors.As(err, &foreign):
+				return nil, fmt.Errorf("%w: %s is not a lohibot database and not empty (it has a table %q): name a new file or an empty database",
+					ErrBadDSN, redact.String(dsn), foreign.table)
+			}
 			return nil, err
 		}
 		dialector = sqlite.Open(sqliteDSN(path))
@@ -376,6 +384,13 @@ func sqliteWAL(ctx context.Context, path string) error {
 		return fmt.Errorf("db: open: %w", err)
 	}
 	defer conn.Close()
+	// Another program's database is refused as it is: turned to WAL, its
+	// file would change (its header, and a -wal file beside it).
+	if other, err := sqliteForeignTable(ctx, conn); err != nil {
+		return fmt.Errorf("db: open: %w", err)
+	} else if other != "" {
+		return &foreignSQLite{table: other}
+	}
 	deadline := time.Now().Add(sqliteWALWait)
 	pause := 5 * time.Millisecond
 	for {
@@ -399,6 +414,29 @@ func sqliteWAL(ctx context.Context, path string) error {
 		}
 		pause = min(2*pause, 100*time.Millisecond)
 	}
+}
+
+// foreignSQLite is sqliteWAL's refusal of a database that holds another
+// program's tables and not lohibot's.
+type foreignSQLite struct{ table string }
+
+func (e *foreignSQLite) Error() string {
+	return fmt.Sprintf("not a lohibot database (it has a table %q)", e.table)
+}
+
+// sqliteForeignTable returns a table of the database conn is open on when
+// it has no schema_version table (lohibot's), or "" when it has one or no
+// table at all. It does I/O.
+func sqliteForeignTable(ctx context.Context, conn *sql.DB) (string, error) {
+	var ours int
+	var other sql.NullString
+	err := conn.QueryRowContext(ctx, `SELECT
+		(SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'),
+		(SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 1)`).Scan(&ours, &other)
+	if err != nil || ours > 0 {
+		return "", err
+	}
+	return other.String, nil
 }
 
 // sqliteInWAL reports whether the SQLite file at path is in WAL mode: bytes

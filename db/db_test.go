@@ -1,6 +1,7 @@
 package db_test
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
 	"errors"
@@ -212,12 +213,29 @@ func TestOpenRefusesAForeignDatabase(t *testing.T) {
 				t.Fatal(err)
 			}
 			other.Close()
+			var before []byte
+			if engine == "sqlite" {
+				if before, err = os.ReadFile(dsn); err != nil {
+					t.Fatal(err)
+				}
+			}
 			_, err = db.Open(ctx, dsn)
 			if !errors.Is(err, db.ErrBadDSN) || !strings.Contains(err.Error(), `is not a lohibot database and not empty (it has a table "invoices")`) {
 				t.Fatalf("Open(foreign database) = %v, want ErrBadDSN", err)
 			}
 			if _, err := db.OpenExisting(ctx, dsn); !errors.Is(err, db.ErrNoDatabase) {
 				t.Errorf("OpenExisting(foreign database) after the refused Open = %v, want ErrNoDatabase (nothing created)", err)
+			}
+			if engine == "sqlite" {
+				// Not a byte changed: not even its journal mode (WAL
+				// would rewrite the header and add a -wal file).
+				after, err := os.ReadFile(dsn)
+				if err != nil || !bytes.Equal(after, before) {
+					t.Errorf("the foreign file changed (%d bytes before, %d after, %v)", len(before), len(after), err)
+				}
+				if _, err := os.Stat(dsn + "-wal"); !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("a -wal file beside the foreign database: %v", err)
+				}
 			}
 		})
 	}
