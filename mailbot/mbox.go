@@ -185,14 +185,54 @@ func walkFolder(ctx context.Context, dir string, fn func(path string, maildir bo
 			}
 			return nil
 		case t.IsRegular():
-			return fn(p, false)
+			if looksLikeMail(p) {
+				return fn(p, false)
+			}
 		case t&fs.ModeSymlink != 0:
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && looksLikeMail(p) {
 				return fn(p, false)
 			}
 		}
 		return nil
 	})
+}
+
+// mailExtensions are the file name extensions of saved messages and
+// mailboxes: a file in a folder with one of them (or none, as in a Maildir
+// or an MH folder) is read whatever it holds, so that a damaged message
+// still reaches staff.
+var mailExtensions = map[string]bool{"": true, ".eml": true, ".email": true, ".mail": true, ".msg": true, ".mbox": true, ".mbx": true}
+
+// looksLikeMail reports whether the file at path, found in a folder, is to
+// be read as a message or an mbox: its extension is a mail one (see
+// mailExtensions), or its first line is a header field ("Name: value") or
+// an mbox "From " line. A README.md or an expected.json beside the
+// messages is not one. (A file named on the command line is always read.)
+func looksLikeMail(path string) bool {
+	if mailExtensions[strings.ToLower(filepath.Ext(path))] {
+		return true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return true // (reading it says why)
+	}
+	defer f.Close()
+	head := make([]byte, 1000)
+	n, _ := io.ReadFull(f, head)
+	line, _, _ := bytes.Cut(head[:n], []byte("\n"))
+	if bytes.HasPrefix(line, []byte("From ")) {
+		return true
+	}
+	name, _, ok := bytes.Cut(line, []byte(":"))
+	if !ok || len(name) == 0 {
+		return false
+	}
+	for _, c := range name {
+		if c <= ' ' || c > '~' { // RFC 5322 field names: printable ASCII, no space or colon
+			return false
+		}
+	}
+	return true
 }
 
 func readMaildir(ctx context.Context, dir string, fn func(raw []byte, source string) error) error {

@@ -203,3 +203,46 @@ func TestReadFolderRecursive(t *testing.T) {
 		}
 	}
 }
+
+// TestReadFolderSkipsOtherFiles: in a folder, a file is read as mail when
+// its extension is a mail one (or it has none), whatever it holds, or when
+// its first line is a header field or an mbox "From " line; a README.md or
+// an expected.json beside the messages is not sent to staff as a damaged
+// message. A file named on its own is always read.
+func TestReadFolderSkipsOtherFiles(t *testing.T) {
+	dir := t.TempDir()
+	mustWrite(t, filepath.Join(dir, "a.eml"), "Subject: a\n\n")
+	mustWrite(t, filepath.Join(dir, "broken.EML"), "no header at all\n")
+	mustWrite(t, filepath.Join(dir, "expected.json"), "{\n  \"messages\": []\n}\n")
+	mustWrite(t, filepath.Join(dir, "notes.txt"), "Subject: saved as text\n\nbody\n")
+	mustWrite(t, filepath.Join(dir, "old.txt"), "From someone Mon Jan  1 00:00:00 2026\nSubject: an mbox\n\nx\n")
+	mustWrite(t, filepath.Join(dir, "README.md"), "# Mail corpus\n\nDate: not a header line\n")
+	mustWrite(t, filepath.Join(dir, "photo.png"), "\x89PNG\r\n\x1a\n")
+	mustWrite(t, filepath.Join(dir, "1234"), "Subject: MH-style name\n\n")
+	var got []string
+	err := mailbot.ReadSource(context.Background(), dir, func(raw []byte, source string) error {
+		got = append(got, filepath.Base(source))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"1234", "a.eml", "broken.EML", "notes.txt", "old.txt#1"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadSource(folder) (-want +got):\n%s", diff)
+	}
+	// Named on its own, it is read (and Parse says what is wrong with it).
+	got = nil
+	if err := mailbot.ReadSource(context.Background(), filepath.Join(dir, "README.md"), func(raw []byte, source string) error {
+		got = append(got, filepath.Base(source))
+		return nil
+	}); err != nil || len(got) != 1 {
+		t.Errorf("ReadSource(README.md) read %v, %v; want the file", got, err)
+	}
+	// A folder with nothing that looks like mail is not a folder of messages.
+	other := t.TempDir()
+	mustWrite(t, filepath.Join(other, "README.md"), "# nothing here\n")
+	if _, err := mailbot.DetectSource(other); !errors.Is(err, mailbot.ErrNotMaildir) {
+		t.Errorf("DetectSource(folder of a README) = %v, want ErrNotMaildir", err)
+	}
+}

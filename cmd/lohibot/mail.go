@@ -141,8 +141,9 @@ func newMailImportCmd(a *app, runF func(*mailImportOptions) error) *cobra.Comman
 (folders with cur/ and new/) and any other folder, whose files are read as
 messages or mboxes (.eml files saved from a mail client), with its
 sub-folders, in name order; a Maildir inside is read as a Maildir. Hidden
-files and folders (".name") are skipped, and links to folders are not
-followed. Exclusions are applied at once, the rest is stored and queued for
+files and folders (".name") are skipped, and so are files that are neither
+named as mail (.eml, .mbox, ..., or no extension) nor start with a header
+line (a README.md beside the messages); links to folders are not followed. Exclusions are applied at once, the rest is stored and queued for
 review as the watcher would.
 Messages already stored are skipped. Prints one line per message (what was
 done: sites excluded, queued for review and why, ignored as automatic,
