@@ -12,8 +12,6 @@ import (
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
-	"github.com/lohisoft/lohibot/internal/localdns"
-	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -295,15 +293,7 @@ func TestCommitGroupsReservationsFirst(t *testing.T) {
 // dnsKeep: asked again within it, the resolver is not asked (its new
 // record is not seen); after it, the name is resolved again.
 func TestLookupKeepsNames(t *testing.T) {
-	srv, err := localdns.NewServer()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	res, err := resolver.New(srv.Addr)
-	if err != nil {
-		t.Fatal(err)
-	}
+	srv, res := localResolver(t)
 	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
 	l := newLookuper(res, func() time.Time { return now })
 	ctx := context.Background()

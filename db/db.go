@@ -176,8 +176,7 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 			case errors.As(err, &foreign) && !create:
 				return nil, &NoDatabaseError{DSN: redact.String(dsn)}
 			case errors.As(err, &foreign):
-				return nil, fmt.Errorf("%w: %s is not a lohibot database and not empty (it has a table %q): name a new file or an empty database",
-					ErrBadDSN, redact.String(dsn), foreign.table)
+				return nil, foreignDatabase(dsn, foreign.table)
 			}
 			return nil, err
 		}
@@ -248,8 +247,7 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		}
 		if other != "" {
 			sqlDB.Close()
-			return nil, fmt.Errorf("%w: %s is not a lohibot database and not empty (it has a table %q): name a new file or an empty database",
-				ErrBadDSN, redact.String(dsn), other)
+			return nil, foreignDatabase(dsn, other)
 		}
 	}
 	before, _ := s.Version(ctx) // 0 for a new database
@@ -414,6 +412,13 @@ func sqliteWAL(ctx context.Context, path string) error {
 		}
 		pause = min(2*pause, 100*time.Millisecond)
 	}
+}
+
+// foreignDatabase is init's refusal of the database dsn names, which holds
+// another program's table and not lohibot's.
+func foreignDatabase(dsn, table string) error {
+	return fmt.Errorf("%w: %s is not a lohibot database and not empty (it has a table %q): name a new file or an empty database",
+		ErrBadDSN, redact.String(dsn), table)
 }
 
 // foreignSQLite is sqliteWAL's refusal of a database that holds another
