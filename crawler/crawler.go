@@ -315,10 +315,11 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		}
 		var wg sync.WaitGroup
 		synced := make(chan syncGroup, 64)
-		wg.Go(func() { c.writer(wctx, lc, synced) })
+		sg := newSyncGate()
+		wg.Go(func() { c.writer(wctx, lc, synced, sg) })
 		wg.Go(func() {
 			defer wal.close()
-			syncer(synced, wal.sync)
+			syncer(synced, wal.sync, sg.answered)
 		})
 		wg.Go(func() { c.checkpointer(wctx, ck) })
 		go func() {

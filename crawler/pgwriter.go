@@ -47,7 +47,7 @@ func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
 // is answered only after its group committed, so a request is still logged
 // and its budget slot reserved before it is sent. It stops when ctx ends.
 func (c *Crawler) pgWriter(ctx context.Context) {
-	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, nil, func(ops []*writeOp) error { return c.pgCommit(ctx, ops) })
+	commitGroups(ctx, c.reserves, c.writes, pgMaxGroup, func(ops []*writeOp) error { return c.pgCommit(ctx, ops) })
 }
 
 // pgCommit runs the group ops in one transaction and answers their callers

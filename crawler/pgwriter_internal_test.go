@@ -168,7 +168,7 @@ func testPGGroupRefusals(t *testing.T, pipelined bool) {
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		commitGroups(gctx, queue, none, pgMaxGroup, nil, func(ops []*writeOp) error { return c.pgCommit(gctx, ops) })
+		commitGroups(gctx, queue, none, pgMaxGroup, func(ops []*writeOp) error { return c.pgCommit(gctx, ops) })
 	}()
 	for i, o := range group {
 		if err := <-o.done; (err == nil) != (i != 1) {

@@ -83,7 +83,7 @@ func TestSyncerAnswersAfterSync(t *testing.T) {
 			syncs++
 			called <- struct{}{}
 			return <-release
-		})
+		}, nil)
 		close(done)
 	}()
 	op := func() *writeOp { return &writeOp{done: make(chan error, 1)} }
@@ -266,7 +266,7 @@ func TestCommitGroupsReservationsFirst(t *testing.T) {
 		first <- op("reservation")
 	}
 	groups := make(chan []string, 8)
-	go commitGroups(ctx, first, writes, 4, nil, func(ops []*writeOp) error {
+	go commitGroups(ctx, first, writes, 4, func(ops []*writeOp) error {
 		var names []string
 		for _, o := range ops {
 			names = append(names, o.f(nil).Error())
@@ -456,7 +456,7 @@ func TestAnswerOnRun(t *testing.T) {
 	first <- reader
 	first <- failing
 	runs := make(chan int, 8)
-	go commitGroups(gctx, first, writes, 4, nil, func(ops []*writeOp) error {
+	go commitGroups(gctx, first, writes, 4, func(ops []*writeOp) error {
 		runs <- len(ops)
 		if _, err := runGroup(lc, ops); err != nil {
 			return err
@@ -570,4 +570,194 @@ func insertSite(tx db.WriteTx, name string) error {
 	_, err := tx.Exec(context.Background(), `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
 		name, "https://"+name+"/", db.Now())
 	return err
+}
+
+// TestWriterHoldsGroupWhileSyncing checks the SQLite writer's pace: a
+// caller that comes while the syncer is idle is committed at once; those
+// that come while it syncs run at once (a reader among them is answered
+// at once) but are committed together, in one group, when the sync ends:
+// their answers would wait for the next sync anyway.
+func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
+	ctx := context.Background()
+	s, c, synced, sg := startWriter(t)
+	take, answer := handSyncer(t, synced, sg)
+	ran := make(chan string, 8)
+	insert := func(name string) *writeOp {
+		return &writeOp{ctx: ctx, done: make(chan error, 1), f: func(tx db.WriteTx) error {
+			ran <- name
+			return insertSite(tx, name)
+		}}
+	}
+	// The syncer is idle: committed at once, alone.
+	a := insert("a.example")
+	sendWrite(t, c.writes, a)
+	ga := take()
+	if len(ga.ops) != 1 || ga.ops[0] != a {
+		t.Fatalf("first group: %d callers, want a alone", len(ga.ops))
+	}
+	<-ran
+
+	// The syncer is at work on a's group: b, c and d run as they come, a
+	// reader is answered at once, and nothing is committed until the sync
+	// ends.
+	ops := []*writeOp{insert("b.example"), insert("c.example"), insert("d.example")}
+	for i, op := range ops {
+		to := c.writes
+		if i == 1 {
+			to = c.reserves
+		}
+		sendWrite(t, to, op)
+		if got := <-ran; got != []string{"b.example", "c.example", "d.example"}[i] {
+			t.Fatalf("ran %s, want %s", got, []string{"b.example", "c.example", "d.example"}[i])
+		}
+	}
+	reader := &writeOp{ctx: ctx, done: make(chan error, 1), answerOnRun: true, f: func(tx db.WriteTx) error {
+		_, err := db.PolicyVersionForWrite(ctx, tx)
+		return err
+	}}
+	sendWrite(t, c.reserves, reader)
+	select {
+	case err := <-reader.done:
+		if err != nil {
+			t.Fatalf("reader: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a caller that only read waited for the sync")
+	}
+	select {
+	case g := <-synced:
+		t.Fatalf("a group of %d committed while the syncer was at work", len(g.ops))
+	case <-time.After(100 * time.Millisecond):
+	}
+	answer(ga)
+	if err := <-a.done; err != nil {
+		t.Fatalf("a: %v", err)
+	}
+	gb := take()
+	if len(gb.ops) != 3 { // b, c and d: the reader had its answer
+		t.Fatalf("group after the sync: %d callers to answer, want b, c and d", len(gb.ops))
+	}
+	for _, op := range ops {
+		if len(op.done) != 0 {
+			t.Fatal("a caller was answered before its sync")
+		}
+	}
+	answer(gb)
+	for _, op := range ops {
+		if err := <-op.done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, name := range []string{"a.example", "b.example", "c.example", "d.example"} {
+		if _, err := s.Site(ctx, name); err != nil {
+			t.Errorf("%s: %v, want stored", name, err)
+		}
+	}
+}
+
+// TestWriterGroupFails checks that when a group fails as a whole, each of
+// its callers is tried alone: the one at fault gets its error, the others
+// are committed, and a caller answered already is not answered again.
+func TestWriterGroupFails(t *testing.T) {
+	ctx := context.Background()
+	s, c, synced, sg := startWriter(t)
+	take, answer := handSyncer(t, synced, sg)
+	// A first caller keeps the syncer at work while the others come, so
+	// that they make one group.
+	sendWrite(t, c.writes, &writeOp{ctx: ctx, done: make(chan error, 1), f: func(tx db.WriteTx) error { return insertSite(tx, "a.example") }})
+	ga := take()
+	reader := &writeOp{ctx: ctx, done: make(chan error, 1), answerOnRun: true, f: func(tx db.WriteTx) error {
+		_, err := db.PolicyVersionForWrite(ctx, tx)
+		return err
+	}}
+	good := &writeOp{ctx: ctx, done: make(chan error, 1), f: func(tx db.WriteTx) error { return insertSite(tx, "b.example") }}
+	failing := &writeOp{ctx: ctx, done: make(chan error, 1), f: func(db.WriteTx) error { return errors.New("disk full") }}
+	sendWrite(t, c.reserves, reader)
+	if err := <-reader.done; err != nil {
+		t.Fatalf("reader: %v", err)
+	}
+	sendWrite(t, c.writes, good)
+	sendWrite(t, c.writes, failing)
+	if err := <-failing.done; err == nil || err.Error() != "disk full" {
+		t.Fatalf("the failing caller was answered %v, want its error", err)
+	}
+	answer(ga)
+	gb := take() // good, alone
+	if len(gb.ops) != 1 || gb.ops[0] != good {
+		t.Fatalf("after the failure: a group of %d, want the good caller alone", len(gb.ops))
+	}
+	answer(gb)
+	if err := <-good.done; err != nil {
+		t.Fatalf("good: %v", err)
+	}
+	if len(reader.done) != 0 {
+		t.Error("the reader was answered twice")
+	}
+	if _, err := s.Site(ctx, "b.example"); err != nil {
+		t.Errorf("b.example: %v, want stored", err)
+	}
+}
+
+// startWriter starts the SQLite writer on a new database, with the
+// syncer left to the test (synced, sg); the writer stops when the test
+// ends.
+func startWriter(t *testing.T) (*db.Store, *Crawler, chan syncGroup, *syncGate) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	s, _ := writerDB(t)
+	path, err := s.SQLiteFile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lc, err := db.OpenFastConn(path, db.FastOptions{SyncLater: true}) // the writer closes it
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Crawler{writes: make(chan *writeOp), reserves: make(chan *writeOp), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	synced, sg := make(chan syncGroup, 64), newSyncGate()
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		c.writer(ctx, lc, synced, sg)
+	}()
+	t.Cleanup(func() {
+		cancel()
+		<-stopped
+	})
+	return s, c, synced, sg
+}
+
+// handSyncer is the syncer, by hand: take waits for the next group the
+// writer committed; answer answers the callers of gs and tells the writer
+// the sync is done.
+func handSyncer(t *testing.T, synced chan syncGroup, sg *syncGate) (take func() syncGroup, answer func(gs ...syncGroup)) {
+	take = func() syncGroup {
+		t.Helper()
+		select {
+		case g := <-synced:
+			return g
+		case <-time.After(5 * time.Second):
+			t.Fatal("no group committed")
+			return syncGroup{}
+		}
+	}
+	answer = func(gs ...syncGroup) {
+		for _, g := range gs {
+			for i, op := range g.ops {
+				op.done <- g.results[i]
+			}
+		}
+		sg.answered(len(gs))
+	}
+	return take, answer
+}
+
+// sendWrite hands op to the writer on to.
+func sendWrite(t *testing.T, to chan *writeOp, op *writeOp) {
+	t.Helper()
+	select {
+	case to <- op:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer took no caller")
+	}
 }
