@@ -574,9 +574,9 @@ func insertSite(tx db.WriteTx, name string) error {
 
 // TestWriterHoldsGroupWhileSyncing checks the SQLite writer's pace: a
 // caller that comes while the syncer is idle is committed at once; those
-// that come while it syncs run at once (a reader among them is answered
-// at once) but are committed together, in one group, when the sync ends:
-// their answers would wait for the next sync anyway.
+// that come while it syncs wait, without the write lock (another
+// connection may write meanwhile), and are committed together, in one
+// group, when the sync ends; a caller that only reads is answered at once.
 func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	ctx := context.Background()
 	s, c, synced, sg := startWriter(t)
@@ -597,20 +597,13 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	}
 	<-ran
 
-	// The syncer is at work on a's group: b, c and d run as they come, a
-	// reader is answered at once, and nothing is committed until the sync
-	// ends.
+	// The syncer is at work on a's group: b, c and d wait, a reader is
+	// answered at once, another connection can write, and nothing is
+	// committed until the sync ends.
 	ops := []*writeOp{insert("b.example"), insert("c.example"), insert("d.example")}
-	for i, op := range ops {
-		to := c.writes
-		if i == 1 {
-			to = c.reserves
-		}
-		sendWrite(t, to, op)
-		if got := <-ran; got != []string{"b.example", "c.example", "d.example"}[i] {
-			t.Fatalf("ran %s, want %s", got, []string{"b.example", "c.example", "d.example"}[i])
-		}
-	}
+	sendWrite(t, c.writes, ops[0])
+	sendWrite(t, c.reserves, ops[1])
+	sendWrite(t, c.writes, ops[2])
 	reader := &writeOp{ctx: ctx, done: make(chan error, 1), answerOnRun: true, f: func(tx db.WriteTx) error {
 		_, err := db.PolicyVersionForWrite(ctx, tx)
 		return err
@@ -624,7 +617,39 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a caller that only read waited for the sync")
 	}
+	path, err := s.SQLiteFile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := db.OpenFastConn(path, db.FastOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	wrote := make(chan error, 1)
+	go func() {
+		if err := other.Begin(); err != nil {
+			wrote <- err
+			return
+		}
+		if err := insertSite(other, "x.example"); err != nil {
+			other.Rollback()
+			wrote <- err
+			return
+		}
+		wrote <- other.Commit()
+	}()
 	select {
+	case err := <-wrote:
+		if err != nil {
+			t.Fatalf("another connection's write: %v", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the writer held the write lock while the syncer was at work")
+	}
+	select {
+	case name := <-ran:
+		t.Fatalf("%s ran while the syncer was at work", name)
 	case g := <-synced:
 		t.Fatalf("a group of %d committed while the syncer was at work", len(g.ops))
 	case <-time.After(100 * time.Millisecond):
@@ -648,7 +673,7 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for _, name := range []string{"a.example", "b.example", "c.example", "d.example"} {
+	for _, name := range []string{"a.example", "b.example", "c.example", "d.example", "x.example"} {
 		if _, err := s.Site(ctx, name); err != nil {
 			t.Errorf("%s: %v, want stored", name, err)
 		}
@@ -678,10 +703,10 @@ func TestWriterGroupFails(t *testing.T) {
 	}
 	sendWrite(t, c.writes, good)
 	sendWrite(t, c.writes, failing)
+	answer(ga) // good and failing make one group, which fails
 	if err := <-failing.done; err == nil || err.Error() != "disk full" {
 		t.Fatalf("the failing caller was answered %v, want its error", err)
 	}
-	answer(ga)
 	gb := take() // good, alone
 	if len(gb.ops) != 1 || gb.ops[0] != good {
 		t.Fatalf("after the failure: a group of %d, want the good caller alone", len(gb.ops))
