@@ -273,7 +273,8 @@ func (c *Crawler) checkpointer(ctx context.Context, lc *db.FastConn) {
 // above all) is written to the WAL once rather than once per commit; and
 // it leaves the database's write lock free while the disk works, for the
 // others who write to it (an exclusion from the CLI or the mail watcher
-// waits for that lock). A confirm, which only reads, is run at once.
+// waits for that lock). A confirm (a read, unless it withdraws its
+// request) is run at once: its caller waits for nothing else.
 //
 // Measured against a commit whenever the writer was free
 // (BenchmarkCrawl, 500 x 30 at 200 ms: 3,200-4,400 commits for 10,500
@@ -540,7 +541,9 @@ type syncGroup struct {
 // and the writer commits the next group while the disk works. When the
 // sync fails, nothing committed since the last good one is known to be
 // durable: its callers get the error (a request not yet sent is not sent).
-// It returns when synced is closed and every group is answered.
+// Each time it has answered groups it calls answered, when not nil, with
+// their number (the writer's syncGate). It returns when synced is closed
+// and every group is answered.
 func syncer(synced <-chan syncGroup, sync func() error, answered func(n int)) {
 	for g := range synced {
 		groups := batch.Drain(synced, []syncGroup{g}, 0)
