@@ -493,14 +493,7 @@ func TestCheckpointerPace(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	s, _ := writerDB(t)
-	path, err := s.SQLiteFile(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc, err := db.OpenFastConn(path, db.FastOptions{}) // the checkpointer closes it
-	if err != nil {
-		t.Fatal(err)
-	}
+	lc := fastConn(t, s, db.FastOptions{}) // the checkpointer closes it
 	fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
 	c := &Crawler{clock: fc, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	done := make(chan struct{})
@@ -557,12 +550,24 @@ func writerDB(t *testing.T) (*db.Store, *db.FastConn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	lc, err := db.OpenFastConn(path, db.FastOptions{})
+	lc := fastConn(t, s, db.FastOptions{})
+	t.Cleanup(lc.Close)
+	return s, lc
+}
+
+// fastConn opens another fast-path connection to s's file, with o; the
+// caller closes it.
+func fastConn(t *testing.T, s *db.Store, o db.FastOptions) *db.FastConn {
+	t.Helper()
+	path, err := s.SQLiteFile(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(lc.Close)
-	return s, lc
+	lc, err := db.OpenFastConn(path, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lc
 }
 
 // insertSite adds name to the crawl list in tx: a write the tests can see.
@@ -617,14 +622,7 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("a caller that only read waited for the sync")
 	}
-	path, err := s.SQLiteFile(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	other, err := db.OpenFastConn(path, db.FastOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := fastConn(t, s, db.FastOptions{})
 	defer other.Close()
 	wrote := make(chan error, 1)
 	go func() {
@@ -730,14 +728,7 @@ func startWriter(t *testing.T) (*db.Store, *Crawler, chan syncGroup, *syncGate) 
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _ := writerDB(t)
-	path, err := s.SQLiteFile(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lc, err := db.OpenFastConn(path, db.FastOptions{SyncLater: true}) // the writer closes it
-	if err != nil {
-		t.Fatal(err)
-	}
+	lc := fastConn(t, s, db.FastOptions{SyncLater: true}) // the writer closes it
 	c := &Crawler{writes: make(chan *writeOp), reserves: make(chan *writeOp), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	synced, sg := make(chan syncGroup, 64), newSyncGate()
 	stopped := make(chan struct{})
