@@ -225,6 +225,7 @@ type Crawler struct {
 	reserves   chan *writeOp // to the writers, taken first (reserveTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
+	unsealVia  func()      // gives the seal's block writes back to the store (SQLite)
 	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
 	walLong    atomic.Bool // the WAL is long: the writer should let it start over
 	writerIdle atomic.Bool // the SQLite writer found no caller waiting since the last checkpoint
@@ -326,6 +327,10 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 			wg.Wait()
 			close(c.writerDone)
 		}()
+		// The records' seal is written by the writer too, in its turn,
+		// rather than by a sealer waiting for the database's write lock
+		// (see db.Store.SealVia).
+		c.unsealVia = store.SealVia(c.withTx)
 	}
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopHeartbeat = cancel
@@ -408,6 +413,9 @@ func (c *Crawler) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.releaseAll(ctx)
+	if c.unsealVia != nil {
+		c.unsealVia()
+	}
 	c.stopWriter()
 	<-c.writerDone
 	c.client.CloseIdleConnections()

@@ -39,6 +39,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/glebarez/sqlite"
@@ -107,7 +108,8 @@ type Store struct {
 	// SQL is the underlying connection pool, for hot paths that skip gorm.
 	SQL *sql.DB
 
-	sealer sealer // the background sealer (db/sealer.go)
+	sealer  sealer                     // the background sealer (db/sealer.go)
+	sealVia atomic.Pointer[sealWriter] // who writes the seal's blocks (SealVia)
 
 	queries // the entity queries, on the pool
 }

@@ -2,7 +2,9 @@ package db_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -318,5 +320,96 @@ func TestSealInsertedAnywhere(t *testing.T) {
 				t.Errorf("report: %d sealed rows, %d unsealed, want 8 and 7", rep.Rows, rep.Unsealed)
 			}
 		})
+	}
+}
+
+// insertFinalRequests inserts n completed requests (final, so sealable).
+func insertFinalRequests(t *testing.T, s *db.Store, n int) {
+	t.Helper()
+	old := db.Now().Add(-time.Hour)
+	if err := s.DB.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+		INSERT INTO requests (site, host, origin, url, purpose, sent_at, completed_at, outcome)
+		SELECT 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok' FROM n`, n, old, old).Error; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// blockRows returns the row counts of the chain's blocks, in order.
+func blockRows(t *testing.T, s *db.Store) []int64 {
+	t.Helper()
+	var out []int64
+	if err := s.DB.Raw(`SELECT row_count FROM seal_blocks ORDER BY id`).Scan(&out).Error; err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestSealInBlocks: a backlog is sealed in blocks of at most 1,000 rows
+// (each written in a transaction of its own, so that on SQLite a running
+// crawl's writer gets the lock between them), and Seal returns the last.
+func TestSealInBlocks(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			s := dbtest.Open(t, engine)
+			insertFinalRequests(t, s, 2500)
+			b := seal(t, s)
+			if b == nil || b.ID != 3 || b.Rows != 500 {
+				t.Fatalf("Seal = %+v, want the last of three blocks, over 500 rows", b)
+			}
+			if got := blockRows(t, s); !slices.Equal(got, []int64{1000, 1000, 500}) {
+				t.Errorf("blocks over %v rows, want [1000 1000 500]", got)
+			}
+			if ps, rep := verify(t, s); len(ps) != 0 || rep.Rows != 2500 || rep.Unsealed != 0 || rep.Blocks != 3 {
+				t.Errorf("verify: problems %+v, report %+v; want none, 2,500 rows sealed in 3 blocks", ps, rep)
+			}
+		})
+	}
+}
+
+// TestSealVia: on SQLite, while SealVia is set, Seal writes its blocks with
+// the function it was given (a crawler's writer); when that fails, Seal
+// writes the block itself; once undone, the function is not called again.
+func TestSealVia(t *testing.T) {
+	s := dbtest.Open(t, "sqlite")
+	var calls int
+	fail := false
+	undo := s.SealVia(func(ctx context.Context, f func(tx db.WriteTx) error) error {
+		calls++
+		if fail {
+			return errors.New("writer stopped")
+		}
+		tx, err := s.BeginWrite(ctx)
+		if err != nil {
+			return err
+		}
+		if err := f(tx); err != nil {
+			tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+	insertFinalRequests(t, s, 1500)
+	if b := seal(t, s); b == nil || b.ID != 2 {
+		t.Fatalf("Seal = %+v, want block 2", b)
+	}
+	if calls != 2 {
+		t.Errorf("the writer was asked %d times, want 2 (one per block)", calls)
+	}
+	fail = true
+	insertFinalRequests(t, s, 10)
+	if b := seal(t, s); b == nil || b.ID != 3 || b.Rows != 10 {
+		t.Fatalf("Seal with the writer failing = %+v, want block 3 over 10 rows, written by Seal itself", b)
+	}
+	undo()
+	fail = false
+	insertFinalRequests(t, s, 10)
+	if b := seal(t, s); b == nil || b.ID != 4 {
+		t.Fatalf("Seal after undo = %+v, want block 4", b)
+	}
+	if calls != 3 {
+		t.Errorf("the writer was asked %d times in all, want 3 (not after undo)", calls)
+	}
+	if ps, rep := verify(t, s); len(ps) != 0 || rep.Rows != 1520 || rep.Blocks != 4 {
+		t.Errorf("verify: problems %+v, report %+v; want none, 1,520 rows in 4 blocks", ps, rep)
 	}
 }
