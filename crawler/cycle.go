@@ -38,10 +38,12 @@ func cycleKey(site string) string { return "cycle:" + site }
 // again when it was interrupted (stopped, or running under a crawler whose
 // lease expired) before spending its budget. It returns *errSkip when the
 // site was visited recently or another crawler is on it. waiting, when not
-// nil, is called before it waits for another crawler's lease. On SQLite
-// the lease of first (the start URL's host, held by the caller in this
-// process) is taken in the same transaction when no other crawler holds
-// it: one write fewer before the site's first request.
+// nil, is called before it waits for another crawler's lease. The lease of
+// first (the start URL's host, held by the caller in this process) is
+// taken in the same transaction when no other crawler holds it: one write
+// fewer before the site's first request. (On PostgreSQL this transaction
+// is one of its own, outside the writers' groups, like every other that
+// takes a host's lease: none of them holds the row long.)
 func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
@@ -64,7 +66,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		asked := c.now()
 		_, busy, err := c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
 			hostGot = false
-			if cy, err = c.openCycle(ctx, tx, site); err != nil || c.pg || first == nil || first.leased {
+			if cy, err = c.openCycle(ctx, tx, site); err != nil || first == nil || first.leased {
 				return err
 			}
 			hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL))
@@ -164,7 +166,7 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
-	err := c.stateTx(ctx, func(tx db.WriteTx) error {
+	op := &writeOp{early: true, f: func(tx db.WriteTx) error {
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
 			return fmt.Errorf("anchors: %w", err)
 		}
@@ -183,7 +185,20 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 			}
 		}
 		return db.ReleaseLease(ctx, tx, cycleKey(site), c.holder, now, time.Time{})
-	})
+	}}
+	if c.pg {
+		// Its statements need no answer: in a pipeline, with the
+		// completions of its group (a group with one op that is not
+		// pipelined runs statement by statement, each a round trip).
+		// It never refuses: no savepoint.
+		op.noSavepoint = true
+		op.pipe = func(p *db.Pipeline) func() error {
+			p.Anchors(c.indexable(anchors))
+			p.EndCycle(cy.ID, site, status, reason, c.now())
+			return func() error { return nil }
+		}
+	}
+	err := c.write(ctx, c.writes, op)
 	if err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)
 	}

@@ -220,3 +220,54 @@ func TestStartTakesFirstHostLease(t *testing.T) {
 		t.Errorf("leases after a skipped start %v, want %v", got, want)
 	}
 }
+
+// TestStartCycleTakesFirstHostLease checks that a site's cycle starts
+// with the lease of its start URL's host taken in the same transaction, on
+// both engines (on PostgreSQL it was a transaction of its own, one write
+// more before the site's first request), and that a host another crawler
+// holds is left to it: the cycle starts, the host waits.
+func TestStartCycleTakesFirstHostLease(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := dbtest.OpenDSN(t, dsn)
+		fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
+		c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Clock: fc, LeaseTTL: time.Minute,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		holder := func(host string) string {
+			t.Helper()
+			var l db.HostLease
+			if err := c.withLeaseTx(ctx, func(tx db.WriteTx) (err error) {
+				l, err = db.ReadLease(ctx, tx, host)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			return l.Holder
+		}
+		first := c.hostState("www.a.example")
+		if _, err := c.startCycle(ctx, "a.example", nil, first); err != nil {
+			t.Fatal(err)
+		}
+		if !first.leased || holder("www.a.example") != c.holder {
+			t.Errorf("after the cycle started: leased %v, the row's holder %q; want the host taken by %q", first.leased, holder("www.a.example"), c.holder)
+		}
+		// Another crawler holds the next site's start host.
+		if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+			_, err := db.InsertLease(ctx, tx, "www.b.example", "other", fc.Now().Add(time.Hour), fc.Now())
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		first = c.hostState("www.b.example")
+		if _, err := c.startCycle(ctx, "b.example", nil, first); err != nil {
+			t.Fatal(err)
+		}
+		if first.leased || holder("www.b.example") != "other" {
+			t.Errorf("a host another crawler holds: leased %v, the row's holder %q; want left to other", first.leased, holder("www.b.example"))
+		}
+	})
+}

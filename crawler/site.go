@@ -293,8 +293,8 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 		return nil, res
 	}
 	// The start URL's host is taken (in this process) before the cycle
-	// starts, so that on SQLite its lease is taken in the cycle's own
-	// transaction (see startCycle).
+	// starts, so that its lease is taken in the cycle's own transaction
+	// (see startCycle).
 	hosts := c.newHostSet(0)
 	cy, err := c.startCycle(ctx, t.Site, waiting, hosts.get(start.Hostname()))
 	if err != nil {

@@ -94,15 +94,20 @@ func (s *Store) CycleLinksFound(ctx context.Context, cycle int64) ([]string, err
 // and reason at now, and when the site's recrawl interval started
 // (SiteDueSinceSQL). It runs in a crawler's write transaction.
 func EndCycle(ctx context.Context, tx WriteTx, id int64, site, status, reason string, now time.Time) error {
-	// A stopped cycle is resumed later: it keeps its links_found.
-	q := `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ?, links_found = '' WHERE id = ? AND status = ?`
-	if status == CycleStopped {
-		q = `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`
-	}
-	_, err := tx.Exec(ctx, q, status, now, reason, id, CycleRunning)
+	_, err := tx.Exec(ctx, endCycleSQL(status), status, now, reason, id, CycleRunning)
 	if err != nil {
 		return err
 	}
 	_, err = tx.Exec(ctx, SiteDueSinceSQL, id, Epoch, site)
 	return err
+}
+
+// endCycleSQL is EndCycle's first statement (? placeholders): its
+// arguments are status, now, reason, the cycle's id and CycleRunning.
+func endCycleSQL(status string) string {
+	if status == CycleStopped {
+		// A stopped cycle is resumed later: it keeps its links_found.
+		return `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ? WHERE id = ? AND status = ?`
+	}
+	return `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ?, links_found = '' WHERE id = ? AND status = ?`
 }

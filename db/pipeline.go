@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
@@ -63,6 +64,12 @@ func (p *Pipeline) Anchors(anchors []Anchor) {
 	for q, args := range anchorInserts(anchors) {
 		p.b.Queue(rebind(Postgres, q), args...)
 	}
+}
+
+// EndCycle queues the end of cycle id of site (see EndCycle).
+func (p *Pipeline) EndCycle(id int64, site, status, reason string, now time.Time) {
+	p.b.Queue(rebind(Postgres, endCycleSQL(status)), status, now, reason, id, CycleRunning)
+	p.b.Queue(rebind(Postgres, SiteDueSinceSQL), id, Epoch, site)
 }
 
 // errNotPgx says a PostgreSQL store's connection is not pgx's.

@@ -327,3 +327,64 @@ func TestPipelineWaitsForPolicyChange(t *testing.T) {
 		t.Errorf("a stale reservation wrote: %d requests, spent %d", st.requests, st.spent[0])
 	}
 }
+
+// TestPipelineEndCycle checks that a cycle's end queued on a pipeline
+// writes what EndCycle writes in a transaction: a done cycle's status,
+// reason and end, its links_found cleared and its site due from its start;
+// a stopped one keeps its links and its site is due at once.
+func TestPipelineEndCycle(t *testing.T) {
+	s := dbtest.Open(t, "postgres")
+	ctx := context.Background()
+	start := db.Now().Add(-time.Hour)
+	end := start.Add(time.Minute)
+	cycles := map[string]int64{}
+	if err := inWrite(t, s, func(tx db.WriteTx) error {
+		for _, site := range []string{"done.example", "stopped.example"} {
+			if _, err := tx.Exec(ctx, `INSERT INTO sites (name, added_at) VALUES (?, ?)`, site, start); err != nil {
+				return err
+			}
+			id, err := db.InsertCycle(ctx, tx, site, "n", start, 20, 0)
+			if err != nil {
+				return err
+			}
+			if err := db.AddCycleLinks(ctx, tx, id, []string{"https://" + site + "/a"}); err != nil {
+				return err
+			}
+			cycles[site] = id
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var p db.Pipeline
+	p.EndCycle(cycles["done.example"], "done.example", db.CycleDone, "budget spent", end)
+	p.EndCycle(cycles["stopped.example"], "stopped.example", db.CycleStopped, "interrupted", end)
+	if err := s.RunPipeline(ctx, &p); err != nil {
+		t.Fatal(err)
+	}
+	for site, want := range map[string]struct {
+		status, reason string
+		links          int
+		due            time.Time
+	}{
+		"done.example":    {db.CycleDone, "budget spent", 0, start},
+		"stopped.example": {db.CycleStopped, "interrupted", 1, db.Epoch},
+	} {
+		var (
+			status, reason string
+			finished, due  time.Time
+		)
+		if err := s.SQL.QueryRowContext(ctx, `SELECT c.status, c.reason, c.finished_at, s.due_since FROM crawl_cycles c JOIN sites s ON s.name = c.site WHERE c.id = $1`,
+			cycles[site]).Scan(&status, &reason, &finished, &due); err != nil {
+			t.Fatal(err)
+		}
+		links, err := s.CycleLinksFound(ctx, cycles[site])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if status != want.status || reason != want.reason || !finished.Equal(end) || len(links) != want.links || !due.Equal(want.due) {
+			t.Errorf("%s: status %q, reason %q, finished %v, %d links, due since %v; want %q, %q, %v, %d, %v",
+				site, status, reason, finished, len(links), due, want.status, want.reason, end, want.links, want.due)
+		}
+	}
+}
