@@ -158,11 +158,16 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 	return &cycle{ID: id, First: first, Delay: c.opts.Delay, Budget: Budget}, nil
 }
 
-// endCycle records how the cycle ended and gives the site's lease back,
-// and on SQLite the leases of hosts, the hosts the cycle still holds, in
-// the same transaction (one write at a site's end rather than one per
-// lease; on PostgreSQL, where crawlers contend for leases, each goes back
-// in a transaction of its own: see withLeaseTx).
+// endCycle records how the cycle ended and gives back the site's lease and
+// the leases of hosts (the hosts the cycle still holds), in the same write:
+// one write at a site's end rather than one per lease. On PostgreSQL its
+// statements go in a pipeline with the completions of its group. (Lease
+// rows are what the crawlers of a fleet contend for, but these are held by
+// this crawler, unexpired: another crawler's transactions take only free
+// or expired leases, so the group waits on none of them; at most on this
+// crawler's heartbeat, a moment.) When the write fails, the leases are
+// left held, and the caller's hosts.close gives the hosts' back one by
+// one.
 func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -173,9 +178,6 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		now := c.now()
 		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
 			return err
-		}
-		if c.pg {
-			return nil
 		}
 		for _, hs := range hosts.m {
 			if hs.leased {
@@ -193,19 +195,22 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		// It never refuses: no savepoint.
 		op.noSavepoint = true
 		op.pipe = func(p *db.Pipeline) func() error {
+			now := c.now()
 			p.Anchors(c.indexable(anchors))
-			p.EndCycle(cy.ID, site, status, reason, c.now())
+			p.EndCycle(cy.ID, site, status, reason, now)
+			for _, hs := range hosts.m {
+				if hs.leased {
+					p.ReleaseLease(hs.host, c.holder, now, hs.nextAt.UTC().Truncate(time.Microsecond))
+				}
+			}
+			p.ReleaseLease(cycleKey(site), c.holder, now, time.Time{})
 			return func() error { return nil }
 		}
 	}
-	err := c.write(ctx, c.writes, op)
-	if err != nil {
+	if err := c.write(ctx, c.writes, op); err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)
 	}
 	c.store.SealSoon() // seal the cycle's records now, if a sealer runs
-	if c.pg {
-		return c.release(ctx, cycleKey(site), time.Time{})
-	}
 	for _, hs := range hosts.m {
 		hs.leased = false // given back
 	}

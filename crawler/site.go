@@ -419,11 +419,6 @@ func (c *Crawler) afterOrDone(ctx context.Context, d time.Duration, f func()) {
 // reports the site's result.
 func (r *siteRun) end(ctx context.Context, status, reason string) {
 	c, res, cy := r.c, r.res, r.cy
-	if c.pg {
-		// Each host's lease goes back in a transaction of its own (see
-		// withLeaseTx); on SQLite, with the cycle's end (endCycle).
-		r.hosts.close(ctx)
-	}
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}

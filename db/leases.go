@@ -52,13 +52,19 @@ func TakeOverLease(ctx context.Context, tx WriteTx, key, holder string, expires,
 // ReleaseLease gives the lease key back if holder holds it, expiring it at
 // now; next_at becomes nextAt unless that is zero.
 func ReleaseLease(ctx context.Context, tx WriteTx, key, holder string, now, nextAt time.Time) error {
-	if nextAt.IsZero() {
-		_, err := tx.Exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, now, key, holder)
-		return err
-	}
-	_, err := tx.Exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ?, next_at = ? WHERE host = ? AND holder = ?`,
-		now, nextAt, key, holder)
+	q, args := releaseLeaseSQL(key, holder, now, nextAt)
+	_, err := tx.Exec(ctx, q, args...)
 	return err
+}
+
+// releaseLeaseSQL is ReleaseLease's statement (? placeholders) and its
+// arguments.
+func releaseLeaseSQL(key, holder string, now, nextAt time.Time) (string, []any) {
+	if nextAt.IsZero() {
+		return `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ?`, []any{now, key, holder}
+	}
+	return `UPDATE host_leases SET holder = '', expires_at = ?, next_at = ? WHERE host = ? AND holder = ?`,
+		[]any{now, nextAt, key, holder}
 }
 
 // DelayLease sets the next_at of the lease key, if holder holds it, to

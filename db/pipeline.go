@@ -72,6 +72,13 @@ func (p *Pipeline) EndCycle(id int64, site, status, reason string, now time.Time
 	p.b.Queue(rebind(Postgres, SiteDueSinceSQL), id, Epoch, site)
 }
 
+// ReleaseLease queues the release of the lease key by holder (see
+// ReleaseLease).
+func (p *Pipeline) ReleaseLease(key, holder string, now, nextAt time.Time) {
+	q, args := releaseLeaseSQL(key, holder, now, nextAt)
+	p.b.Queue(rebind(Postgres, q), args...)
+}
+
 // errNotPgx says a PostgreSQL store's connection is not pgx's.
 var errNotPgx = errors.New("db: pipeline: the PostgreSQL connection is not pgx's")
 
