@@ -23,6 +23,13 @@ func TestCrawlPlainSites(t *testing.T) {
 			e := newEnv(t, engine, &testweb.Options{Plain: 3, PagesPerSite: 30})
 			c := e.crawler(t, nil)
 			res := e.crawl(t, c, "plain-000.test", "plain-001.test", "plain-002.test")
+			// Each cycle's end gave its leases back (the site's and its
+			// hosts'), before the crawler's Close would.
+			var held int64
+			e.store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+			if held != 0 {
+				t.Errorf("%d leases still held after the crawl", held)
+			}
 			hits := e.web.Hits()
 			checkPoliteness(t, e.web, hits, testDelay)
 			perSite := e.web.PageHitsPerSite(hits)
