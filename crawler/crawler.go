@@ -226,6 +226,7 @@ type Crawler struct {
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
 	unsealVia  func()      // gives the seal's block writes back to the store (SQLite)
+	leaseReads leaseReads  // the reads of cycle leases other crawlers hold (startCycle)
 	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
 	walLong    atomic.Bool // the WAL is long: the writer should let it start over
 	writerIdle atomic.Bool // the SQLite writer found no caller waiting since the last checkpoint
@@ -300,6 +301,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
+	c.leaseReads.read = store.LeaseExpiries
 	c.writes = make(chan *writeOp)
 	c.reserves = make(chan *writeOp)
 	c.writerDone = make(chan struct{})

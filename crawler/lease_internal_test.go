@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -270,4 +272,84 @@ func TestStartCycleTakesFirstHostLease(t *testing.T) {
 			t.Errorf("a host another crawler holds: leased %v, the row's holder %q; want left to other", first.leased, holder("www.b.example"))
 		}
 	})
+}
+
+// TestLeaseReadsCoalesce checks that the sites waiting on other crawlers'
+// cycle leases read them together: fifty asking at once cost two queries
+// (the first asker's, then one for everyone who asked while it ran), not
+// fifty, and each gets its own lease's expiry, or none.
+func TestLeaseReadsCoalesce(t *testing.T) {
+	ctx := context.Background()
+	s := dbtest.Open(t, "sqlite")
+	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	now := db.Now()
+	if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		for i := range 40 {
+			if _, err := db.InsertLease(ctx, tx, fmt.Sprintf("cycle:s%d.example", i), "other", now.Add(time.Duration(i)*time.Second), now); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu      sync.Mutex
+		queries int
+		first   = make(chan struct{})
+		release = make(chan struct{})
+	)
+	read := c.leaseReads.read
+	c.leaseReads.read = func(ctx context.Context, keys []string) (map[string]time.Time, error) {
+		mu.Lock()
+		queries++
+		n := queries
+		mu.Unlock()
+		if n == 1 {
+			close(first)
+			<-release // everyone else asks meanwhile
+		}
+		return read(ctx, keys)
+	}
+	type answer struct {
+		exp  time.Time
+		held bool
+		err  error
+	}
+	answers := make([]answer, 50)
+	var wg sync.WaitGroup
+	ask := func(i int) {
+		defer wg.Done()
+		exp, held, err := c.leaseExpiry(ctx, fmt.Sprintf("cycle:s%d.example", i))
+		answers[i] = answer{exp, held, err}
+	}
+	wg.Add(50)
+	go ask(0)
+	<-first
+	for i := 1; i < 50; i++ {
+		go ask(i)
+	}
+	testutil.Eventually(t, 0, "49 askers waiting", func() bool {
+		c.leaseReads.mu.Lock()
+		defer c.leaseReads.mu.Unlock()
+		return c.leaseReads.next != nil && len(c.leaseReads.next.keys) == 49
+	})
+	close(release)
+	wg.Wait()
+	if queries != 2 {
+		t.Errorf("%d queries for 50 askers, want 2", queries)
+	}
+	for i, a := range answers {
+		want := answer{held: i < 40}
+		if i < 40 {
+			want.exp = now.Add(time.Duration(i) * time.Second)
+		}
+		if a.err != nil || a.held != want.held || !a.exp.Equal(want.exp) {
+			t.Errorf("lease %d: %v, held %v, %v; want %v, held %v", i, a.exp, a.held, a.err, want.exp, want.held)
+		}
+	}
 }

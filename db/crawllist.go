@@ -195,6 +195,35 @@ func (s *Store) SameSiteLinks(ctx context.Context, url, site string) ([]string, 
 	return out, nil
 }
 
+// LeaseExpiries returns when each of the leases keys in host_leases
+// expires; a key without a lease is not in the map. It reads them five
+// hundred at a time, outside any transaction.
+func (s *Store) LeaseExpiries(ctx context.Context, keys []string) (map[string]time.Time, error) {
+	out := make(map[string]time.Time, len(keys))
+	err := inChunks(keys, 500, func(args []any) error {
+		rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT host, expires_at FROM host_leases WHERE host IN (`+placeholders(len(args))+`)`), args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var (
+				key string
+				exp time.Time
+			)
+			if err := rows.Scan(&key, &exp); err != nil {
+				return err
+			}
+			out[key] = exp
+		}
+		return rows.Err()
+	})
+	if err != nil {
+		return nil, fmt.Errorf("db: leases: %w", err)
+	}
+	return out, nil
+}
+
 // LeaseExpiry returns when the lease key in host_leases expires, and
 // whether there is one (a read, outside any transaction).
 func (s *Store) LeaseExpiry(ctx context.Context, key string) (time.Time, bool, error) {

@@ -388,3 +388,42 @@ func TestPipelineEndCycle(t *testing.T) {
 		}
 	}
 }
+
+// TestLeaseExpiries checks the batched read of leases: each key's expiry,
+// none for a key without a lease, across more keys than one query takes.
+func TestLeaseExpiries(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		s := dbtest.OpenDSN(t, dsn)
+		ctx := context.Background()
+		now := db.Now()
+		var keys []string
+		if err := inWrite(t, s, func(tx db.WriteTx) error {
+			for i := range 700 {
+				key := fmt.Sprintf("cycle:s%d.example", i)
+				keys = append(keys, key)
+				if i%7 == 0 {
+					continue // no lease
+				}
+				if _, err := db.InsertLease(ctx, tx, key, "other", now.Add(time.Duration(i)*time.Millisecond), now); err != nil {
+					return err
+				}
+			}
+			return nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := s.LeaseExpiries(ctx, keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != 600 {
+			t.Errorf("%d leases read, want 600", len(got))
+		}
+		for i, key := range keys {
+			exp, held := got[key]
+			if held != (i%7 != 0) || held && !exp.Equal(now.Add(time.Duration(i)*time.Millisecond)) {
+				t.Errorf("%s: held %v until %v", key, held, exp)
+			}
+		}
+	})
+}
