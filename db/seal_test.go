@@ -11,6 +11,7 @@ import (
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 )
 
 // sealFixture writes a little of every sealed table, ids chosen with gaps
@@ -412,4 +413,31 @@ func TestSealVia(t *testing.T) {
 	if ps, rep := verify(t, s); len(ps) != 0 || rep.Rows != 1520 || rep.Blocks != 4 {
 		t.Errorf("verify: problems %+v, report %+v; want none, 1,520 rows in 4 blocks", ps, rep)
 	}
+}
+
+// TestSealerGap: the background sealer seals at a kick (SealSoon), but
+// kicks that come within a second of its last seal wait for that second
+// to pass, and then make one seal: the cycles of a crawl end together, and
+// a seal per cycle's end wrote a block each.
+func TestSealerGap(t *testing.T) {
+	s := dbtest.Open(t, "sqlite")
+	s.StartSealer(time.Hour, nil)
+	for range 10 {
+		insertFinalRequests(t, s, 1)
+		s.SealSoon()
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond)
+	// Within the first second: the first kick's seal only (a second one
+	// at most, if the first began before any row was there).
+	if n := len(blockRows(t, s)); n == 0 || n > 2 {
+		t.Errorf("%d blocks 0.5 s after ten kicks, want 1 (the first kick's seal; the others wait)", n)
+	}
+	testutil.Eventually(t, 5*time.Second, "the ten rows sealed", func() bool {
+		var sealed int64
+		for _, n := range blockRows(t, s) {
+			sealed += n
+		}
+		return sealed == 10
+	})
 }

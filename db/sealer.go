@@ -20,8 +20,8 @@ type sealer struct {
 }
 
 // StartSealer starts sealing in the background: every interval (zero means
-// DefaultSealEvery), whenever SealSoon asks, and a last time when Close is
-// called. A process that writes evidence starts one, so its rows are sealed
+// DefaultSealEvery), whenever SealSoon asks (at most once a second, or
+// once an interval if shorter), and a last time when Close is called. A process that writes evidence starts one, so its rows are sealed
 // within seconds and at the latest when it stops. Failures are logged to log
 // (nil means slog.Default()) and retried at the next turn. Calling it again
 // does nothing. It is safe for concurrent use.
@@ -55,9 +55,20 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 			if _, err := s.Seal(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("sealing the records failed; retrying later", "err", err)
 			}
+			// Kicks that come meanwhile wait for the gap (the last one
+			// is kept): the cycles of a crawl end together, and a seal
+			// per cycle's end wrote a block each.
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(min(interval, minSealGap)):
+			}
 		}
 	}()
 }
+
+// minSealGap is the least time between two seals of a background sealer.
+const minSealGap = time.Second
 
 // SealSoon asks the background sealer, if one runs, to seal now (at the end
 // of a crawl cycle, say). It never blocks.
