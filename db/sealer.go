@@ -21,8 +21,9 @@ type sealer struct {
 
 // StartSealer starts sealing in the background: every interval (zero means
 // DefaultSealEvery), whenever SealSoon asks (at most once a second, or
-// once an interval if shorter), and a last time when Close is called. A process that writes evidence starts one, so its rows are sealed
-// within seconds and at the latest when it stops. Failures are logged to log
+// once an interval if shorter), and a last time when Close is called. A
+// process that writes evidence starts one, so its rows are sealed within
+// seconds and at the latest when it stops. Failures are logged to log
 // (nil means slog.Default()) and retried at the next turn. Calling it again
 // does nothing. It is safe for concurrent use.
 func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
@@ -55,9 +56,9 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 			if _, err := s.Seal(ctx); err != nil && ctx.Err() == nil {
 				log.Warn("sealing the records failed; retrying later", "err", err)
 			}
-			// Kicks that come meanwhile wait for the gap (the last one
-			// is kept): the cycles of a crawl end together, and a seal
-			// per cycle's end wrote a block each.
+			// A kick that comes meanwhile waits for the gap (kicks
+			// coalesce into one): the cycles of a crawl end together,
+			// and a seal per cycle's end wrote a block each.
 			select {
 			case <-ctx.Done():
 				return
