@@ -172,104 +172,72 @@ func TestConfirmReservedAhead(t *testing.T) {
 	}
 }
 
-// TestStartTakesFirstHostLease checks that starting a site takes its
-// cycle's lease, opens the cycle and takes the start URL's host's lease in
-// one write on SQLite (the host is leased before any request), and that a
-// site visited recently is skipped with neither lease taken.
+// TestStartTakesFirstHostLease checks, on both engines, that starting a
+// site takes its cycle's lease, opens the cycle and takes the start URL's
+// host's lease in one write (the host is leased before any request), that
+// the cycle's end gives both back, that a site visited recently is skipped
+// with neither lease taken, and that a start host another crawler holds is
+// left to it: the cycle starts, the host waits.
 func TestStartTakesFirstHostLease(t *testing.T) {
-	ctx := context.Background()
-	s := dbtest.Open(t, "sqlite")
-	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	holders := func() map[string]string {
-		t.Helper()
-		var ls []db.HostLease
-		if err := s.DB.Find(&ls).Error; err != nil {
-			t.Fatal(err)
-		}
-		m := map[string]string{}
-		for _, l := range ls {
-			m[l.Host] = l.Holder
-		}
-		return m
-	}
-	r, res := c.startSite(ctx, Target{Site: "a.example", StartURL: "https://www.a.example/"}, nil)
-	if r == nil {
-		t.Fatalf("not started: %+v", res)
-	}
-	want := map[string]string{"cycle:a.example": c.holder, "www.a.example": c.holder}
-	if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("leases after the start %v, want %v", got, want)
-	}
-	if hs := r.hosts.m["www.a.example"]; hs == nil || !hs.leased || hs.leaseUntil.IsZero() {
-		t.Errorf("start host's state %+v, want leased", hs)
-	}
-	r.finish = func(SiteResult) {}
-	r.end(ctx, db.CycleDone, "test")
-	want = map[string]string{"cycle:a.example": "", "www.a.example": ""}
-	if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("leases after the end %v, want %v", got, want)
-	}
-	// Visited just now: skipped, nothing taken.
-	r, res = c.startSite(ctx, Target{Site: "a.example", StartURL: "https://www.a.example/"}, nil)
-	if r != nil || res.Status != SiteSkipped {
-		t.Fatalf("second start: %+v, want skipped", res)
-	}
-	if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("leases after a skipped start %v, want %v", got, want)
-	}
-}
-
-// TestStartCycleTakesFirstHostLease checks that a site's cycle starts
-// with the lease of its start URL's host taken in the same transaction, on
-// both engines (on PostgreSQL it was a transaction of its own, one write
-// more before the site's first request), and that a host another crawler
-// holds is left to it: the cycle starts, the host waits.
-func TestStartCycleTakesFirstHostLease(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := dbtest.OpenDSN(t, dsn)
-		fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-		c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Clock: fc, LeaseTTL: time.Minute,
-			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer c.Close()
-		holder := func(host string) string {
+		holders := func() map[string]string {
 			t.Helper()
-			var l db.HostLease
-			if err := c.withLeaseTx(ctx, func(tx db.WriteTx) (err error) {
-				l, err = db.ReadLease(ctx, tx, host)
-				return err
-			}); err != nil {
+			var ls []db.HostLease
+			if err := s.DB.Find(&ls).Error; err != nil {
 				t.Fatal(err)
 			}
-			return l.Holder
+			m := map[string]string{}
+			for _, l := range ls {
+				m[l.Host] = l.Holder
+			}
+			return m
 		}
-		first := c.hostState("www.a.example")
-		if _, err := c.startCycle(ctx, "a.example", nil, first); err != nil {
-			t.Fatal(err)
+		r, res := c.startSite(ctx, Target{Site: "a.example", StartURL: "https://www.a.example/"}, nil)
+		if r == nil {
+			t.Fatalf("not started: %+v", res)
 		}
-		if !first.leased || holder("www.a.example") != c.holder {
-			t.Errorf("after the cycle started: leased %v, the row's holder %q; want the host taken by %q", first.leased, holder("www.a.example"), c.holder)
+		want := map[string]string{"cycle:a.example": c.holder, "www.a.example": c.holder}
+		if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("leases after the start %v, want %v", got, want)
+		}
+		if hs := r.hosts.m["www.a.example"]; hs == nil || !hs.leased || hs.leaseUntil.IsZero() {
+			t.Errorf("start host's state %+v, want leased", hs)
+		}
+		r.finish = func(SiteResult) {}
+		r.end(ctx, db.CycleDone, "test")
+		want = map[string]string{"cycle:a.example": "", "www.a.example": ""}
+		if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("leases after the end %v, want %v", got, want)
+		}
+		// Visited just now: skipped, nothing taken.
+		r, res = c.startSite(ctx, Target{Site: "a.example", StartURL: "https://www.a.example/"}, nil)
+		if r != nil || res.Status != SiteSkipped {
+			t.Fatalf("second start: %+v, want skipped", res)
+		}
+		if got := holders(); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("leases after a skipped start %v, want %v", got, want)
 		}
 		// Another crawler holds the next site's start host.
+		now := db.Now()
 		if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
-			_, err := db.InsertLease(ctx, tx, "www.b.example", "other", fc.Now().Add(time.Hour), fc.Now())
+			_, err := db.InsertLease(ctx, tx, "www.b.example", "other", now.Add(time.Hour), now)
 			return err
 		}); err != nil {
 			t.Fatal(err)
 		}
-		first = c.hostState("www.b.example")
-		if _, err := c.startCycle(ctx, "b.example", nil, first); err != nil {
-			t.Fatal(err)
+		r, res = c.startSite(ctx, Target{Site: "b.example", StartURL: "https://www.b.example/"}, nil)
+		if r == nil {
+			t.Fatalf("b.example not started: %+v", res)
 		}
-		if first.leased || holder("www.b.example") != "other" {
-			t.Errorf("a host another crawler holds: leased %v, the row's holder %q; want left to other", first.leased, holder("www.b.example"))
+		if hs := r.hosts.m["www.b.example"]; hs == nil || hs.leased || holders()["www.b.example"] != "other" {
+			t.Errorf("a start host another crawler holds: state %+v, holder %q; want left to other", hs, holders()["www.b.example"])
 		}
 	})
 }

@@ -379,15 +379,7 @@ func TestSealVia(t *testing.T) {
 		if fail {
 			return errors.New("writer stopped")
 		}
-		tx, err := s.BeginWrite(ctx)
-		if err != nil {
-			return err
-		}
-		if err := f(tx); err != nil {
-			tx.Rollback()
-			return err
-		}
-		return tx.Commit()
+		return inWrite(t, s, f)
 	})
 	insertFinalRequests(t, s, 1500)
 	if b := seal(t, s); b == nil || b.ID != 2 {
