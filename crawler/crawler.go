@@ -225,11 +225,12 @@ type Crawler struct {
 	reserves   chan *writeOp // to the writers, taken first (reserveTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
-	unsealVia  func()      // gives the seal's block writes back to the store (SQLite)
-	leaseReads leaseReads  // the reads of cycle leases other crawlers hold (startCycle)
-	walDirty   atomic.Bool // the SQLite writer committed since the last checkpoint
-	walLong    atomic.Bool // the WAL is long: the writer should let it start over
-	writerIdle atomic.Bool // the SQLite writer found no caller waiting since the last checkpoint
+	unsealVia  func()        // gives the seal's block writes back to the store (SQLite)
+	leaseReads leaseReads    // the reads of cycle leases other crawlers hold (startCycle)
+	leaseConns chan struct{} // one token per lease transaction running (pgLeaseConns)
+	walDirty   atomic.Bool   // the SQLite writer committed since the last checkpoint
+	walLong    atomic.Bool   // the WAL is long: the writer should let it start over
+	writerIdle atomic.Bool   // the SQLite writer found no caller waiting since the last checkpoint
 
 	robotsMu sync.Mutex // guards robots
 	robots   map[string]*robotsEntry
@@ -302,6 +303,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
 	c.leaseReads.read = store.LeaseExpiries
+	c.leaseConns = make(chan struct{}, pgLeaseConns)
 	c.writes = make(chan *writeOp)
 	c.reserves = make(chan *writeOp)
 	c.writerDone = make(chan struct{})

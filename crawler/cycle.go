@@ -43,8 +43,13 @@ func cycleKey(site string) string { return "cycle:" + site }
 // taken in the same transaction when no other crawler holds it: one write
 // fewer before the site's first request. (On PostgreSQL this transaction
 // is one of its own, outside the writers' groups, like every other that
-// takes a host's lease: none of them holds the row long.)
-func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
+// takes a host's lease: none of them holds the row long. A site that is
+// due and whose lease no one holds, the usual case, starts in one
+// statement instead: startCycleLeased. Measured with BenchmarkCrawlFleet,
+// the transaction's six round trips made 1,000 sites' starts last 1.2-1.5
+// s, and their transactions held the connections the writers and the
+// policy's reads waited for.)
+func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (started *cycle, err error) {
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
 	// releases it, the site was just crawled (openCycle then says so);
@@ -54,35 +59,66 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 	var (
 		firstBusy time.Time
 		cy        *cycle
+		busy      time.Time
 	)
-	for {
-		// The cycle is opened in the lease's own transaction: one write
-		// fewer before a site's first request, and a site visited
-		// recently leaves its lease as it was.
-		var (
-			hostGot  bool
-			hostNext time.Time
-		)
-		asked := c.now()
-		_, busy, err := c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
-			hostGot = false
-			if cy, err = c.openCycle(ctx, tx, site); err != nil || first == nil || first.leased {
-				return err
-			}
-			hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL))
-			return err
-		})
-		if err != nil {
-			return nil, err
+	// On PostgreSQL a site that is due starts in one statement
+	// (startCycleLeased). When another crawler of the fleet holds its
+	// lease, a read shared with the other sites starting (leaseExpiry)
+	// says so, rather than a transaction that fails to take it.
+	// claimed is set when the statement took the site's lease without
+	// starting a cycle: the transaction below then judges the last one.
+	claimed := false
+	if c.pg {
+		cy, claimed, err = c.startCycleLeased(ctx, site, first)
+		if err != nil || cy != nil {
+			return cy, err
 		}
-		if busy.IsZero() {
-			if hostGot {
-				first.leased, first.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
-				if hostNext.After(first.nextAt) {
-					first.nextAt = hostNext
+		if !claimed {
+			if exp, held, err := c.leaseExpiry(ctx, cycleKey(site)); err == nil && held && exp.After(c.now()) {
+				busy = exp
+			}
+		}
+		defer func() {
+			if claimed && started == nil {
+				// Not started (visited recently, or an error): the lease
+				// taken for it is given back.
+				if err := c.release(context.WithoutCancel(ctx), cycleKey(site), time.Time{}); err != nil {
+					c.log.Warn("cycle lease not given back", "site", site, "err", err)
 				}
 			}
-			break
+		}()
+	}
+	for {
+		if busy.IsZero() {
+			// The cycle is opened in the lease's own transaction: one
+			// write fewer before a site's first request, and a site
+			// visited recently leaves its lease as it was.
+			var (
+				hostGot  bool
+				hostNext time.Time
+				err      error
+			)
+			asked := c.now()
+			_, busy, err = c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
+				hostGot = false
+				if cy, err = c.openCycle(ctx, tx, site); err != nil || first == nil || first.leased {
+					return err
+				}
+				hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL))
+				return err
+			})
+			if err != nil {
+				return nil, err
+			}
+			if busy.IsZero() {
+				if hostGot {
+					first.leased, first.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
+					if hostNext.After(first.nextAt) {
+						first.nextAt = hostNext
+					}
+				}
+				break
+			}
 		}
 		if !firstBusy.IsZero() && busy.After(firstBusy) {
 			return nil, &errSkip{"another crawler is on it"}
@@ -111,8 +147,45 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				break // released, or expired: try again
 			}
 		}
+		busy = time.Time{}
 	}
 	return cy, nil
+}
+
+// startCycleLeased starts the site's cycle on PostgreSQL with
+// db.StartCycleLeased, in one statement, when no one holds its lease and
+// its last cycle is neither running nor recent (a site's first cycle, and
+// its next once it is due): it returns the cycle, having leased first's
+// host with it when no one held that either. Otherwise it returns a nil
+// cycle, and whether it took the site's lease all the same (see
+// startCycle).
+func (c *Crawler) startCycleLeased(ctx context.Context, site string, first *hostState) (*cycle, bool, error) {
+	host := ""
+	if first != nil && !first.leased {
+		host = first.host
+	}
+	asked := c.now()
+	q := db.CycleStart{Site: site, LeaseKey: cycleKey(site), Holder: c.holder, Node: c.opts.Node, Host: host,
+		Now: asked, Expires: asked.Add(c.opts.LeaseTTL), Cutoff: asked.Add(-c.opts.RecrawlAfter),
+		Budget: Budget, DelayMS: c.opts.Delay.Milliseconds()}
+	var r db.CycleStarted
+	err := c.leaseStmt(ctx, func(tx db.WriteTx) (err error) {
+		r, err = db.StartCycleLeased(ctx, tx, q)
+		return err
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("crawler: %w", err)
+	}
+	if r.CycleID == 0 {
+		return nil, r.Leased, nil
+	}
+	if r.HostLeased {
+		first.leased, first.leaseUntil = true, q.Expires
+		if r.HostNext.After(first.nextAt) {
+			first.nextAt = r.HostNext
+		}
+	}
+	return &cycle{ID: r.CycleID, First: !r.HadCycle, Delay: c.opts.Delay, Budget: Budget}, false, nil
 }
 
 // untilNextSecond is the time until the next whole second on the

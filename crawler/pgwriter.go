@@ -20,6 +20,15 @@ const (
 	// PostgreSQL keeps the subtransactions of a transaction cheaply only
 	// up to 64.
 	pgMaxGroup = 48
+	// pgLeaseConns bounds the lease transactions (withLeaseTx) a crawler
+	// runs at once on PostgreSQL, of the pool's 16 connections (db.Open):
+	// the rest stay for the writers and for reads. Thousands of sites
+	// starting at once each open a cycle in a lease transaction; a fleet's
+	// second crawler finds half of them taken, some only after a wait for
+	// the other crawler's commit. Unbounded, they held every connection,
+	// and the writers (the sites' first reservations) and the policy's
+	// reads queued behind them for up to a second.
+	pgLeaseConns = 8
 )
 
 // startPGWriters starts the PostgreSQL writers; done is closed when they
@@ -143,6 +152,11 @@ func (c *Crawler) withLeaseTx(ctx context.Context, f func(tx db.WriteTx) error) 
 	if !c.pg {
 		return c.stateTx(ctx, f)
 	}
+	release, err := c.leaseConn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	tx, err := c.store.BeginWrite(ctx)
 	if err != nil {
 		return err
@@ -161,5 +175,21 @@ func (c *Crawler) leaseStmt(ctx context.Context, f func(tx db.WriteTx) error) er
 	if !c.pg {
 		return c.stateTx(ctx, f)
 	}
+	release, err := c.leaseConn(ctx)
+	if err != nil {
+		return err
+	}
+	defer release()
 	return f(c.store.AutoCommit())
+}
+
+// leaseConn takes one of the pgLeaseConns turns for a lease transaction
+// or statement on PostgreSQL, and returns the func that gives it back.
+func (c *Crawler) leaseConn(ctx context.Context) (func(), error) {
+	select {
+	case c.leaseConns <- struct{}{}:
+		return func() { <-c.leaseConns }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 }

@@ -617,8 +617,13 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 	if c.pg && then == nil {
 		// A lease no one has held yet is one INSERT: committed on its own,
 		// without a transaction around it.
+		release, err := c.leaseConn(ctx)
+		if err != nil {
+			return time.Time{}, time.Time{}, err
+		}
 		now := c.now()
 		ok, err := db.InsertLease(ctx, c.store.AutoCommit(), key, c.holder, now.Add(c.opts.LeaseTTL), now)
+		release()
 		if err != nil {
 			return time.Time{}, time.Time{}, fmt.Errorf("crawler: lease %s: %w", key, err)
 		}

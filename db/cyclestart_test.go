@@ -1,0 +1,173 @@
+package db_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/dbtest"
+)
+
+// TestStartCycleLeased checks the one-statement start of a site's cycle on
+// PostgreSQL in each case it meets: it takes a lease only when no one
+// holds it (new, or given back), starts a cycle only when it took the
+// lease and the last cycle is neither running nor recent, and leases the
+// host only with a cycle started; anything else is left as it was.
+func TestStartCycleLeased(t *testing.T) {
+	s := dbtest.Open(t, "postgres")
+	ctx := context.Background()
+	now := db.Now().Truncate(time.Millisecond)
+	auto := s.AutoCommit()
+	q := func(site, host string) db.CycleStart {
+		return db.CycleStart{Site: site, LeaseKey: "cycle:" + site, Holder: "me", Node: "n1", Host: host,
+			Now: now, Expires: now.Add(time.Minute), Cutoff: now.Add(-7 * 24 * time.Hour), Budget: 20, DelayMS: 1500}
+	}
+	start := func(t *testing.T, c db.CycleStart) db.CycleStarted {
+		t.Helper()
+		r, err := db.StartCycleLeased(ctx, auto, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	cycles := func(t *testing.T, site string) int {
+		t.Helper()
+		var n int
+		if err := auto.QueryRow(ctx, `SELECT COUNT(*) FROM crawl_cycles WHERE site = ?`, site).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	lease := func(t *testing.T, key string) db.HostLease {
+		t.Helper()
+		l, err := db.ReadLease(ctx, auto, key)
+		if err != nil {
+			t.Fatalf("lease %s: %v", key, err)
+		}
+		return l
+	}
+	exec := func(t *testing.T, sql string, args ...any) {
+		t.Helper()
+		if _, err := auto.Exec(ctx, sql, args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// cycle adds a cycle of site started at started, with status.
+	cycle := func(t *testing.T, site, status string, started time.Time) {
+		t.Helper()
+		id, err := db.InsertCycle(ctx, auto, site, "old", started, 20, 1000)
+		if err != nil {
+			t.Fatal(err)
+		}
+		exec(t, `UPDATE crawl_cycles SET status = ? WHERE id = ?`, status, id)
+	}
+	for _, site := range []string{"new.example", "again.example", "recent.example", "running.example", "taken.example", "hostbusy.example"} {
+		exec(t, `INSERT INTO sites (name, added_at) VALUES (?, ?)`, site, now)
+	}
+
+	t.Run("new site", func(t *testing.T) {
+		r := start(t, q("new.example", "www.new.example"))
+		if !r.Leased || r.CycleID == 0 || r.HadCycle || !r.HostLeased || !r.HostNext.Equal(now) {
+			t.Fatalf("got %+v, want the lease, a first cycle and the host leased from now", r)
+		}
+		var (
+			site, node, status string
+			budget, spent      int
+			delay              int64
+			started            time.Time
+		)
+		if err := auto.QueryRow(ctx, `SELECT site, node, status, budget, spent, delay_ms, started_at FROM crawl_cycles WHERE id = ?`, r.CycleID).
+			Scan(&site, &node, &status, &budget, &spent, &delay, &started); err != nil {
+			t.Fatal(err)
+		}
+		if site != "new.example" || node != "n1" || status != db.CycleRunning || budget != 20 || spent != 0 || delay != 1500 || !started.Equal(now) {
+			t.Errorf("cycle: %s %s %s budget %d spent %d delay %d started %s", site, node, status, budget, spent, delay, started)
+		}
+		for _, key := range []string{"cycle:new.example", "www.new.example"} {
+			if l := lease(t, key); l.Holder != "me" || !l.ExpiresAt.Equal(now.Add(time.Minute)) {
+				t.Errorf("lease %s: %+v, want held by me for a minute", key, l)
+			}
+		}
+		// Held (by this crawler, as by any other): nothing more is done.
+		if r := start(t, q("new.example", "www.new.example")); r.Leased || r.CycleID != 0 || r.HostLeased {
+			t.Errorf("again while held: %+v, want nothing", r)
+		}
+		if n := cycles(t, "new.example"); n != 1 {
+			t.Errorf("%d cycles, want 1", n)
+		}
+	})
+
+	t.Run("due again", func(t *testing.T) {
+		// Crawled two weeks ago; both leases given back, the host's with
+		// its next time.
+		cycle(t, "again.example", db.CycleDone, now.Add(-14*24*time.Hour))
+		hostNext := now.Add(3 * time.Second)
+		exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('cycle:again.example', '', ?, ?), ('again.example', '', ?, ?)`,
+			now.Add(-time.Hour), now.Add(-time.Hour), now.Add(-time.Hour), hostNext)
+		r := start(t, q("again.example", "again.example"))
+		if !r.Leased || r.CycleID == 0 || !r.HadCycle || !r.HostLeased || !r.HostNext.Equal(hostNext) {
+			t.Fatalf("got %+v, want the lease, a new cycle and the host from its next time %s", r, hostNext)
+		}
+		if n := cycles(t, "again.example"); n != 2 {
+			t.Errorf("%d cycles, want 2", n)
+		}
+	})
+
+	for _, c := range []struct {
+		site, status string
+		started      time.Time
+	}{
+		{"recent.example", db.CycleDone, now.Add(-time.Hour)},               // visited recently
+		{"running.example", db.CycleRunning, now.Add(-30 * 24 * time.Hour)}, // its crawler gave its lease back mid-cycle
+	} {
+		t.Run(c.site, func(t *testing.T) {
+			cycle(t, c.site, c.status, c.started)
+			exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, '', ?, ?)`, "cycle:"+c.site, now.Add(-time.Hour), now.Add(-time.Hour))
+			r := start(t, q(c.site, c.site))
+			if !r.Leased || r.CycleID != 0 || !r.HadCycle || r.HostLeased {
+				t.Fatalf("got %+v, want the lease taken and no cycle started (left for the crawler to judge)", r)
+			}
+			if n := cycles(t, c.site); n != 1 {
+				t.Errorf("%d cycles, want 1", n)
+			}
+			if _, err := db.ReadLease(ctx, auto, c.site); err == nil {
+				t.Error("host leased without a cycle")
+			}
+		})
+	}
+
+	t.Run("held by another crawler", func(t *testing.T) {
+		// Another live crawler, and one that stopped and left its lease
+		// to expire (taken over by the crawler's transaction, not here).
+		for _, exp := range []time.Time{now.Add(time.Minute), now.Add(-time.Minute)} {
+			exec(t, `DELETE FROM host_leases WHERE host = 'cycle:taken.example'`)
+			exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('cycle:taken.example', 'other', ?, ?)`, exp, now)
+			if r := start(t, q("taken.example", "taken.example")); r.Leased || r.CycleID != 0 || r.HostLeased {
+				t.Errorf("lease expiring at %s: got %+v, want nothing", exp, r)
+			}
+			if l := lease(t, "cycle:taken.example"); l.Holder != "other" || !l.ExpiresAt.Equal(exp) {
+				t.Errorf("lease changed: %+v", l)
+			}
+		}
+		if n := cycles(t, "taken.example"); n != 0 {
+			t.Errorf("%d cycles, want 0", n)
+		}
+	})
+
+	t.Run("host held by another crawler", func(t *testing.T) {
+		exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('hostbusy.example', 'other', ?, ?)`, now.Add(time.Minute), now)
+		r := start(t, q("hostbusy.example", "hostbusy.example"))
+		if !r.Leased || r.CycleID == 0 || r.HostLeased {
+			t.Fatalf("got %+v, want the cycle started without its host", r)
+		}
+		if l := lease(t, "hostbusy.example"); l.Holder != "other" {
+			t.Errorf("host lease taken from its holder: %+v", l)
+		}
+		// No start host: no host lease asked for.
+		exec(t, `INSERT INTO sites (name, added_at) VALUES ('nohost.example', ?)`, now)
+		if r := start(t, q("nohost.example", "")); r.CycleID == 0 || r.HostLeased {
+			t.Errorf("without a host: %+v", r)
+		}
+	})
+}
