@@ -142,9 +142,14 @@ type CycleStarted struct {
 // startCycleSQL is StartCycleLeased's statement (PostgreSQL): the cycle
 // lease when no one holds it; a new cycle when it got the lease and the
 // site's last cycle is neither running nor recent; the host's lease when
-// it started the cycle and no one holds that.
+// it started the cycle and no one holds that. A cycle lease someone holds
+// is found by a read first: the conflict of an INSERT would lock its row,
+// which makes the statement a write that waits for its commit's flush (a
+// fleet's second crawler meets half the crawl list so), and hides the row
+// from its holder's renewal (db.RenewLeases skips locked rows).
 const startCycleSQL = `WITH lease AS (
-	INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?::text, ?::text, ?::timestamptz, ?::timestamptz)
+	INSERT INTO host_leases (host, holder, expires_at, next_at) SELECT ?::text, ?::text, ?::timestamptz, ?::timestamptz
+	WHERE NOT EXISTS (SELECT 1 FROM host_leases WHERE host = ?::text AND holder <> '')
 	ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE host_leases.holder = ''
 	RETURNING 1
 ), last AS (
@@ -178,7 +183,7 @@ func StartCycleLeased(ctx context.Context, tx WriteTx, q CycleStart) (CycleStart
 		next *time.Time
 	)
 	err := tx.QueryRow(ctx, startCycleSQL,
-		q.LeaseKey, q.Holder, q.Expires, q.Now,
+		q.LeaseKey, q.Holder, q.Expires, q.Now, q.LeaseKey,
 		q.Site,
 		q.Site, q.Node, q.Now, CycleRunning, q.Budget, q.DelayMS, CycleRunning, q.Cutoff,
 		q.Host, q.Holder, q.Expires, q.Now, q.Host,

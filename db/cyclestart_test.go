@@ -153,6 +153,23 @@ func TestStartCycleLeased(t *testing.T) {
 		if n := cycles(t, "taken.example"); n != 0 {
 			t.Errorf("%d cycles, want 0", n)
 		}
+		// A lease someone holds is read, not locked: the statement does
+		// not wait for a transaction that holds its row (its holder's
+		// renewal, say).
+		exec(t, `UPDATE host_leases SET expires_at = ? WHERE host = 'cycle:taken.example'`, now.Add(time.Minute))
+		tx, err := s.BeginWrite(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		if _, err := tx.Exec(ctx, `SELECT holder FROM host_leases WHERE host = 'cycle:taken.example' FOR UPDATE`); err != nil {
+			t.Fatal(err)
+		}
+		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		defer cancel()
+		if r, err := db.StartCycleLeased(tctx, auto, q("taken.example", "taken.example")); err != nil || r.Leased {
+			t.Errorf("while its row is locked: %+v, %v; want nothing, at once", r, err)
+		}
 	})
 
 	t.Run("host held by another crawler", func(t *testing.T) {
