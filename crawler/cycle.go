@@ -49,7 +49,7 @@ func cycleKey(site string) string { return "cycle:" + site }
 // the transaction's six round trips made 1,000 sites' starts last 1.2-1.5
 // s, and their transactions held the connections the writers and the
 // policy's reads waited for.)
-func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (started *cycle, err error) {
+func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
 	// releases it, the site was just crawled (openCycle then says so);
@@ -65,28 +65,14 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 	// (startCycleLeased). When another crawler of the fleet holds its
 	// lease, a read shared with the other sites starting (leaseExpiry)
 	// says so, rather than a transaction that fails to take it.
-	// claimed is set when the statement took the site's lease without
-	// starting a cycle: the transaction below then judges the last one.
-	claimed := false
 	if c.pg {
-		cy, claimed, err = c.startCycleLeased(ctx, site, first)
+		cy, err := c.startCycleLeased(ctx, site, first)
 		if err != nil || cy != nil {
 			return cy, err
 		}
-		if !claimed {
-			if exp, held, err := c.leaseExpiry(ctx, cycleKey(site)); err == nil && held && exp.After(c.now()) {
-				busy = exp
-			}
+		if exp, held, err := c.leaseExpiry(ctx, cycleKey(site)); err == nil && held && exp.After(c.now()) {
+			busy = exp
 		}
-		defer func() {
-			if claimed && started == nil {
-				// Not started (visited recently, or an error): the lease
-				// taken for it is given back.
-				if err := c.release(context.WithoutCancel(ctx), cycleKey(site), time.Time{}); err != nil {
-					c.log.Warn("cycle lease not given back", "site", site, "err", err)
-				}
-			}
-		}()
 	}
 	for {
 		if busy.IsZero() {
@@ -157,9 +143,8 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 // its last cycle is neither running nor recent (a site's first cycle, and
 // its next once it is due): it returns the cycle, having leased first's
 // host with it when no one held that either. Otherwise it returns a nil
-// cycle, and whether it took the site's lease all the same (see
-// startCycle).
-func (c *Crawler) startCycleLeased(ctx context.Context, site string, first *hostState) (*cycle, bool, error) {
+// cycle, and has changed nothing.
+func (c *Crawler) startCycleLeased(ctx context.Context, site string, first *hostState) (*cycle, error) {
 	host := ""
 	if first != nil && !first.leased {
 		host = first.host
@@ -174,10 +159,10 @@ func (c *Crawler) startCycleLeased(ctx context.Context, site string, first *host
 		return err
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("crawler: %w", err)
+		return nil, fmt.Errorf("crawler: %w", err)
 	}
 	if r.CycleID == 0 {
-		return nil, r.Leased, nil
+		return nil, nil
 	}
 	if r.HostLeased {
 		first.leased, first.leaseUntil = true, q.Expires
@@ -185,7 +170,7 @@ func (c *Crawler) startCycleLeased(ctx context.Context, site string, first *host
 			first.nextAt = r.HostNext
 		}
 	}
-	return &cycle{ID: r.CycleID, First: !r.HadCycle, Delay: c.opts.Delay, Budget: Budget}, false, nil
+	return &cycle{ID: r.CycleID, First: !r.HadCycle, Delay: c.opts.Delay, Budget: Budget}, nil
 }
 
 // untilNextSecond is the time until the next whole second on the

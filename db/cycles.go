@@ -132,32 +132,33 @@ type CycleStart struct {
 
 // CycleStarted is what StartCycleLeased did.
 type CycleStarted struct {
-	Leased     bool      // it took the cycle lease (a new one, or one given back)
-	CycleID    int64     // the cycle it started, or 0
+	CycleID    int64     // the cycle it started, or 0 when it did nothing
 	HadCycle   bool      // the site had a cycle before
 	HostLeased bool      // it took the host's lease (a new one, or one given back)
 	HostNext   time.Time // when HostLeased: the lease's next_at
 }
 
-// startCycleSQL is StartCycleLeased's statement (PostgreSQL): the cycle
-// lease when no one holds it; a new cycle when it got the lease and the
-// site's last cycle is neither running nor recent; the host's lease when
-// it started the cycle and no one holds that. A cycle lease someone holds
-// is found by a read first: the conflict of an INSERT would lock its row,
-// which makes the statement a write that waits for its commit's flush (a
-// fleet's second crawler meets half the crawl list so), and hides the row
-// from its holder's renewal (db.RenewLeases skips locked rows).
-const startCycleSQL = `WITH lease AS (
+// startCycleSQL is StartCycleLeased's statement (PostgreSQL). When the
+// site is due (its last cycle neither running nor recent) and no one
+// holds its cycle lease, it takes the lease and starts a cycle, and takes
+// the start host's lease when no one holds that. A cycle lease someone
+// holds is found by a read first: the conflict of an INSERT would lock
+// its row, which makes the statement a write that waits for its commit's
+// flush (a fleet's second crawler meets half the crawl list so), and
+// hides the row from its holder's renewal (db.RenewLeases skips locked
+// rows).
+const startCycleSQL = `WITH last AS (
+	SELECT status, started_at FROM crawl_cycles WHERE site = ?::text ORDER BY id DESC LIMIT 1
+), lease AS (
 	INSERT INTO host_leases (host, holder, expires_at, next_at) SELECT ?::text, ?::text, ?::timestamptz, ?::timestamptz
-	WHERE NOT EXISTS (SELECT 1 FROM host_leases WHERE host = ?::text AND holder <> '')
+	WHERE NOT EXISTS (SELECT 1 FROM last WHERE status = ?::text OR started_at > ?::timestamptz)
+	AND NOT EXISTS (SELECT 1 FROM host_leases WHERE host = ?::text AND holder <> '')
 	ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE host_leases.holder = ''
 	RETURNING 1
-), last AS (
-	SELECT status, started_at FROM crawl_cycles WHERE site = ?::text ORDER BY id DESC LIMIT 1
 ), ins AS (
 	INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
 	SELECT ?::text, ?::text, ?::timestamptz, ?::text, ?::integer, 0, ?::bigint, ''
-	WHERE EXISTS (SELECT 1 FROM lease) AND NOT EXISTS (SELECT 1 FROM last WHERE status = ?::text OR started_at > ?::timestamptz)
+	WHERE EXISTS (SELECT 1 FROM lease)
 	RETURNING id
 ), host AS (
 	INSERT INTO host_leases (host, holder, expires_at, next_at)
@@ -165,29 +166,27 @@ const startCycleSQL = `WITH lease AS (
 	ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE host_leases.holder = ''
 	RETURNING next_at
 )
-SELECT EXISTS (SELECT 1 FROM lease), COALESCE((SELECT id FROM ins), 0), EXISTS (SELECT 1 FROM last),
-	EXISTS (SELECT 1 FROM host), (SELECT next_at FROM host)`
+SELECT COALESCE((SELECT id FROM ins), 0), EXISTS (SELECT 1 FROM last), EXISTS (SELECT 1 FROM host), (SELECT next_at FROM host)`
 
 // StartCycleLeased starts the cycle of a site that is due, with its lease
 // and its start host's, in one statement on PostgreSQL (a round trip and a
 // commit, where the transaction of takeLease and openCycle costs six round
-// trips). It does only what needs no judgement: it takes a lease only when
-// no one holds it (not one a stopped crawler left to expire), and starts a
-// cycle only when it took the lease and the site's last cycle is neither
-// running nor started after q.Cutoff. Whatever it did not do is left for
-// that transaction; a lease it took without starting a cycle is held by
-// q.Holder. tx is committed on its own (Store.AutoCommit).
+// trips). It does only what needs no judgement: when the site's last cycle
+// is running or started after q.Cutoff, or someone holds its lease (even
+// one a stopped crawler left to expire), it does nothing, and leaves the
+// site to that transaction; it takes the host's lease only when no one
+// holds it. tx is committed on its own (Store.AutoCommit).
 func StartCycleLeased(ctx context.Context, tx WriteTx, q CycleStart) (CycleStarted, error) {
 	var (
 		r    CycleStarted
 		next *time.Time
 	)
 	err := tx.QueryRow(ctx, startCycleSQL,
-		q.LeaseKey, q.Holder, q.Expires, q.Now, q.LeaseKey,
 		q.Site,
-		q.Site, q.Node, q.Now, CycleRunning, q.Budget, q.DelayMS, CycleRunning, q.Cutoff,
+		q.LeaseKey, q.Holder, q.Expires, q.Now, CycleRunning, q.Cutoff, q.LeaseKey,
+		q.Site, q.Node, q.Now, CycleRunning, q.Budget, q.DelayMS,
 		q.Host, q.Holder, q.Expires, q.Now, q.Host,
-	).Scan(&r.Leased, &r.CycleID, &r.HadCycle, &r.HostLeased, &next)
+	).Scan(&r.CycleID, &r.HadCycle, &r.HostLeased, &next)
 	if err != nil {
 		return CycleStarted{}, fmt.Errorf("db: start cycle of %s: %w", q.Site, err)
 	}

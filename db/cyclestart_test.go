@@ -10,9 +10,9 @@ import (
 )
 
 // TestStartCycleLeased checks the one-statement start of a site's cycle on
-// PostgreSQL in each case it meets: it takes a lease only when no one
-// holds it (new, or given back), starts a cycle only when it took the
-// lease and the last cycle is neither running nor recent, and leases the
+// PostgreSQL in each case it meets: it starts a cycle, with the site's
+// lease, only when the site is due (its last cycle neither running nor
+// recent) and no one holds the lease (new, or given back), and leases the
 // host only with a cycle started; anything else is left as it was.
 func TestStartCycleLeased(t *testing.T) {
 	s := dbtest.Open(t, "postgres")
@@ -68,7 +68,7 @@ func TestStartCycleLeased(t *testing.T) {
 
 	t.Run("new site", func(t *testing.T) {
 		r := start(t, q("new.example", "www.new.example"))
-		if !r.Leased || r.CycleID == 0 || r.HadCycle || !r.HostLeased || !r.HostNext.Equal(now) {
+		if r.CycleID == 0 || r.HadCycle || !r.HostLeased || !r.HostNext.Equal(now) {
 			t.Fatalf("got %+v, want the lease, a first cycle and the host leased from now", r)
 		}
 		var (
@@ -90,7 +90,7 @@ func TestStartCycleLeased(t *testing.T) {
 			}
 		}
 		// Held (by this crawler, as by any other): nothing more is done.
-		if r := start(t, q("new.example", "www.new.example")); r.Leased || r.CycleID != 0 || r.HostLeased {
+		if r := start(t, q("new.example", "www.new.example")); r.CycleID != 0 || r.HostLeased {
 			t.Errorf("again while held: %+v, want nothing", r)
 		}
 		if n := cycles(t, "new.example"); n != 1 {
@@ -106,7 +106,7 @@ func TestStartCycleLeased(t *testing.T) {
 		exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('cycle:again.example', '', ?, ?), ('again.example', '', ?, ?)`,
 			now.Add(-time.Hour), now.Add(-time.Hour), now.Add(-time.Hour), hostNext)
 		r := start(t, q("again.example", "again.example"))
-		if !r.Leased || r.CycleID == 0 || !r.HadCycle || !r.HostLeased || !r.HostNext.Equal(hostNext) {
+		if r.CycleID == 0 || !r.HadCycle || !r.HostLeased || !r.HostNext.Equal(hostNext) {
 			t.Fatalf("got %+v, want the lease, a new cycle and the host from its next time %s", r, hostNext)
 		}
 		if n := cycles(t, "again.example"); n != 2 {
@@ -125,8 +125,11 @@ func TestStartCycleLeased(t *testing.T) {
 			cycle(t, c.site, c.status, c.started)
 			exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, '', ?, ?)`, "cycle:"+c.site, now.Add(-time.Hour), now.Add(-time.Hour))
 			r := start(t, q(c.site, c.site))
-			if !r.Leased || r.CycleID != 0 || !r.HadCycle || r.HostLeased {
-				t.Fatalf("got %+v, want the lease taken and no cycle started (left for the crawler to judge)", r)
+			if r.CycleID != 0 || !r.HadCycle || r.HostLeased {
+				t.Fatalf("got %+v, want nothing done (left for the crawler to judge)", r)
+			}
+			if l := lease(t, "cycle:"+c.site); l.Holder != "" || !l.ExpiresAt.Equal(now.Add(-time.Hour)) {
+				t.Errorf("lease changed: %+v", l)
 			}
 			if n := cycles(t, c.site); n != 1 {
 				t.Errorf("%d cycles, want 1", n)
@@ -143,7 +146,7 @@ func TestStartCycleLeased(t *testing.T) {
 		for _, exp := range []time.Time{now.Add(time.Minute), now.Add(-time.Minute)} {
 			exec(t, `DELETE FROM host_leases WHERE host = 'cycle:taken.example'`)
 			exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('cycle:taken.example', 'other', ?, ?)`, exp, now)
-			if r := start(t, q("taken.example", "taken.example")); r.Leased || r.CycleID != 0 || r.HostLeased {
+			if r := start(t, q("taken.example", "taken.example")); r.CycleID != 0 || r.HostLeased {
 				t.Errorf("lease expiring at %s: got %+v, want nothing", exp, r)
 			}
 			if l := lease(t, "cycle:taken.example"); l.Holder != "other" || !l.ExpiresAt.Equal(exp) {
@@ -167,7 +170,7 @@ func TestStartCycleLeased(t *testing.T) {
 		}
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		if r, err := db.StartCycleLeased(tctx, auto, q("taken.example", "taken.example")); err != nil || r.Leased {
+		if r, err := db.StartCycleLeased(tctx, auto, q("taken.example", "taken.example")); err != nil || r.CycleID != 0 {
 			t.Errorf("while its row is locked: %+v, %v; want nothing, at once", r, err)
 		}
 	})
@@ -175,7 +178,7 @@ func TestStartCycleLeased(t *testing.T) {
 	t.Run("host held by another crawler", func(t *testing.T) {
 		exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('hostbusy.example', 'other', ?, ?)`, now.Add(time.Minute), now)
 		r := start(t, q("hostbusy.example", "hostbusy.example"))
-		if !r.Leased || r.CycleID == 0 || r.HostLeased {
+		if r.CycleID == 0 || r.HostLeased {
 			t.Fatalf("got %+v, want the cycle started without its host", r)
 		}
 		if l := lease(t, "hostbusy.example"); l.Holder != "other" {
