@@ -182,10 +182,7 @@ func TestStartTakesFirstHostLease(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		s := dbtest.OpenDSN(t, dsn)
-		c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-		if err != nil {
-			t.Fatal(err)
-		}
+		c := newTestCrawler(t, s)
 		defer c.Close()
 		holders := func() map[string]string {
 			t.Helper()
@@ -249,10 +246,7 @@ func TestStartTakesFirstHostLease(t *testing.T) {
 func TestLeaseReadsCoalesce(t *testing.T) {
 	ctx := context.Background()
 	s := dbtest.Open(t, "sqlite")
-	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCrawler(t, s)
 	defer c.Close()
 	now := db.Now()
 	if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {

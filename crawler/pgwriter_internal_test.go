@@ -35,15 +35,12 @@ func testPGGroupRefusals(t *testing.T, pipelined bool) {
 	dsn := dbtest.DSN(t, "postgres")
 	ctx := context.Background()
 	s := dbtest.OpenDSN(t, dsn)
-	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCrawler(t, s)
 	defer c.Close()
 	now := c.now()
 	expires := now.Add(time.Minute)
 	var open, spent int64
-	err = c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+	err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
 		for host, holder := range map[string]string{"a.test": c.holder, "b.test": "other", "c.test": c.holder, "d.test": c.holder} {
 			if _, err := db.InsertLease(ctx, tx, host, holder, expires, now); err != nil {
 				return err

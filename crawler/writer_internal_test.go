@@ -125,10 +125,7 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c, err := New(ctx, s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newTestCrawler(t, s)
 	defer c.Close()
 	add := func(name string, fail error) error {
 		return c.withTx(ctx, func(tx db.WriteTx) error {
@@ -776,4 +773,15 @@ func sendWrite(t *testing.T, to chan *writeOp, op *writeOp) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the writer took no caller")
 	}
+}
+
+// newTestCrawler is a crawler on s with the default options, node "t" and
+// a silent log; the caller closes it (before s).
+func newTestCrawler(t *testing.T, s *db.Store) *Crawler {
+	t.Helper()
+	c, err := New(context.Background(), s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

@@ -2,8 +2,6 @@ package db
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 )
@@ -225,15 +223,12 @@ func (s *Store) LeaseExpiries(ctx context.Context, keys []string) (map[string]ti
 }
 
 // LeaseExpiry returns when the lease key in host_leases expires, and
-// whether there is one (a read, outside any transaction).
+// whether there is one (LeaseExpiries for one key).
 func (s *Store) LeaseExpiry(ctx context.Context, key string) (time.Time, bool, error) {
-	var exp time.Time
-	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT expires_at FROM host_leases WHERE host = ?`), key).Scan(&exp)
-	if errors.Is(err, sql.ErrNoRows) {
-		return time.Time{}, false, nil
-	}
+	exp, err := s.LeaseExpiries(ctx, []string{key})
 	if err != nil {
-		return time.Time{}, false, fmt.Errorf("db: lease: %w", err)
+		return time.Time{}, false, err
 	}
-	return exp, true, nil
+	t, held := exp[key]
+	return t, held, nil
 }
