@@ -227,6 +227,7 @@ type Crawler struct {
 	stopWriter context.CancelFunc
 	unsealVia  func()        // gives the seal's block writes back to the store (SQLite)
 	leaseReads leaseReads    // the reads of cycle leases other crawlers hold (startCycle)
+	starts     cycleStarts   // the starts of due sites waiting for a batch (PostgreSQL: startCycleLeased)
 	leaseConns chan struct{} // one token per lease transaction running (pgLeaseConns)
 	walDirty   atomic.Bool   // the SQLite writer committed since the last checkpoint
 	walLong    atomic.Bool   // the WAL is long: the writer should let it start over

@@ -112,25 +112,33 @@ func endCycleSQL(status string) string {
 	return `UPDATE crawl_cycles SET status = ?, finished_at = ?, reason = ?, links_found = '' WHERE id = ? AND status = ?`
 }
 
-// CycleStart is what StartCycleLeased needs to start a site's cycle.
-type CycleStart struct {
-	Site     string
-	LeaseKey string // the site's cycle lease (the crawler's "cycle:SITE")
-	Holder   string // the crawler taking it
-	Node     string // the cycle's crawler node
-	// Host is the start URL's host, leased with the cycle when free; ""
-	// for none.
-	Host    string
-	Now     time.Time // the cycle's start, and a new lease's next_at
-	Expires time.Time // when the leases taken expire unless renewed
+// CycleStarts is a batch of StartCyclesLeased: the sites to start, and
+// what their cycles and leases share.
+type CycleStarts struct {
+	Holder string // the crawler taking the leases
+	Node   string // the cycles' crawler node
+	// Now is the cycles' start, and a new lease's next_at.
+	Now time.Time
+	// Expires is when the leases taken expire unless renewed.
+	Expires time.Time
 	// Cutoff is Now less the recrawl interval: a site whose last cycle
 	// started after it was visited recently.
 	Cutoff  time.Time
 	Budget  int
 	DelayMS int64
+	Sites   []CycleSite
 }
 
-// CycleStarted is what StartCycleLeased did.
+// CycleSite is one site of CycleStarts.
+type CycleSite struct {
+	Site     string
+	LeaseKey string // the site's cycle lease (the crawler's "cycle:SITE")
+	// Host is the start URL's host, leased with the cycle when free; ""
+	// for none.
+	Host string
+}
+
+// CycleStarted is what StartCyclesLeased did for one site.
 type CycleStarted struct {
 	CycleID    int64     // the cycle it started, or 0 when it did nothing
 	HadCycle   bool      // the site had a cycle before
@@ -138,60 +146,112 @@ type CycleStarted struct {
 	HostNext   time.Time // when HostLeased: the lease's next_at
 }
 
-// startCycleSQL is StartCycleLeased's statement (PostgreSQL). When the
-// site is due (its last cycle neither running nor recent) and no one
-// holds its cycle lease, it takes the lease and starts a cycle, and takes
-// the start host's lease when no one holds that. A cycle lease someone
-// holds is found by a read first: the conflict of an INSERT would lock
-// its row, which makes the statement a write that waits for its commit's
-// flush (a fleet's second crawler meets half the crawl list so), and
-// hides the row from its holder's renewal (db.RenewLeases skips locked
-// rows).
-const startCycleSQL = `WITH last AS (
-	SELECT status, started_at FROM crawl_cycles WHERE site = ?::text ORDER BY id DESC LIMIT 1
+// startCyclesSQL is StartCyclesLeased's statement (PostgreSQL). For each
+// site of the batch ($1 sites, $2 their cycle leases, $3 their start
+// hosts) that is due (its last cycle neither running nor recent) and
+// whose cycle lease no one holds, it takes the lease and starts a cycle,
+// and takes the start host's lease when no one holds that; it returns a
+// row per site, in the batch's order.
+//
+// A cycle lease someone holds is found by a read first: the conflict of
+// an INSERT would lock its row, which makes the statement a write that
+// waits for its commit's flush (a fleet's second crawler meets half the
+// crawl list so), and hides the row from its holder's renewal
+// (db.RenewLeases skips locked rows). The leases are inserted in the
+// order of their keys, cycle leases first: two crawlers' batches that
+// meet on the same new leases wait for each other in one order, never in
+// a cycle (a deadlock).
+const startCyclesSQL = `WITH q AS (
+	SELECT * FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS q(site, lease_key, host, i)
+), last AS (
+	SELECT q.i, l.status, l.started_at FROM q CROSS JOIN LATERAL (
+		SELECT status, started_at FROM crawl_cycles WHERE crawl_cycles.site = q.site ORDER BY id DESC LIMIT 1) l
+), due AS (
+	SELECT q.* FROM q
+	WHERE NOT EXISTS (SELECT 1 FROM last WHERE last.i = q.i AND (last.status = $4::text OR last.started_at > $5::timestamptz))
+	AND NOT EXISTS (SELECT 1 FROM host_leases WHERE host_leases.host = q.lease_key AND host_leases.holder <> '')
 ), lease AS (
-	INSERT INTO host_leases (host, holder, expires_at, next_at) SELECT ?::text, ?::text, ?::timestamptz, ?::timestamptz
-	WHERE NOT EXISTS (SELECT 1 FROM last WHERE status = ?::text OR started_at > ?::timestamptz)
-	AND NOT EXISTS (SELECT 1 FROM host_leases WHERE host = ?::text AND holder <> '')
+	INSERT INTO host_leases (host, holder, expires_at, next_at)
+	SELECT lease_key, $6::text, $7::timestamptz, $8::timestamptz FROM due ORDER BY lease_key
 	ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE host_leases.holder = ''
-	RETURNING 1
+	RETURNING host
 ), ins AS (
 	INSERT INTO crawl_cycles (site, node, started_at, status, budget, spent, delay_ms, reason)
-	SELECT ?::text, ?::text, ?::timestamptz, ?::text, ?::integer, 0, ?::bigint, ''
-	WHERE EXISTS (SELECT 1 FROM lease)
-	RETURNING id
+	SELECT due.site, $9::text, $8::timestamptz, $4::text, $10::integer, 0, $11::bigint, '' FROM due JOIN lease ON lease.host = due.lease_key
+	ORDER BY due.i
+	RETURNING id, site
 ), host AS (
 	INSERT INTO host_leases (host, holder, expires_at, next_at)
-	SELECT ?::text, ?::text, ?::timestamptz, ?::timestamptz WHERE EXISTS (SELECT 1 FROM ins) AND ?::text <> ''
+	SELECT due.host, $6::text, $7::timestamptz, $8::timestamptz FROM due JOIN ins ON ins.site = due.site WHERE due.host <> ''
+	ORDER BY due.host
 	ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at WHERE host_leases.holder = ''
-	RETURNING next_at
+	RETURNING host, next_at
 )
-SELECT COALESCE((SELECT id FROM ins), 0), EXISTS (SELECT 1 FROM last), EXISTS (SELECT 1 FROM host), (SELECT next_at FROM host)`
+SELECT q.i, COALESCE(ins.id, 0), EXISTS (SELECT 1 FROM last WHERE last.i = q.i), host.next_at
+FROM q LEFT JOIN ins ON ins.site = q.site LEFT JOIN host ON ins.id IS NOT NULL AND host.host = q.host
+ORDER BY q.i`
 
-// StartCycleLeased starts the cycle of a site that is due, with its lease
-// and its start host's, in one statement on PostgreSQL (a round trip and a
-// commit, where the transaction of takeLease and openCycle costs six round
-// trips). It does only what needs no judgement: when the site's last cycle
-// is running or started after q.Cutoff, or someone holds its lease (even
-// one a stopped crawler left to expire), it does nothing, and leaves the
-// site to that transaction; it takes the host's lease only when no one
-// holds it. tx is committed on its own (Store.AutoCommit).
-func StartCycleLeased(ctx context.Context, tx WriteTx, q CycleStart) (CycleStarted, error) {
-	var (
-		r    CycleStarted
-		next *time.Time
-	)
-	err := tx.QueryRow(ctx, startCycleSQL,
-		q.Site,
-		q.LeaseKey, q.Holder, q.Expires, q.Now, CycleRunning, q.Cutoff, q.LeaseKey,
-		q.Site, q.Node, q.Now, CycleRunning, q.Budget, q.DelayMS,
-		q.Host, q.Holder, q.Expires, q.Now, q.Host,
-	).Scan(&r.CycleID, &r.HadCycle, &r.HostLeased, &next)
+// StartCyclesLeased starts the cycles of the sites of b that are due,
+// each with its lease and its start host's, in one statement on
+// PostgreSQL, committed on its own: a round trip and a commit for the
+// batch, where the transaction of takeLease and openCycle costs six round
+// trips a site. It does only what needs no judgement: when a site's last
+// cycle is running or started after b.Cutoff, or someone holds its lease
+// (even one a stopped crawler left to expire), it does nothing for that
+// site, and leaves it to that transaction; it takes a host's lease only
+// when no one holds it. It returns what it did for each site, in b's
+// order. The sites of a batch must be distinct; a host named by two is
+// leased (if at all) with the first.
+func (s *Store) StartCyclesLeased(ctx context.Context, b CycleStarts) ([]CycleStarted, error) {
+	if s.Dialect != Postgres {
+		return nil, fmt.Errorf("db: start cycles: PostgreSQL only")
+	}
+	sites := make([]string, len(b.Sites))
+	keys := make([]string, len(b.Sites))
+	hosts := make([]string, len(b.Sites))
+	seen := make(map[string]bool, 2*len(b.Sites))
+	for i, c := range b.Sites {
+		if seen["s:"+c.Site] || seen["k:"+c.LeaseKey] {
+			return nil, fmt.Errorf("db: start cycles: %s twice in a batch", c.Site)
+		}
+		seen["s:"+c.Site], seen["k:"+c.LeaseKey] = true, true
+		sites[i], keys[i] = c.Site, c.LeaseKey
+		if c.Host != "" && !seen["h:"+c.Host] {
+			seen["h:"+c.Host] = true
+			hosts[i] = c.Host
+		}
+	}
+	out := make([]CycleStarted, len(b.Sites))
+	rows, err := s.SQL.QueryContext(ctx, startCyclesSQL, sites, keys, hosts,
+		CycleRunning, b.Cutoff, b.Holder, b.Expires, b.Now, b.Node, b.Budget, b.DelayMS)
 	if err != nil {
-		return CycleStarted{}, fmt.Errorf("db: start cycle of %s: %w", q.Site, err)
+		return nil, fmt.Errorf("db: start cycles: %w", err)
 	}
-	if next != nil {
-		r.HostNext = *next
+	defer rows.Close()
+	n := 0
+	for rows.Next() {
+		var (
+			i    int
+			r    CycleStarted
+			next *time.Time
+		)
+		if err := rows.Scan(&i, &r.CycleID, &r.HadCycle, &next); err != nil {
+			return nil, fmt.Errorf("db: start cycles: %w", err)
+		}
+		if i < 1 || i > len(out) {
+			return nil, fmt.Errorf("db: start cycles: row %d of %d", i, len(out))
+		}
+		if next != nil {
+			r.HostLeased, r.HostNext = true, *next
+		}
+		out[i-1] = r
+		n++
 	}
-	return r, nil
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: start cycles: %w", err)
+	}
+	if n != len(out) {
+		return nil, fmt.Errorf("db: start cycles: %d rows for %d sites", n, len(out))
+	}
+	return out, nil
 }

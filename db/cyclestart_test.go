@@ -9,27 +9,38 @@ import (
 	"github.com/lohisoft/lohibot/internal/dbtest"
 )
 
-// TestStartCycleLeased checks the one-statement start of a site's cycle on
-// PostgreSQL in each case it meets: it starts a cycle, with the site's
-// lease, only when the site is due (its last cycle neither running nor
-// recent) and no one holds the lease (new, or given back), and leases the
-// host only with a cycle started; anything else is left as it was.
-func TestStartCycleLeased(t *testing.T) {
+// TestStartCyclesLeased checks the one-statement start of sites' cycles on
+// PostgreSQL in each case it meets, a site alone and sites together: it
+// starts a cycle, with the site's lease, only when the site is due (its
+// last cycle neither running nor recent) and no one holds the lease (new,
+// or given back), and leases the host only with a cycle started; anything
+// else is left as it was.
+func TestStartCyclesLeased(t *testing.T) {
 	s := dbtest.Open(t, "postgres")
 	ctx := context.Background()
 	now := db.Now().Truncate(time.Millisecond)
 	auto := s.AutoCommit()
-	q := func(site, host string) db.CycleStart {
-		return db.CycleStart{Site: site, LeaseKey: "cycle:" + site, Holder: "me", Node: "n1", Host: host,
-			Now: now, Expires: now.Add(time.Minute), Cutoff: now.Add(-7 * 24 * time.Hour), Budget: 20, DelayMS: 1500}
+	q := func(site, host string) db.CycleSite {
+		return db.CycleSite{Site: site, LeaseKey: "cycle:" + site, Host: host}
 	}
-	start := func(t *testing.T, c db.CycleStart) db.CycleStarted {
+	batch := func(sites ...db.CycleSite) db.CycleStarts {
+		return db.CycleStarts{Holder: "me", Node: "n1", Now: now, Expires: now.Add(time.Minute),
+			Cutoff: now.Add(-7 * 24 * time.Hour), Budget: 20, DelayMS: 1500, Sites: sites}
+	}
+	startAll := func(t *testing.T, sites ...db.CycleSite) []db.CycleStarted {
 		t.Helper()
-		r, err := db.StartCycleLeased(ctx, auto, c)
+		rs, err := s.StartCyclesLeased(ctx, batch(sites...))
 		if err != nil {
 			t.Fatal(err)
 		}
-		return r
+		if len(rs) != len(sites) {
+			t.Fatalf("%d answers for %d sites", len(rs), len(sites))
+		}
+		return rs
+	}
+	start := func(t *testing.T, c db.CycleSite) db.CycleStarted {
+		t.Helper()
+		return startAll(t, c)[0]
 	}
 	cycles := func(t *testing.T, site string) int {
 		t.Helper()
@@ -170,8 +181,8 @@ func TestStartCycleLeased(t *testing.T) {
 		}
 		tctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
-		if r, err := db.StartCycleLeased(tctx, auto, q("taken.example", "taken.example")); err != nil || r.CycleID != 0 {
-			t.Errorf("while its row is locked: %+v, %v; want nothing, at once", r, err)
+		if rs, err := s.StartCyclesLeased(tctx, batch(q("taken.example", "taken.example"))); err != nil || rs[0].CycleID != 0 {
+			t.Errorf("while its row is locked: %+v, %v; want nothing, at once", rs, err)
 		}
 	})
 
@@ -188,6 +199,72 @@ func TestStartCycleLeased(t *testing.T) {
 		exec(t, `INSERT INTO sites (name, added_at) VALUES ('nohost.example', ?)`, now)
 		if r := start(t, q("nohost.example", "")); r.CycleID == 0 || r.HostLeased {
 			t.Errorf("without a host: %+v", r)
+		}
+	})
+
+	t.Run("together", func(t *testing.T) {
+		// Sites in every case at once: each answered as alone, in order.
+		for _, site := range []string{"b1.example", "b2.example", "b3.example", "b4.example"} {
+			exec(t, `INSERT INTO sites (name, added_at) VALUES (?, ?)`, site, now)
+		}
+		cycle(t, "b2.example", db.CycleDone, now.Add(-time.Hour)) // visited recently
+		exec(t, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES ('cycle:b3.example', 'other', ?, ?)`, now.Add(time.Minute), now)
+		rs := startAll(t, q("b1.example", "www.b1.example"), q("b2.example", "b2.example"), q("b3.example", "b3.example"),
+			q("b4.example", ""))
+		if rs[0].CycleID == 0 || rs[0].HadCycle || !rs[0].HostLeased {
+			t.Errorf("new site: %+v, want a first cycle and its host", rs[0])
+		}
+		if rs[1].CycleID != 0 || !rs[1].HadCycle || rs[1].HostLeased {
+			t.Errorf("visited recently: %+v, want nothing", rs[1])
+		}
+		if rs[2].CycleID != 0 || rs[2].HostLeased {
+			t.Errorf("taken: %+v, want nothing", rs[2])
+		}
+		if rs[3].CycleID == 0 || rs[3].HostLeased || rs[3].CycleID == rs[0].CycleID {
+			t.Errorf("no start host: %+v, want a cycle of its own and no host", rs[3])
+		}
+		for site, want := range map[string]int{"b1.example": 1, "b2.example": 1, "b3.example": 0, "b4.example": 1} {
+			if n := cycles(t, site); n != want {
+				t.Errorf("%s: %d cycles, want %d", site, n, want)
+			}
+		}
+		if _, err := db.ReadLease(ctx, auto, "b2.example"); err == nil {
+			t.Error("host of a site visited recently leased")
+		}
+		var ids []int64
+		if err := func() error {
+			rows, err := s.SQL.QueryContext(ctx, `SELECT id FROM crawl_cycles WHERE site = $1`, "b1.example")
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				var id int64
+				if err := rows.Scan(&id); err != nil {
+					return err
+				}
+				ids = append(ids, id)
+			}
+			return rows.Err()
+		}(); err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) != 1 || ids[0] != rs[0].CycleID {
+			t.Errorf("b1.example's cycles %v, answered %d", ids, rs[0].CycleID)
+		}
+
+		// A site twice is refused, and nothing is done; a host named by
+		// two sites is leased with the first only.
+		exec(t, `INSERT INTO sites (name, added_at) VALUES ('b5.example', ?), ('b6.example', ?)`, now, now)
+		if _, err := s.StartCyclesLeased(ctx, batch(q("b5.example", "b5.example"), q("b5.example", "b5.example"))); err == nil {
+			t.Error("a site twice in a batch: no error")
+		}
+		if n := cycles(t, "b5.example"); n != 0 {
+			t.Errorf("after the refused batch: %d cycles", n)
+		}
+		rs = startAll(t, q("b5.example", "shared.example"), q("b6.example", "shared.example"))
+		if rs[0].CycleID == 0 || !rs[0].HostLeased || rs[1].CycleID == 0 || rs[1].HostLeased {
+			t.Errorf("a host named twice: %+v", rs)
 		}
 	})
 }
