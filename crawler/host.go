@@ -202,13 +202,17 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	c.noteReserve(time.Since(asked))
 	if wait := c.until(row.SentAt); wait > 0 {
 		// Reserved ahead of its time: sent at that time, if its site was
-		// not excluded meanwhile.
+		// not excluded meanwhile (on SQLite, confirm says; on PostgreSQL,
+		// an exclusion waits out the requests reserved ahead before it
+		// takes its time: db.Tx.AwaitReservedAhead).
 		if err := c.sleep(ctx, wait); err != nil {
 			c.withdraw(ctx, row)
 			return nil, time.Time{}, err
 		}
-		if err := c.confirm(ctx, row); err != nil {
-			return nil, time.Time{}, err
+		if !c.pg {
+			if err := c.confirm(ctx, row); err != nil {
+				return nil, time.Time{}, err
+			}
 		}
 	}
 	// The connection is kept for the host's next request only across a

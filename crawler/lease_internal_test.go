@@ -172,6 +172,47 @@ func TestConfirmReservedAhead(t *testing.T) {
 	}
 }
 
+// TestExclusionWaitsOutReservedAhead checks the exclusion's side of a
+// request reserved ahead of its time on PostgreSQL, where the crawler does
+// not confirm it at that time: an exclusion of its site committed after
+// the reservation takes a time no earlier than the request's sent_at (db.Tx.AwaitReservedAhead),
+// so the request, sent then, was sent before the exclusion; a request
+// reserved after the exclusion is refused.
+func TestExclusionWaitsOutReservedAhead(t *testing.T) {
+	ctx := context.Background()
+	s := dbtest.Open(t, "postgres")
+	pol := policy.New(s, nil)
+	c := newTestCrawler(t, s)
+	defer c.Close()
+	const host = "a.example"
+	hs := c.hostState(host)
+	if err := c.leaseHost(ctx, hs); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.askGate(ctx, host); err != nil {
+		t.Fatal(err)
+	}
+	row := &reqRow{Site: host, Host: host, Origin: "https://" + host, URL: "https://" + host + "/robots.txt",
+		Purpose: db.PurposeRobots, At: c.now().Add(maxReserveAhead)}
+	if err := c.begin(ctx, hs, row); err != nil {
+		t.Fatal(err)
+	}
+	if !row.SentAt.Equal(row.At) {
+		t.Fatalf("sent_at %v, want the planned %v", row.SentAt, row.At)
+	}
+	res, err := pol.Exclude(ctx, []string{host}, policy.Change{Actor: "staff", Reason: "test", Source: "cli"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if at := res[0].Exclusion.ExcludedAt; at.Before(row.SentAt) {
+		t.Errorf("excluded at %v, before the request reserved ahead was due (%v)", at, row.SentAt)
+	}
+	next := &reqRow{Site: host, Host: host, Origin: "https://" + host, URL: "https://" + host + "/", Purpose: db.PurposeRobots}
+	if err := c.begin(ctx, hs, next); !errors.Is(err, ErrExcluded) {
+		t.Errorf("a request reserved after the exclusion: %v, want ErrExcluded", err)
+	}
+}
+
 // TestStartTakesFirstHostLease checks, on both engines, that starting a
 // site takes its cycle's lease, opens the cycle and takes the start URL's
 // host's lease in one write (the host is leased before any request), that

@@ -24,6 +24,36 @@ func (tx *Tx) LockPolicy(ctx context.Context) error {
 	return nil
 }
 
+// MaxReserveAhead bounds how long before its time a crawler reserves a
+// request (logs it, with sent_at at that time): the crawler's reservation
+// is then written while it waits out the host's gap, not after.
+const MaxReserveAhead = 50 * time.Millisecond
+
+// AwaitReservedAhead makes an exclusion, whose transaction holds the
+// policy write lock (LockPolicy), take its time only after every request
+// reserved before it is due (MaxReserveAhead), so that a request logged
+// as sent at a time after the exclusion's never was: one reserved before
+// the lock is sent at most MaxReserveAhead after it, and one reserved
+// after waits for the lock and is refused (its gate's version is stale).
+// On SQLite the crawler checks again at the request's time instead
+// (crawler: confirm, ordered with policy changes by the one writer); on
+// PostgreSQL, whose crawlers reserve through several connections, the
+// exclusion waits, which is rare, rather than every request. It does
+// nothing on SQLite.
+func (tx *Tx) AwaitReservedAhead(ctx context.Context) error {
+	if tx.dialect != Postgres {
+		return nil
+	}
+	t := time.NewTimer(MaxReserveAhead)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // AppendEvent bumps the policy version and appends ev carrying it (ev's
 // Version and ID are set). The UPDATE takes the row lock that orders all
 // policy writers, so versions become visible in increasing order. Errors

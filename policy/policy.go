@@ -152,6 +152,10 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
+		// Its time comes after every request reserved before it.
+		if err := tx.AwaitReservedAhead(ctx); err != nil {
+			return err
+		}
 		results = results[:0]
 		now := p.now()
 		for i, site := range sites {
