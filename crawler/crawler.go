@@ -225,13 +225,16 @@ type Crawler struct {
 	reserves   chan *writeOp // to the writers, taken first (reserveTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
-	unsealVia  func()        // gives the seal's block writes back to the store (SQLite)
-	leaseReads leaseReads    // the reads of cycle leases other crawlers hold (startCycle)
-	starts     cycleStarts   // the starts of due sites waiting for a batch (PostgreSQL: startCycleLeased)
-	leaseConns chan struct{} // one token per lease transaction running (pgLeaseConns)
-	walDirty   atomic.Bool   // the SQLite writer committed since the last checkpoint
-	walLong    atomic.Bool   // the WAL is long: the writer should let it start over
-	writerIdle atomic.Bool   // the SQLite writer found no caller waiting since the last checkpoint
+	unsealVia  func()              // gives the seal's block writes back to the store (SQLite)
+	leaseReads keyReads[time.Time] // the reads of cycle leases other crawlers hold (startCycle)
+	// robotsReads are the reads of robots.txt snapshots (PostgreSQL:
+	// loadSnapshot).
+	robotsReads keyReads[*db.RobotsSnapshot]
+	starts      cycleStarts   // the starts of due sites waiting for a batch (PostgreSQL: startCycleLeased)
+	leaseConns  chan struct{} // one token per lease transaction running (pgLeaseConns)
+	walDirty    atomic.Bool   // the SQLite writer committed since the last checkpoint
+	walLong     atomic.Bool   // the WAL is long: the writer should let it start over
+	writerIdle  atomic.Bool   // the SQLite writer found no caller waiting since the last checkpoint
 
 	robotsMu sync.Mutex // guards robots
 	robots   map[string]*robotsEntry
@@ -304,6 +307,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
 	c.leaseReads.read = store.LeaseExpiries
+	c.robotsReads.read = store.LatestRobotsSnapshots
 	c.leaseConns = make(chan struct{}, pgLeaseConns)
 	c.writes = make(chan *writeOp)
 	c.reserves = make(chan *writeOp)

@@ -288,71 +288,14 @@ func (c *Crawler) untilNextSecond() time.Duration {
 	return now.Truncate(time.Second).Add(time.Second).Sub(now)
 }
 
-// leaseReads coalesces the reads of the cycle leases that sites wait on
-// (startCycle): one query at a time, for every lease asked for while the
-// last one ran. A crawler of a fleet that finds half the crawl list taken
-// watches half the list: read one by one, those leases were most of the
-// database's transactions (about 400 reads a second per crawler at 1,000
-// sites).
-type leaseReads struct {
-	read    func(ctx context.Context, keys []string) (map[string]time.Time, error) // db.Store.LeaseExpiries
-	mu      sync.Mutex
-	next    *leaseRead // the read the callers since the last began wait for
-	reading bool
-}
-
-// leaseRead is one query of leaseReads: its keys, and once done is closed,
-// the expiries it found (a key without a lease is not in exp) or err.
-type leaseRead struct {
-	keys []string
-	done chan struct{}
-	exp  map[string]time.Time
-	err  error
-}
-
 // leaseExpiry returns when the lease key expires, and whether there is one
 // (db.Store.LeaseExpiry), read with the keys other callers ask for at the
-// same time.
+// same time (Crawler.leaseReads). A crawler of a fleet that finds half the
+// crawl list taken watches half the list: read one by one, those leases
+// were most of the database's transactions (about 400 reads a second per
+// crawler at 1,000 sites).
 func (c *Crawler) leaseExpiry(ctx context.Context, key string) (time.Time, bool, error) {
-	lr := &c.leaseReads
-	lr.mu.Lock()
-	if lr.next == nil {
-		lr.next = &leaseRead{done: make(chan struct{})}
-	}
-	r := lr.next
-	r.keys = append(r.keys, key)
-	if !lr.reading {
-		lr.reading, lr.next = true, nil
-		go c.readLeases(r)
-	}
-	lr.mu.Unlock()
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		return time.Time{}, false, ctx.Err()
-	}
-	if r.err != nil {
-		return time.Time{}, false, r.err
-	}
-	exp, held := r.exp[key]
-	return exp, held, nil
-}
-
-// readLeases runs the read r, and then the one the callers that came
-// meanwhile wait for, until none is waiting.
-func (c *Crawler) readLeases(r *leaseRead) {
-	lr := &c.leaseReads
-	for r != nil {
-		// (Shared by callers whose contexts differ: bounded by its own.)
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		r.exp, r.err = lr.read(ctx, r.keys)
-		cancel()
-		close(r.done)
-		lr.mu.Lock()
-		r, lr.next = lr.next, nil
-		lr.reading = r != nil
-		lr.mu.Unlock()
-	}
+	return c.leaseReads.get(ctx, key)
 }
 
 // openCycle starts the site's cycle in tx, which has just taken the

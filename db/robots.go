@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -32,6 +33,55 @@ func (s *Store) LatestRobotsSnapshot(ctx context.Context, origin string) (*Robot
 		return nil, notFound(err, "robots.txt snapshot of "+origin)
 	}
 	return sn, nil
+}
+
+// latestSnapshotsSQL is LatestRobotsSnapshots' query (PostgreSQL): the
+// newest snapshot of each origin of $1, by the index on (origin,
+// fetched_at).
+const latestSnapshotsSQL = `SELECT o.origin, s.id, s.fetched_at, s.status, s.outcome, s.final_url, s.body, s.sha256, s.error
+	FROM unnest($1::text[]) AS o(origin) CROSS JOIN LATERAL (
+		SELECT id, fetched_at, status, outcome, final_url, body, sha256, error FROM robots_snapshots
+		WHERE robots_snapshots.origin = o.origin ORDER BY fetched_at DESC, id DESC LIMIT 1) s`
+
+// LatestRobotsSnapshots returns the newest robots.txt snapshot of each of
+// origins that has one (LatestRobotsSnapshot for many origins, in one
+// query per 500 on PostgreSQL), by origin. It does I/O.
+func (s *Store) LatestRobotsSnapshots(ctx context.Context, origins []string) (map[string]*RobotsSnapshot, error) {
+	out := make(map[string]*RobotsSnapshot, len(origins))
+	if s.Dialect != Postgres {
+		for _, o := range origins {
+			sn, err := s.LatestRobotsSnapshot(ctx, o)
+			switch {
+			case err == nil:
+				out[o] = sn
+			case !errors.Is(err, ErrNotFound):
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	for len(origins) > 0 {
+		chunk := origins[:min(len(origins), 500)]
+		origins = origins[len(chunk):]
+		if err := func() error {
+			rows, err := s.SQL.QueryContext(ctx, latestSnapshotsSQL, chunk)
+			if err != nil {
+				return err
+			}
+			defer rows.Close()
+			for rows.Next() {
+				sn := &RobotsSnapshot{}
+				if err := rows.Scan(&sn.Origin, &sn.ID, &sn.FetchedAt, &sn.Status, &sn.Outcome, &sn.FinalURL, &sn.Body, &sn.Sha256, &sn.Error); err != nil {
+					return err
+				}
+				out[sn.Origin] = sn
+			}
+			return rows.Err()
+		}(); err != nil {
+			return nil, fmt.Errorf("db: read robots.txt snapshots: %w", err)
+		}
+	}
+	return out, nil
 }
 
 // InsertRobotsSnapshot stores the robots.txt snapshot s and sets s.ID. It
