@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"database/sql"
+	"database/sql/driver"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -394,7 +395,17 @@ type sealEntry struct {
 // thousands of rows inside it held up every request of a running crawl
 // for up to half a second per seal, and so did writing one block over
 // the 10,000 rows of a crawl's five seconds (see maxSealRows and SealVia).
+// On PostgreSQL, a Seal holds a lock of the sealers (lockSealers) while it
+// reads and writes: the sealer of each crawler of a fleet otherwise read
+// and hashed the same rows, and all but one found the chain moved.
 func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
+	if s.Dialect == Postgres {
+		unlock, err := s.lockSealers(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("db: seal: %w", err)
+		}
+		defer unlock()
+	}
 	var last *SealBlock
 	for {
 		b, more, err := s.sealBlock(ctx)
@@ -408,6 +419,36 @@ func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
 			return last, nil
 		}
 	}
+}
+
+// sealersLock is the session advisory lock a Seal holds on PostgreSQL
+// (lockSealers), beside the transaction's lock that orders the blocks'
+// writes (7726313).
+const sealersLock = 7726314
+
+// lockSealers waits for and takes the sealers' lock on a connection of its
+// own, held until the func it returns gives it back. A Seal waiting for it
+// reads nothing meanwhile, and then plans over the chain as the other left
+// it.
+func (s *Store) lockSealers(ctx context.Context) (func(), error) {
+	conn, err := s.SQL.Conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", sealersLock); err != nil {
+		conn.Raw(func(any) error { return driver.ErrBadConn }) // (the lock may be granted yet)
+		conn.Close()
+		return nil, err
+	}
+	return func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", sealersLock); err != nil {
+			// A connection that may hold the lock yet leaves the pool.
+			conn.Raw(func(any) error { return driver.ErrBadConn })
+		}
+		conn.Close()
+	}, nil
 }
 
 // maxSealRows bounds the rows above the high-water marks one block takes

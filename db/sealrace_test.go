@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
@@ -129,4 +130,57 @@ func insertSnapshotSQL(s *db.Store) string {
 		return `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, $2, 'parsed')`
 	}
 	return `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES (?, ?, 'parsed')`
+}
+
+// TestSealWaitsForOtherSealer checks that on PostgreSQL a Seal waits while
+// another holds the sealers' lock (a fleet's other crawler sealing), so
+// that it does not read and hash rows the other is sealing, and seals what
+// is left once the other is done.
+func TestSealWaitsForOtherSealer(t *testing.T) {
+	ctx := context.Background()
+	s := dbtest.Open(t, "postgres")
+	insert := insertSnapshotSQL(s)
+	for i := range 5 {
+		if _, err := s.SQL.ExecContext(ctx, insert, fmt.Sprintf("https://w%d.example", i), db.Now()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	other, err := s.SQL.Conn(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if _, err := other.ExecContext(ctx, "SELECT pg_advisory_lock(7726314)"); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := s.Seal(ctx)
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		t.Fatalf("Seal returned (%v) while another sealer held the lock", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	var blocks int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_blocks`).Scan(&blocks); err != nil {
+		t.Fatal(err)
+	}
+	if blocks != 0 {
+		t.Errorf("%d blocks written while another sealer held the lock", blocks)
+	}
+	if _, err := other.ExecContext(ctx, "SELECT pg_advisory_unlock(7726314)"); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var sealed int
+	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&sealed); err != nil {
+		t.Fatal(err)
+	}
+	if sealed != 5 {
+		t.Errorf("%d rows sealed once the other sealer was done, want 5", sealed)
+	}
 }
