@@ -62,9 +62,10 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		busy      time.Time
 	)
 	// On PostgreSQL a site that is due starts in a batch of sites
-	// starting at once, in one statement (startCycleLeased). When another crawler of the fleet holds its
-	// lease, a read shared with the other sites starting (leaseExpiry)
-	// says so, rather than a transaction that fails to take it.
+	// starting at once, in one statement (startCycleLeased). When another
+	// crawler of the fleet holds its lease, a read shared with the other
+	// sites starting (leaseExpiry) says so, rather than a transaction that
+	// fails to take it.
 	if c.pg {
 		if cy := c.startCycleLeased(ctx, site, first); cy != nil {
 			return cy, nil
