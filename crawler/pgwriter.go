@@ -20,14 +20,14 @@ const (
 	// PostgreSQL keeps the subtransactions of a transaction cheaply only
 	// up to 64.
 	pgMaxGroup = 48
-	// pgLeaseConns bounds the lease transactions (withLeaseTx) a crawler
-	// runs at once on PostgreSQL, of the pool's 16 connections (db.Open):
-	// the rest stay for the writers and for reads. Thousands of sites
-	// starting at once each open a cycle in a lease transaction; a fleet's
-	// second crawler finds half of them taken, some only after a wait for
-	// the other crawler's commit. Unbounded, they held every connection,
-	// and the writers (the sites' first reservations) and the policy's
-	// reads queued behind them for up to a second.
+	// pgLeaseConns bounds the lease transactions and statements
+	// (withLeaseTx, leaseStmt, the batched starts of runStartBatch) a
+	// crawler runs at once on PostgreSQL, of the pool's 16 connections
+	// (db.Open): the rest stay for the writers and for reads. When
+	// thousands of sites each opened a cycle in a lease transaction of
+	// their own, unbounded, they held every connection, and the writers
+	// (the sites' first reservations) and the policy's reads queued
+	// behind them for up to a second.
 	pgLeaseConns = 8
 )
 

@@ -912,9 +912,9 @@ func reserveAnswer(r *reqRow, res *db.Reservation, refusal db.Refusal, err error
 var errStale = errors.New("crawler: policy changed")
 
 // confirm checks, once the time a request was reserved ahead for has come
-// (exchangeDue, on SQLite), that its site was not excluded since its reservation: if
-// it was, it completes the request as withdrawn (db.OutcomeWithdrawn)
-// and returns ErrExcluded. The check
+// (exchangeDue, on SQLite), that its site was not excluded since its
+// reservation: if it was, it completes the request as withdrawn
+// (db.OutcomeWithdrawn) and returns ErrExcluded. The check
 // runs in a writer's transaction, ordered with every policy change (which
 // takes the database's write lock before it takes its time: see
 // policy.Exclude): a change it does not see commits after it, so at a
