@@ -15,7 +15,7 @@ const (
 	// a crawler runs. One, as on SQLite: the writes that come while a
 	// group commits make the next group, so the busier the crawler, the
 	// more writes a commit carries. Four writers, each waiting for its own
-	// WAL flush, committed a request or two each: in the fleet benchmark
+	// WAL flush, committed groups of few writes: in the fleet benchmark
 	// (1,000 sites x 25 pages at 1 s, one crawler) 0.62-0.74 commits per
 	// request, where one writer commits 0.20-0.30 times, and PostgreSQL
 	// took a third less CPU for the crawl (6.3-9.1 s against 10.7-13.3 s)

@@ -35,7 +35,7 @@ func logicalError(err error) bool {
 // withTx runs f in a write transaction: f is handed to a writer goroutine,
 // which commits the work of many callers in one transaction (group
 // commit): on SQLite the one writer, with prepared statements (see
-// runGroup); on PostgreSQL the pgWriters (see pgWriter). Either way a
+// runGroup); on PostgreSQL its one writer too (see pgWriter). Either way a
 // caller refused by a logical error leaves nothing behind. f may run twice
 // (it must only set its results), when another f of its group failed or
 // was refused after it wrote.
