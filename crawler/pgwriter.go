@@ -30,7 +30,7 @@ const (
 	// pgLeaseConns bounds the lease transactions and statements
 	// (withLeaseTx, leaseStmt, the batched starts of runStartBatch) a
 	// crawler runs at once on PostgreSQL, of the pool's 16 connections
-	// (db.Open): the rest stay for the writers and for reads. When
+	// (db.Open): the rest stay for the writer and for reads. When
 	// thousands of sites each opened a cycle in a lease transaction of
 	// their own, unbounded, they held every connection, and the writers
 	// (the sites' first reservations) and the policy's reads queued

@@ -36,10 +36,11 @@ const MaxReserveAhead = 50 * time.Millisecond
 // the lock is sent at most MaxReserveAhead after it, and one reserved
 // after waits for the lock and is refused (its gate's version is stale).
 // On SQLite the crawler checks again at the request's time instead
-// (crawler: confirm, ordered with policy changes by the one writer); on
-// PostgreSQL, whose crawlers reserve through several connections, the
-// exclusion waits, which is rare, rather than every request. It does
-// nothing on SQLite.
+// (crawler: confirm, ordered with policy changes by the database's one
+// write lock); on PostgreSQL, where a fleet's crawlers and the policy
+// write on connections of their own, in no one order, the exclusion
+// waits, which is rare, rather than every request. It does nothing on
+// SQLite.
 func (tx *Tx) AwaitReservedAhead(ctx context.Context) error {
 	if tx.dialect != Postgres {
 		return nil
