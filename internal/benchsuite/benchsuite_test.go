@@ -123,6 +123,42 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
+// TestFleetNeverSlower checks the fleet's figure as the suite states it
+// (issue 14): two crawlers within 1.25 × the bound are still a miss when
+// the same run's one crawler was faster.
+func TestFleetNeverSlower(t *testing.T) {
+	const mod = "github.com/lohisoft/lohibot"
+	var fleet []Figure
+	for _, f := range figures {
+		if strings.Contains(f.Ours, "BenchmarkCrawlFleet/two") {
+			fleet = append(fleet, f)
+		}
+	}
+	if len(fleet) != 1 {
+		t.Fatalf("figures name the two-crawler fleet %d times, want once", len(fleet))
+	}
+	for _, tt := range []struct {
+		one, two     float64
+		ratio, state string
+	}{
+		{1.07, 1.10, "1.03×", "MISSED"},
+		{1.10, 1.07, "0.97×", "ok"},
+		{1.30, 1.28, "0.98×", "MISSED"}, // not slower, but over 1.25 × the bound
+	} {
+		results := []Result{
+			{Pkg: mod + "/crawler", Name: "BenchmarkCrawlFleet/one", Metrics: map[string]float64{"x-bound": tt.one}},
+			{Pkg: mod + "/crawler", Name: "BenchmarkCrawlFleet/two", Metrics: map[string]float64{"x-bound": tt.two}},
+		}
+		rows := Evaluate(fleet, results, mod)
+		if len(rows) == 0 {
+			t.Fatal("Evaluate returned no row")
+		}
+		if r := rows[0]; r.Ratio != tt.ratio || r.Verdict != tt.state {
+			t.Errorf("one %.2f, two %.2f: ratio %q, verdict %q; want %q, %q", tt.one, tt.two, r.Ratio, r.Verdict, tt.ratio, tt.state)
+		}
+	}
+}
+
 func TestFormat(t *testing.T) {
 	tests := []struct {
 		v    float64
