@@ -143,8 +143,10 @@ const (
 	// startBatch bounds the sites started in one statement.
 	startBatch = 128
 	// startBatches bounds the batches running at once (each holds one of
-	// the pgLeaseConns turns while it runs).
-	startBatches = 4
+	// the pgLeaseConns turns while it runs): half the turns, so that the
+	// leases of hosts a site reaches later are not held up by a crawl's
+	// starts.
+	startBatches = 2
 )
 
 // cycleStarts batches the starts of due sites on PostgreSQL: a site
