@@ -143,7 +143,8 @@ func TestFleetNeverSlower(t *testing.T) {
 	}{
 		{1.07, 1.10, "1.03×", "MISSED"},
 		{1.10, 1.07, "0.97×", "ok"},
-		{1.30, 1.28, "0.98×", "MISSED"}, // not slower, but over 1.25 × the bound
+		{1.30, 1.28, "0.98×", "MISSED"},    // not slower, but over 1.25 × the bound
+		{1.080, 1.083, "1.003×", "MISSED"}, // slower by less than 1 %
 	} {
 		results := []Result{
 			{Pkg: mod + "/crawler", Name: "BenchmarkCrawlFleet/one", Metrics: map[string]float64{"x-bound": tt.one}},
@@ -154,7 +155,7 @@ func TestFleetNeverSlower(t *testing.T) {
 			t.Fatal("Evaluate returned no row")
 		}
 		if r := rows[0]; r.Ratio != tt.ratio || r.Verdict != tt.state {
-			t.Errorf("one %.2f, two %.2f: ratio %q, verdict %q; want %q, %q", tt.one, tt.two, r.Ratio, r.Verdict, tt.ratio, tt.state)
+			t.Errorf("one %.3f, two %.3f: ratio %q, verdict %q; want %q, %q", tt.one, tt.two, r.Ratio, r.Verdict, tt.ratio, tt.state)
 		}
 	}
 }

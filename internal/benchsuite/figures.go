@@ -286,6 +286,11 @@ func Evaluate(figs []Figure, results []Result, module string) []Row {
 				if ok && pv > 0 {
 					r := v / pv
 					row.Ratio = fmt.Sprintf("%.2f×", r)
+					if row.Ratio == "1.00×" && r != 1 {
+						// Not "1.00×" beside MISSED: a ratio goal is
+						// missed by any margin.
+						row.Ratio = fmt.Sprintf("%.3f×", r)
+					}
 					if f.RatioGoal {
 						if row.Verdict == "" {
 							row.Verdict = "ok"
