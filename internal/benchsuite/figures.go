@@ -285,12 +285,14 @@ func Evaluate(figs []Figure, results []Result, module string) []Row {
 				row.Peer = f.PeerName + ": " + format(pv, f.Unit)
 				if ok && pv > 0 {
 					r := v / pv
-					row.Ratio = fmt.Sprintf("%.2f×", r)
-					if row.Ratio == "1.00×" && r != 1 {
-						// Not "1.00×" beside MISSED: a ratio goal is
-						// missed by any margin.
-						row.Ratio = fmt.Sprintf("%.3f×", r)
+					// Three decimals within half a hundredth of 1, never
+					// "1.00×" beside MISSED: a ratio goal is missed by
+					// any margin.
+					prec := 2
+					if r != 1 && math.Abs(r-1) < 0.005 {
+						prec = 3
 					}
+					row.Ratio = fmt.Sprintf("%.*f×", prec, r)
 					if f.RatioGoal {
 						if row.Verdict == "" {
 							row.Verdict = "ok"
