@@ -651,7 +651,7 @@ type scored struct {
 // tried only when langs holds it; a nil langs allows every language.
 func scoreIntent(toks []token, langs map[string]bool) scored {
 	var sc scored
-	rs := compiledRules
+	rs := compiledRules()
 	type cand struct{ rule, pos int }
 	var cands []cand
 	for i, t := range toks {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/lohisoft/lohibot/mailbot/message"
 )
@@ -49,8 +50,13 @@ type ruleSet struct {
 	maxLen int              // longest stem
 }
 
-// compiledRules is keywordRules compiled once. It is never modified.
-var compiledRules = mustCompileRules(slices.Concat(keywordRules, moreRules, signalRules), keywordMacros)
+// compiledRules returns keywordRules compiled, on first use: a command
+// that classifies no mail (a crawl, a fleet's crawlers starting together)
+// does not pay for it at start (about 10 ms and 1.6 MB). The result is
+// never modified.
+var compiledRules = sync.OnceValue(func() *ruleSet {
+	return mustCompileRules(slices.Concat(keywordRules, moreRules, signalRules), keywordMacros)
+})
 
 // mustCompileRules compiles the rule table; a malformed rule is a
 // programming error caught by the tests, so it panics.
