@@ -225,8 +225,8 @@ type Crawler struct {
 	reserves   chan *writeOp // to the writers, taken first (reserveTx)
 	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
 	stopWriter context.CancelFunc
-	unsealVia  func()              // gives the seal's block writes back to the store (SQLite)
-	leaseReads keyReads[time.Time] // the reads of cycle leases other crawlers hold (startCycle)
+	unsealVia  func()                 // gives the seal's block writes back to the store (SQLite)
+	leaseReads keyReads[db.HostLease] // the reads of leases other crawlers hold (startCycle)
 	// robotsReads are the reads of robots.txt snapshots (PostgreSQL:
 	// loadSnapshot).
 	robotsReads keyReads[*db.RobotsSnapshot]
@@ -306,7 +306,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
-	c.leaseReads.read = store.LeaseExpiries
+	c.leaseReads.read = store.Leases
 	c.robotsReads.read = store.LatestRobotsSnapshots
 	c.leaseConns = make(chan struct{}, pgLeaseConns)
 	c.writes = make(chan *writeOp)

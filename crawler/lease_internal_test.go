@@ -307,7 +307,7 @@ func TestLeaseReadsCoalesce(t *testing.T) {
 		release = make(chan struct{})
 	)
 	read := c.leaseReads.read
-	c.leaseReads.read = func(ctx context.Context, keys []string) (map[string]time.Time, error) {
+	c.leaseReads.read = func(ctx context.Context, keys []string) (map[string]db.HostLease, error) {
 		mu.Lock()
 		queries++
 		n := queries
@@ -354,5 +354,75 @@ func TestLeaseReadsCoalesce(t *testing.T) {
 		if a.err != nil || a.held != want.held || !a.exp.Equal(want.exp) {
 			t.Errorf("lease %d: %v, held %v, %v; want %v, held %v", i, a.exp, a.held, a.err, want.exp, want.held)
 		}
+	}
+}
+
+// TestWatchSkipsOnHostRenewal checks, on PostgreSQL, how a site whose
+// cycle another crawler holds is left to it: as soon as that crawler
+// renews the start host's lease (each of its requests does), the site is
+// skipped, without waiting for the cycle lease's renewal (a heartbeat); a
+// host lease renewed by someone else, or not renewed at all (its holder
+// may have died), keeps the site watched, so that it can be taken over.
+func TestWatchSkipsOnHostRenewal(t *testing.T) {
+	s := dbtest.Open(t, "postgres")
+	for _, tt := range []struct {
+		name      string
+		site      string
+		renewedBy string // "": the host lease is not renewed
+		skipped   bool
+	}{
+		{"renewed by the cycle's holder", "holder.example", "other", true},
+		{"renewed by someone else", "else.example", "third", false},
+		{"not renewed", "idle.example", "", false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			c := newTestCrawler(t, s)
+			defer c.Close()
+			site := tt.site
+			host := "www." + site
+			now := db.Now()
+			if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+				if _, err := db.InsertLease(ctx, tx, cycleKey(site), "other", now.Add(time.Hour), now); err != nil {
+					return err
+				}
+				_, err := db.InsertLease(ctx, tx, host, "other", now.Add(time.Hour), now)
+				return err
+			}); err != nil {
+				t.Fatal(err)
+			}
+			stop := make(chan struct{})
+			renewed := make(chan struct{})
+			go func() {
+				defer close(renewed)
+				for i := 1; tt.renewedBy != ""; i++ {
+					// As the holder's requests do, every 200 ms.
+					if err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+						_, err := tx.Exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ? WHERE host = ?`,
+							tt.renewedBy, now.Add(time.Hour+time.Duration(i)*time.Second), host)
+						return err
+					}); err != nil {
+						t.Error(err)
+						return
+					}
+					select {
+					case <-stop:
+						return
+					case <-time.After(200 * time.Millisecond):
+					}
+				}
+			}()
+			wctx, cancel := context.WithTimeout(ctx, 4*time.Second)
+			defer cancel()
+			r, res := c.startSite(wctx, Target{Site: site, StartURL: "https://" + host + "/"}, nil)
+			close(stop)
+			<-renewed
+			if r != nil {
+				t.Fatalf("started a site another crawler holds: %+v", res)
+			}
+			if skipped := res.Status == SiteSkipped && res.Reason == "another crawler is on it"; skipped != tt.skipped {
+				t.Errorf("%+v; skipped %v, want %v", res, skipped, tt.skipped)
+			}
+		})
 	}
 }

@@ -193,26 +193,24 @@ func (s *Store) SameSiteLinks(ctx context.Context, url, site string) ([]string, 
 	return out, nil
 }
 
-// LeaseExpiries returns when each of the leases keys in host_leases
-// expires; a key without a lease is not in the map. It reads them five
-// hundred at a time, outside any transaction.
-func (s *Store) LeaseExpiries(ctx context.Context, keys []string) (map[string]time.Time, error) {
-	out := make(map[string]time.Time, len(keys))
+// Leases returns the leases keys in host_leases, each with its holder
+// ("" once given back) and when it expires; a key without a lease is not
+// in the map. It reads them five hundred at a time, outside any
+// transaction.
+func (s *Store) Leases(ctx context.Context, keys []string) (map[string]HostLease, error) {
+	out := make(map[string]HostLease, len(keys))
 	err := inChunks(keys, 500, func(args []any) error {
-		rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT host, expires_at FROM host_leases WHERE host IN (`+placeholders(len(args))+`)`), args...)
+		rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT host, holder, expires_at FROM host_leases WHERE host IN (`+placeholders(len(args))+`)`), args...)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var (
-				key string
-				exp time.Time
-			)
-			if err := rows.Scan(&key, &exp); err != nil {
+			var l HostLease
+			if err := rows.Scan(&l.Host, &l.Holder, &l.ExpiresAt); err != nil {
 				return err
 			}
-			out[key] = exp
+			out[l.Host] = l
 		}
 		return rows.Err()
 	})
@@ -223,12 +221,12 @@ func (s *Store) LeaseExpiries(ctx context.Context, keys []string) (map[string]ti
 }
 
 // LeaseExpiry returns when the lease key in host_leases expires, and
-// whether there is one (LeaseExpiries for one key).
+// whether there is one (Leases for one key).
 func (s *Store) LeaseExpiry(ctx context.Context, key string) (time.Time, bool, error) {
-	exp, err := s.LeaseExpiries(ctx, []string{key})
+	ls, err := s.Leases(ctx, []string{key})
 	if err != nil {
 		return time.Time{}, false, err
 	}
-	t, held := exp[key]
-	return t, held, nil
+	l, held := ls[key]
+	return l.ExpiresAt, held, nil
 }

@@ -389,13 +389,15 @@ func TestPipelineEndCycle(t *testing.T) {
 	}
 }
 
-// TestLeaseExpiries checks the batched read of leases: each key's expiry,
-// none for a key without a lease, across more keys than one query takes.
-func TestLeaseExpiries(t *testing.T) {
+// TestLeases checks the batched read of leases: each key's holder and
+// expiry, none for a key without a lease, across more keys than one query
+// takes.
+func TestLeases(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		s := dbtest.OpenDSN(t, dsn)
 		ctx := context.Background()
 		now := db.Now()
+		holder := func(i int) string { return fmt.Sprintf("crawler-%d", i%3) }
 		var keys []string
 		if err := inWrite(t, s, func(tx db.WriteTx) error {
 			for i := range 700 {
@@ -404,7 +406,7 @@ func TestLeaseExpiries(t *testing.T) {
 				if i%7 == 0 {
 					continue // no lease
 				}
-				if _, err := db.InsertLease(ctx, tx, key, "other", now.Add(time.Duration(i)*time.Millisecond), now); err != nil {
+				if _, err := db.InsertLease(ctx, tx, key, holder(i), now.Add(time.Duration(i)*time.Millisecond), now); err != nil {
 					return err
 				}
 			}
@@ -412,7 +414,7 @@ func TestLeaseExpiries(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		got, err := s.LeaseExpiries(ctx, keys)
+		got, err := s.Leases(ctx, keys)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -420,9 +422,9 @@ func TestLeaseExpiries(t *testing.T) {
 			t.Errorf("%d leases read, want 600", len(got))
 		}
 		for i, key := range keys {
-			exp, held := got[key]
-			if held != (i%7 != 0) || held && !exp.Equal(now.Add(time.Duration(i)*time.Millisecond)) {
-				t.Errorf("%s: held %v until %v", key, held, exp)
+			l, held := got[key]
+			if held != (i%7 != 0) || held && (!l.ExpiresAt.Equal(now.Add(time.Duration(i)*time.Millisecond)) || l.Holder != holder(i) || l.Host != key) {
+				t.Errorf("%s: held %v: %+v", key, held, l)
 			}
 		}
 	})
