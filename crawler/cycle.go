@@ -142,8 +142,8 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				// crawler took all woke at its end, each to run a lease
 				// transaction that rolled back, as that crawler's last
 				// sites ended (in the fleet benchmark, 1,000 sites at 1
-				// s: 0.03 rollbacks per request, and 0.3-0.9 s from the
-				// last request to the crawlers' exit).
+				// s: up to 0.04 rollbacks per request, and up to 0.9 s
+				// from the last request to the crawlers' exit).
 				h, ok, err := c.lease(ctx, first.host)
 				switch {
 				case err != nil:
