@@ -984,7 +984,7 @@ const (
 // the same moment, a writer's group takes 20-100 ms, and a reservation
 // timed on the average came that late after the gap. (In the fleet
 // benchmark, 1,000 sites at 1 s, one crawler: a request came 2.4-3.5 ms
-// after its gap at the median instead of 4.4-5.8 ms, and the sites' 8th
+// after its gap at the median instead of 4.7-5.8 ms, and the sites' 8th
 // and 16th pages no longer 15-60 ms late. Before requests were reserved
 // ahead, a reservation waited for in the gap added 8-20 ms to each gap
 // of that crawl.)
