@@ -119,44 +119,46 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		}
 		for {
 			// Every watcher of the crawler wakes on the second, so that
-			// their reads go to the database together (leaseExpiry).
+			// their reads go to the database together (leaseReads).
 			wait := min(c.until(busy)+50*time.Millisecond, c.untilNextSecond())
 			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
-			l, held, err := c.lease(ctx, cycleKey(site))
+			// On PostgreSQL each request renews its host's lease: when the
+			// holder of the site's lease has renewed the start host's
+			// since this crawler first looked, it is alive and on the
+			// site. That takes about a gap, where the site lease's renewal
+			// takes up to a heartbeat (a third of --lease-ttl): watched
+			// that long, the sites another crawler took all woke at its
+			// end, each to run a lease transaction that rolled back, as
+			// that crawler's last sites ended (in the fleet benchmark,
+			// 1,000 sites at 1 s: up to 0.04 rollbacks per request, and
+			// up to 0.9 s from the last request to the crawlers' exit).
+			// Both leases are read in the same query.
+			keys := []string{cycleKey(site)}
+			if c.pg && first != nil {
+				keys = append(keys, first.host)
+			}
+			leases, err := c.leaseReads.getAll(ctx, keys...)
 			if err != nil {
 				return nil, fmt.Errorf("crawler: %w", err)
 			}
-			exp := l.ExpiresAt
-			if held && exp.After(firstBusy) {
+			l, held := leases[cycleKey(site)]
+			if held && l.ExpiresAt.After(firstBusy) {
 				return nil, &errSkip{"another crawler is on it"}
 			}
-			if held && exp.After(c.now()) && c.pg && first != nil {
-				// On PostgreSQL each request renews its host's lease: when
-				// the holder of the site's lease has renewed the start
-				// host's since this crawler first looked, it is alive and
-				// on the site. That takes about a gap, where the cycle
-				// lease's renewal takes up to a heartbeat (a third of
-				// --lease-ttl): watched that long, the sites another
-				// crawler took all woke at its end, each to run a lease
-				// transaction that rolled back, as that crawler's last
-				// sites ended (in the fleet benchmark, 1,000 sites at 1
-				// s: up to 0.04 rollbacks per request, and up to 0.9 s
-				// from the last request to the crawlers' exit).
-				h, ok, err := c.lease(ctx, first.host)
+			if !held || !l.ExpiresAt.After(c.now()) {
+				break // released, or expired: try again
+			}
+			if len(keys) == 2 {
+				h, ok := leases[first.host]
 				switch {
-				case err != nil:
-					return nil, fmt.Errorf("crawler: %w", err)
 				case !ok || h.Holder != l.Holder || h.Holder == "":
 				case hostSeen.IsZero():
 					hostSeen = h.ExpiresAt
 				case h.ExpiresAt.After(hostSeen):
 					return nil, &errSkip{"another crawler is on it"}
 				}
-			}
-			if !held || !exp.After(c.now()) {
-				break // released, or expired: try again
 			}
 		}
 		busy = time.Time{}
@@ -324,13 +326,8 @@ func (c *Crawler) untilNextSecond() time.Duration {
 // were most of the database's transactions (about 400 reads a second per
 // crawler at 1,000 sites).
 func (c *Crawler) leaseExpiry(ctx context.Context, key string) (time.Time, bool, error) {
-	l, held, err := c.lease(ctx, key)
+	l, held, err := c.leaseReads.get(ctx, key)
 	return l.ExpiresAt, held, err
-}
-
-// lease is leaseExpiry with the lease's holder.
-func (c *Crawler) lease(ctx context.Context, key string) (db.HostLease, bool, error) {
-	return c.leaseReads.get(ctx, key)
 }
 
 // openCycle starts the site's cycle in tx, which has just taken the

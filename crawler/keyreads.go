@@ -29,28 +29,34 @@ type keyRead[V any] struct {
 // get returns the value read for key, and whether there is one, read with
 // the keys other callers ask for at the same time.
 func (kr *keyReads[V]) get(ctx context.Context, key string) (V, bool, error) {
+	got, err := kr.getAll(ctx, key)
+	v, ok := got[key]
+	return v, ok, err
+}
+
+// getAll is get for several keys, read in the same query: the values found
+// (a key without one is not in the map, which the caller must not change).
+func (kr *keyReads[V]) getAll(ctx context.Context, keys ...string) (map[string]V, error) {
 	kr.mu.Lock()
 	if kr.next == nil {
 		kr.next = &keyRead[V]{done: make(chan struct{})}
 	}
 	r := kr.next
-	r.keys = append(r.keys, key)
+	r.keys = append(r.keys, keys...)
 	if !kr.reading {
 		kr.reading, kr.next = true, nil
 		go kr.run(r)
 	}
 	kr.mu.Unlock()
-	var zero V
 	select {
 	case <-r.done:
 	case <-ctx.Done():
-		return zero, false, ctx.Err()
+		return nil, ctx.Err()
 	}
 	if r.err != nil {
-		return zero, false, r.err
+		return nil, r.err
 	}
-	v, ok := r.got[key]
-	return v, ok, nil
+	return r.got, nil
 }
 
 // run runs the read r, and then the one the callers that came meanwhile
