@@ -377,7 +377,9 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 
 // endCycle records how the cycle ended and gives back the site's lease and
 // the leases of hosts (the hosts the cycle still holds), in the same write:
-// one write at a site's end rather than one per lease. On PostgreSQL its
+// one write at a site's end rather than one per lease. When last is not
+// nil, the completion of the cycle's last request goes first in that write
+// (see siteRun.handle). On PostgreSQL its
 // statements go in a pipeline with the completions of its group. (Lease
 // rows are what the crawlers of a fleet contend for, but these are held by
 // this crawler, unexpired: another crawler's transactions take only free
@@ -385,10 +387,22 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 // crawler's heartbeat, a moment.) When the write fails, the leases are
 // left held, and the caller's hosts.close gives the hosts' back one by
 // one.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet) error {
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet, last *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	var (
+		lastWrite func(context.Context, db.WriteTx) error
+		lastPipe  func(*db.Pipeline)
+	)
+	if last != nil {
+		lastWrite, lastPipe = c.completionWrite(last)
+	}
 	op := &writeOp{early: true, f: func(tx db.WriteTx) error {
+		if lastWrite != nil {
+			if err := lastWrite(ctx, tx); err != nil {
+				return err
+			}
+		}
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
 			return fmt.Errorf("anchors: %w", err)
 		}
@@ -406,12 +420,15 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		return db.ReleaseLease(ctx, tx, cycleKey(site), c.holder, now, time.Time{})
 	}}
 	if c.pg {
+		// It never refuses: no savepoint.
+		op.noSavepoint = true
 		// Its statements need no answer: in a pipeline, with the
 		// completions of its group (a group with one op that is not
 		// pipelined runs statement by statement, each a round trip).
-		// It never refuses: no savepoint.
-		op.noSavepoint = true
 		op.pipe = func(p *db.Pipeline) func() error {
+			if lastPipe != nil {
+				lastPipe(p)
+			}
 			now := c.now()
 			p.Anchors(c.indexable(anchors))
 			p.EndCycle(cy.ID, site, status, reason, now)

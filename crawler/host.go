@@ -250,6 +250,14 @@ func (c *Crawler) leaseHost(ctx context.Context, hs *hostState) error {
 // next request to the host may start (the gap, Retry-After, or a backoff)
 // unless k.NextAt is set already.
 func (c *Crawler) finish(ctx context.Context, hs *hostState, res *exchangeResult, k *completion) error {
+	c.settle(hs, res, k)
+	return c.complete(ctx, k)
+}
+
+// settle is finish without the write: it works out when the next request
+// to the host may start, unless k.NextAt is set already, and fills in k's
+// outcome.
+func (c *Crawler) settle(hs *hostState, res *exchangeResult, k *completion) {
 	if k.NextAt.IsZero() {
 		k.NextAt = c.schedule(hs, res, k)
 	}
@@ -257,7 +265,6 @@ func (c *Crawler) finish(ctx context.Context, hs *hostState, res *exchangeResult
 	if k.Outcome == "" {
 		k.Outcome = "ok"
 	}
-	return c.complete(ctx, k)
 }
 
 // schedule says when the next request to the host may start after res:

@@ -238,6 +238,9 @@ type siteRun struct {
 	held []heldPage
 	// finish is given the site's result when its crawl ends.
 	finish func(SiteResult)
+	// last is the completion of the cycle's last request, written with
+	// the cycle's end (see handle).
+	last *completion
 }
 
 // pending is a URL of the frontier taken up, and which attempt at it is
@@ -427,8 +430,14 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if reason == reasonExcluded {
 		anchors = nil // nothing more is kept of an excluded site's pages
 	}
-	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.hosts); err != nil {
+	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.hosts, r.last); err != nil {
 		c.log.Error("cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
+		if r.last != nil {
+			// The last request's completion, on its own, as any other.
+			if err := c.complete(ctx, r.last); err != nil {
+				c.log.Error("request completion not recorded", "site", r.site, "request", r.last.ID, "err", err)
+			}
+		}
 	}
 	r.hosts.close(ctx)
 	c.verdicts.Delete(r.site)
@@ -666,6 +675,12 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 	origin := originOf(u)
 	for ; ; p.attempt++ {
 		attempt := p.attempt
+		// Every slot reserved already (spent only grows, so the database
+		// would refuse): the cycle ends now rather than after one more gap,
+		// and before a robots.txt it would not use.
+		if r.cy.Spent >= r.cy.Budget {
+			return db.CycleDone, reasonBudgetSpent, true, time.Time{}
+		}
 		// A robots.txt snapshot younger than 24 hours, before every page
 		// request.
 		rb, err := c.robotsFor(ctx, &r.cy.ID, r.site, origin, r.hosts)
@@ -684,11 +699,6 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 			c.stats.robotsRefused.Add(1)
 			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
 			return "", "", false, time.Time{}
-		}
-		// Every slot reserved already (spent only grows, so the database
-		// would refuse): the cycle ends now rather than after one more gap.
-		if r.cy.Spent >= r.cy.Budget {
-			return db.CycleDone, reasonBudgetSpent, true, time.Time{}
 		}
 		sid := rb.SnapshotID
 		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
@@ -822,6 +832,18 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 			k.Outcome = "client-error"
 		}
 		k.Unindex = u.String()
+	}
+	if r.cy.Spent >= r.cy.Budget {
+		// The cycle's last request: nothing follows it but the cycle's
+		// end (fetchPage ends the cycle before anything else once every
+		// slot is reserved), so its completion is written with the end,
+		// in one write (endCycle). At the end of a crawl every site ends
+		// in the same second or two, and the writer is the crawl's limit
+		// there: one write a site rather than two, and one wait for the
+		// writer on the way out rather than two.
+		c.settle(hs, res, k)
+		r.last = k
+		return retry, nil
 	}
 	if err := c.finish(ctx, hs, res, k); err != nil {
 		return false, err

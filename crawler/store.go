@@ -1040,6 +1040,28 @@ type completion struct {
 func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
+	write, pipe := c.completionWrite(k)
+	// A completion never refuses: it needs no savepoint. On PostgreSQL its
+	// statements go in a pipeline.
+	w := &writeOp{f: func(tx db.WriteTx) error { return write(ctx, tx) }, noSavepoint: true}
+	if pipe != nil {
+		w.pipe = func(p *db.Pipeline) func() error {
+			pipe(p)
+			return func() error { return nil }
+		}
+	}
+	return c.write(ctx, c.writes, w)
+}
+
+// completionWrite returns the work of completing a request with k: write,
+// and pipe, the same statements queued on a pipeline (a robots.txt
+// snapshot's id is read back from it). Either may run twice (a group that
+// failed is run again op by op). A group of writes goes to PostgreSQL as
+// one pipeline only when each of its writes has one: a robots.txt
+// snapshot's completion without one made every group of a crawl's start
+// (each holding one or more) run statement by statement, a round trip
+// each, and the sites' first reservations waited behind them.
+func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context, tx db.WriteTx) error, pipe func(p *db.Pipeline)) {
 	if len(k.Error) > 500 {
 		k.Error = k.Error[:500]
 	}
@@ -1072,7 +1094,7 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		fin.Lease = &db.LeaseDelay{Host: k.Host, Holder: c.holder, NextAt: k.NextAt.UTC().Truncate(time.Microsecond),
 			Expires: c.now().Add(c.opts.LeaseTTL)}
 	}
-	write := func(tx db.WriteTx) error {
+	write = func(ctx context.Context, tx db.WriteTx) error {
 		if err := db.FinishRequest(ctx, tx, &fin); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
@@ -1099,18 +1121,18 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 		}
 		return nil
 	}
-	// A completion never refuses: it needs no savepoint. Without a robots.txt
-	// snapshot (whose id is read back) or a page to take out of the index,
-	// its statements go in a pipeline.
-	w := &writeOp{f: write, noSavepoint: true}
-	if k.Snapshot == nil && k.Unindex == "" {
-		w.pipe = func(p *db.Pipeline) func() error {
-			p.Finish(&fin)
-			p.Anchors(c.indexable(k.Anchors))
-			return func() error { return nil }
+	pipe = func(p *db.Pipeline) {
+		p.Finish(&fin)
+		if s := k.Snapshot; s != nil {
+			s.RequestID = &k.ID
+			p.RobotsSnapshot(s)
 		}
+		if k.Unindex != "" {
+			p.Unindex(k.Unindex, k.Outcome == "noindex")
+		}
+		p.Anchors(c.indexable(k.Anchors))
 	}
-	return c.write(ctx, c.writes, w)
+	return write, pipe
 }
 
 // indexable returns the link texts of anchors that may be stored: those

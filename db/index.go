@@ -190,14 +190,19 @@ func UpsertPage(ctx context.Context, tx WriteTx, p *Page) error {
 // DeletePage removes the index entry of url. It runs in a crawler's write
 // transaction.
 func DeletePage(ctx context.Context, tx WriteTx, url string) error {
-	_, err := tx.Exec(ctx, `DELETE FROM pages WHERE url = ?`, url)
+	_, err := tx.Exec(ctx, deletePageSQL, url)
 	return err
 }
+
+const (
+	deletePageSQL      = `DELETE FROM pages WHERE url = ?`
+	deleteAnchorsToSQL = `DELETE FROM anchors WHERE to_url = ?`
+)
 
 // DeleteAnchorsTo removes the link texts pointing to url. It runs in a
 // crawler's write transaction.
 func DeleteAnchorsTo(ctx context.Context, tx WriteTx, url string) error {
-	_, err := tx.Exec(ctx, `DELETE FROM anchors WHERE to_url = ?`, url)
+	_, err := tx.Exec(ctx, deleteAnchorsToSQL, url)
 	return err
 }
 

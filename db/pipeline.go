@@ -59,6 +59,23 @@ func (p *Pipeline) Finish(k *Completion) {
 	p.b.Queue(q, args...)
 }
 
+// RobotsSnapshot queues the insert of the robots.txt snapshot s (see
+// InsertRobotsSnapshot). Once the pipeline ran, s.ID is the new row's id.
+func (p *Pipeline) RobotsSnapshot(s *RobotsSnapshot) {
+	p.b.Queue(rebind(Postgres, insertRobotsSnapshotSQL), robotsSnapshotArgs(s)...).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&s.ID)
+	})
+}
+
+// Unindex queues the removal of url's page from the index, and of the link
+// texts pointing to it when anchorsToo (see DeletePage, DeleteAnchorsTo).
+func (p *Pipeline) Unindex(url string, anchorsToo bool) {
+	p.b.Queue(rebind(Postgres, deletePageSQL), url)
+	if anchorsToo {
+		p.b.Queue(rebind(Postgres, deleteAnchorsToSQL), url)
+	}
+}
+
 // Anchors queues the link texts anchors (see UpsertAnchors).
 func (p *Pipeline) Anchors(anchors []Anchor) {
 	for q, args := range anchorInserts(anchors) {

@@ -87,9 +87,14 @@ func (s *Store) LatestRobotsSnapshots(ctx context.Context, origins []string) (ma
 // InsertRobotsSnapshot stores the robots.txt snapshot s and sets s.ID. It
 // runs in a crawler's write transaction.
 func InsertRobotsSnapshot(ctx context.Context, tx WriteTx, s *RobotsSnapshot) error {
-	return tx.QueryRow(ctx, `INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-		s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID).Scan(&s.ID)
+	return tx.QueryRow(ctx, insertRobotsSnapshotSQL, robotsSnapshotArgs(s)...).Scan(&s.ID)
+}
+
+const insertRobotsSnapshotSQL = `INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
+	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+
+func robotsSnapshotArgs(s *RobotsSnapshot) []any {
+	return []any{s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID}
 }
 
 // RobotsSnapshotInfo is what is known of a robots.txt snapshot without its
