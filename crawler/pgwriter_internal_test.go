@@ -220,3 +220,104 @@ func TestPGLeaseStatements(t *testing.T) {
 		t.Fatalf("b.acquire after the release = %v, %v, %v; want taken, next_at %v", next, busy, err, later)
 	}
 }
+
+// TestPGCompletionsPipelined checks that on PostgreSQL every completion
+// goes in a pipeline, a robots.txt snapshot's (whose id is read back) and
+// a page's taken out of the index included: in one group with a
+// reservation, they commit in one pipeline, the snapshot's id is filled
+// in, the page and the link texts to it are gone.
+func TestPGCompletionsPipelined(t *testing.T) {
+	s := dbtest.Open(t, "postgres")
+	ctx := context.Background()
+	c := newTestCrawler(t, s)
+	defer c.Close()
+	now := c.now()
+	var cycle int64
+	err := c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		if _, err := db.InsertLease(ctx, tx, "a.test", c.holder, now.Add(time.Minute), now); err != nil {
+			return err
+		}
+		var err error
+		cycle, err = db.InsertCycle(ctx, tx, "a.test", "t", now, Budget, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := c.askGate(ctx, "a.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := &hostState{host: "a.test"}
+	reserve := func(url, purpose string) (*reqRow, *writeOp) {
+		r := &reqRow{CycleID: &cycle, Site: "a.test", Host: "a.test", Origin: "http://a.test", URL: url, Purpose: purpose}
+		return r, &writeOp{ctx: ctx, done: make(chan error, 1), noSavepoint: true,
+			f:    func(tx db.WriteTx) error { return c.reserve(ctx, tx, hs, r, v) },
+			pipe: func(p *db.Pipeline) func() error { return c.reservePipe(p, hs, r, v) }}
+	}
+	robots, op := reserve("http://a.test/robots.txt", db.PurposeRobots)
+	gone, op2 := reserve("http://a.test/gone.html", db.PurposePage)
+	if err := c.pgCommit(ctx, []*writeOp{op, op2}); err != nil {
+		t.Fatal(err)
+	}
+	if err := errors.Join(<-op.done, <-op2.done); err != nil {
+		t.Fatal(err)
+	}
+	// The page about to answer 404, indexed by an earlier cycle, with a
+	// link text to it.
+	err = c.withLeaseTx(ctx, func(tx db.WriteTx) error {
+		if err := db.UpsertPage(ctx, tx, &db.Page{URL: gone.URL, Site: "a.test", Title: "old", Status: 200, FetchedAt: now}); err != nil {
+			return err
+		}
+		return db.UpsertAnchors(ctx, tx, []db.Anchor{{FromURL: "http://b.test/", ToURL: gone.URL, ToSite: "a.test", AnchorText: "gone", SeenAt: now}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := &db.RobotsSnapshot{Origin: "http://a.test", FetchedAt: now, Status: 200, FinalURL: robots.URL,
+		Body: []byte("User-agent: *\nAllow: /\n"), Sha256: "x", Outcome: db.RobotsParsed}
+	completions := []*completion{
+		{ID: robots.ID, Host: "a.test", CompletedAt: now, Status: 200, Outcome: "ok", CycleID: &cycle, Snapshot: snap},
+		{ID: gone.ID, Host: "a.test", CompletedAt: now, Status: 404, Outcome: "noindex", CycleID: &cycle, Unindex: gone.URL},
+	}
+	next, op3 := reserve("http://a.test/next.html", db.PurposePage)
+	group := []*writeOp{op3}
+	for _, k := range completions {
+		write, pipe := c.completionWrite(k)
+		if pipe == nil {
+			t.Fatalf("completion %+v has no pipeline form", k)
+		}
+		group = append(group, &writeOp{ctx: ctx, done: make(chan error, 1), noSavepoint: true,
+			f:    func(tx db.WriteTx) error { return write(ctx, tx) },
+			pipe: func(p *db.Pipeline) func() error { pipe(p); return func() error { return nil } }})
+	}
+	if err := c.pgCommit(ctx, group); err != nil {
+		t.Fatal(err)
+	}
+	for i, o := range group {
+		if err := <-o.done; err != nil {
+			t.Fatalf("caller %d: %v", i, err)
+		}
+	}
+	if next.ID == 0 || snap.ID == 0 {
+		t.Fatalf("reservation id %d, snapshot id %d: want both read back", next.ID, snap.ID)
+	}
+	var (
+		reqID  int64
+		pages  int
+		texts  int
+		status int
+	)
+	if err := s.SQL.QueryRowContext(ctx, `SELECT request_id FROM robots_snapshots WHERE id = $1`, snap.ID).Scan(&reqID); err != nil || reqID != robots.ID {
+		t.Errorf("snapshot %d: request %d (%v), want %d", snap.ID, reqID, err, robots.ID)
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pages WHERE url = $1`, gone.URL).Scan(&pages); err != nil || pages != 0 {
+		t.Errorf("page answered 404 still indexed (%d, %v)", pages, err)
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM anchors WHERE to_url = $1`, gone.URL).Scan(&texts); err != nil || texts != 0 {
+		t.Errorf("link texts to a noindex page kept (%d, %v)", texts, err)
+	}
+	if err := s.SQL.QueryRowContext(ctx, `SELECT status FROM requests WHERE id = $1`, gone.ID).Scan(&status); err != nil || status != 404 {
+		t.Errorf("request %d: status %d (%v), want 404", gone.ID, status, err)
+	}
+}

@@ -13,9 +13,11 @@ import (
 // together (Store.RunPipeline): one round trip for all of them, run in one
 // transaction, instead of one round trip per statement plus the BEGIN and
 // the COMMIT. Only statements that need no answer before the next is sent
-// go in one: the reservation (which refuses by its result, writing nothing)
-// and the completion with its link texts. The zero value is an empty
-// pipeline. It is not safe for concurrent use.
+// go in one: the reservation (which refuses by its result, writing
+// nothing), the completion with its robots.txt snapshot (whose id is read
+// back), its link texts or the page it takes out of the index, and the end
+// of a cycle. The zero value is an empty pipeline. It is not safe for
+// concurrent use.
 type Pipeline struct {
 	b      pgx.Batch
 	locked bool // policyLockSQL is queued
