@@ -397,7 +397,10 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	if last != nil {
 		lastWrite, lastPipe = c.completionWrite(last)
 	}
-	op := &writeOp{early: true, f: func(tx db.WriteTx) error {
+	// (On SQLite the end is answered before the WAL's sync, as the
+	// crawler's own state; a completion with it, as every completion,
+	// after.)
+	op := &writeOp{early: last == nil, f: func(tx db.WriteTx) error {
 		if lastWrite != nil {
 			if err := lastWrite(ctx, tx); err != nil {
 				return err
