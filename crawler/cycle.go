@@ -401,7 +401,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	// crawler's own state; a completion with it, as every completion,
 	// after.)
 	op := &writeOp{early: last == nil, f: func(tx db.WriteTx) error {
-		if lastWrite != nil {
+		if last != nil {
 			if err := lastWrite(ctx, tx); err != nil {
 				return err
 			}
@@ -429,7 +429,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		// completions of its group (a group with one op that is not
 		// pipelined runs statement by statement, each a round trip).
 		op.pipe = func(p *db.Pipeline) func() error {
-			if lastPipe != nil {
+			if last != nil {
 				lastPipe(p)
 			}
 			now := c.now()

@@ -1043,14 +1043,12 @@ func (c *Crawler) complete(ctx context.Context, k *completion) error {
 	write, pipe := c.completionWrite(k)
 	// A completion never refuses: it needs no savepoint. On PostgreSQL its
 	// statements go in a pipeline.
-	w := &writeOp{f: func(tx db.WriteTx) error { return write(ctx, tx) }, noSavepoint: true}
-	if pipe != nil {
-		w.pipe = func(p *db.Pipeline) func() error {
+	return c.write(ctx, c.writes, &writeOp{noSavepoint: true,
+		f: func(tx db.WriteTx) error { return write(ctx, tx) },
+		pipe: func(p *db.Pipeline) func() error {
 			pipe(p)
 			return func() error { return nil }
-		}
-	}
-	return c.write(ctx, c.writes, w)
+		}})
 }
 
 // completionWrite returns the work of completing a request with k: write,
