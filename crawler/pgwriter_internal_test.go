@@ -67,10 +67,9 @@ func testPGGroupRefusals(t *testing.T, pipelined bool) {
 		return &writeOp{ctx: ctx, f: f, noSavepoint: noSavepoint, done: make(chan error, 1)}
 	}
 	reserve := func(r *reqRow, v policy.Verdict) *writeOp {
-		hs := &hostState{host: r.Host}
-		o := op(func(tx db.WriteTx) error { return c.reserve(ctx, tx, hs, r, v) }, true)
-		if pipelined {
-			o.pipe = func(p *db.Pipeline) func() error { return c.reservePipe(p, hs, r, v) }
+		o := reserveOp(ctx, c, r, v)
+		if !pipelined {
+			o.pipe = nil
 		}
 		return o
 	}
@@ -248,12 +247,9 @@ func TestPGCompletionsPipelined(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &hostState{host: "a.test"}
 	reserve := func(url, purpose string) (*reqRow, *writeOp) {
 		r := &reqRow{CycleID: &cycle, Site: "a.test", Host: "a.test", Origin: "http://a.test", URL: url, Purpose: purpose}
-		return r, &writeOp{ctx: ctx, done: make(chan error, 1), noSavepoint: true,
-			f:    func(tx db.WriteTx) error { return c.reserve(ctx, tx, hs, r, v) },
-			pipe: func(p *db.Pipeline) func() error { return c.reservePipe(p, hs, r, v) }}
+		return r, reserveOp(ctx, c, r, v)
 	}
 	robots, op := reserve("http://a.test/robots.txt", db.PurposeRobots)
 	gone, op2 := reserve("http://a.test/gone.html", db.PurposePage)
@@ -320,4 +316,13 @@ func TestPGCompletionsPipelined(t *testing.T) {
 	if err := s.SQL.QueryRowContext(ctx, `SELECT status FROM requests WHERE id = $1`, gone.ID).Scan(&status); err != nil || status != 404 {
 		t.Errorf("request %d: status %d (%v), want 404", gone.ID, status, err)
 	}
+}
+
+// reserveOp is the writer's op for the reservation of r, as begin makes it
+// (reserveTx): a statement without a savepoint, with its pipeline form.
+func reserveOp(ctx context.Context, c *Crawler, r *reqRow, v policy.Verdict) *writeOp {
+	hs := &hostState{host: r.Host}
+	return &writeOp{ctx: ctx, done: make(chan error, 1), noSavepoint: true,
+		f:    func(tx db.WriteTx) error { return c.reserve(ctx, tx, hs, r, v) },
+		pipe: func(p *db.Pipeline) func() error { return c.reservePipe(p, hs, r, v) }}
 }
