@@ -481,13 +481,23 @@ type heldLink struct{ to, toSite, text string }
 
 // holdAnchors holds the link texts p of the page just handled, and has k,
 // the page's completion, write every one the site holds once it holds
-// anchorPages pages' worth or its share of maxHeldAnchors.
+// anchorPages pages' worth or its share of maxHeldAnchors, or once the
+// cycle has at most one page left to request.
+//
+// That last rule keeps the end of a cycle small: sites that started
+// together end together, and a crawler's writer takes their ends in one
+// burst, where the link texts of the last few pages were most of the
+// work (20 rows a site, against a row or two for the rest of the end).
+// Written with the second-last page instead, a second earlier, they leave
+// the end the last page's only. Measured with BenchmarkCrawlFleet (1,000
+// sites at 1 s on PostgreSQL, one crawler), the longest time from a
+// site's last answer to its cycle's end fell from 112 ms to 21-73 ms.
 func (r *siteRun) holdAnchors(p heldPage, k *completion) {
 	if len(p.links) > 0 {
 		r.held = append(r.held, p)
 	}
 	share := maxHeldAnchors / max(r.c.sitesRunning.Load(), 1)
-	if len(r.held) >= anchorPages || int64(r.heldLinks()) >= share {
+	if len(r.held) >= anchorPages || int64(r.heldLinks()) >= share || r.cy.Spent >= r.cy.Budget-1 {
 		k.Anchors = r.takeAnchors()
 	}
 }

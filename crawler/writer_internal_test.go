@@ -344,11 +344,12 @@ func TestAnswerEarly(t *testing.T) {
 // TestHeldAnchors checks how a site holds the link texts of its pages:
 // written with the page that makes anchorPages pages' worth (or the
 // site's share of maxHeldAnchors), those pointing at a page found noindex
-// meanwhile dropped, each written with its own page, request and site.
+// meanwhile dropped, each written with its own page, request and site;
+// and from the second-last page of the budget on, with each page.
 func TestHeldAnchors(t *testing.T) {
 	c := &Crawler{}
 	c.sitesRunning.Add(1)
-	r := &siteRun{c: c, site: "a.example"}
+	r := &siteRun{c: c, site: "a.example", cy: &cycle{Budget: Budget}}
 	page := func(n int, links ...heldLink) heldPage {
 		id := int64(n)
 		return heldPage{from: fmt.Sprintf("https://a.example/%d", n), id: &id, seen: time.Unix(int64(n), 0), links: links}
@@ -387,6 +388,25 @@ func TestHeldAnchors(t *testing.T) {
 	r.holdAnchors(page(1, heldLink{to: "https://a.example/", text: "home"}), k)
 	if len(k.Anchors) != 1 {
 		t.Errorf("over the crawler's bound: %d written, want the page's 1", len(k.Anchors))
+	}
+	// Near the end of the budget: held until the second-last page, which
+	// writes them all; the last page writes its own.
+	c.sitesRunning.Store(1)
+	for n := 1; n <= Budget; n++ {
+		r.cy.Spent = n
+		k := &completion{}
+		r.holdAnchors(page(n, heldLink{to: "https://a.example/", text: "home"}), k)
+		switch {
+		case n == Budget-1 && len(k.Anchors) != (Budget-1)%anchorPages:
+			t.Errorf("page %d (second-last) wrote %d link texts, want the %d held", n, len(k.Anchors), (Budget-1)%anchorPages)
+		case n == Budget && len(k.Anchors) != 1:
+			t.Errorf("page %d (last) wrote %d link texts, want its own 1", n, len(k.Anchors))
+		case n < Budget-1 && n%anchorPages != 0 && k.Anchors != nil:
+			t.Errorf("page %d wrote %d link texts, want them held", n, len(k.Anchors))
+		}
+	}
+	if len(r.held) != 0 {
+		t.Errorf("%d pages' link texts held at the end of the budget, want none", len(r.held))
 	}
 }
 
