@@ -487,9 +487,9 @@ type heldLink struct{ to, toSite, text string }
 // That last rule keeps the end of a cycle small: sites that started
 // together end together, and a crawler's writer takes their ends in one
 // burst, where the link texts of the last few pages were most of the
-// work (20 rows a site, against a row or two for the rest of the end).
-// Written with the second-last page instead, a second earlier, they leave
-// the end the last page's only. Measured with BenchmarkCrawlFleet (1,000
+// work (in the fleet benchmark, 20 rows a site against a few for the rest
+// of the end). Written with the second-last page instead, a gap earlier,
+// they leave the end the last page's only. Measured with BenchmarkCrawlFleet (1,000
 // sites at 1 s on PostgreSQL, one crawler), the longest time from a
 // site's last answer to its cycle's end fell from 112 ms to 21-73 ms.
 func (r *siteRun) holdAnchors(p heldPage, k *completion) {
