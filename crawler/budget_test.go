@@ -57,3 +57,47 @@ func TestNoRobotsAfterBudget(t *testing.T) {
 		})
 	}
 }
+
+// TestEndRefusedKeepsLastCompletion: the last request of a cycle is
+// completed with the cycle's end, in one write; when the end cannot be
+// recorded (here a trigger refuses it), the completion is written alone,
+// so that no request's record is lost with the end.
+func TestEndRefusedKeepsLastCompletion(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			e := newEnv(t, engine, &testweb.Options{Plain: 1, PagesPerSite: 25})
+			s := e.web.Plain()[0]
+			refuse := []string{`CREATE TRIGGER refuse_end BEFORE UPDATE OF status ON crawl_cycles
+				WHEN NEW.status <> 'running' BEGIN SELECT RAISE(ABORT, 'end refused by the test'); END`}
+			if engine == "postgres" {
+				refuse = []string{`CREATE FUNCTION refuse_end() RETURNS trigger LANGUAGE plpgsql AS $$
+					BEGIN IF NEW.status <> 'running' THEN RAISE EXCEPTION 'end refused by the test'; END IF; RETURN NEW; END $$`,
+					`CREATE TRIGGER refuse_end BEFORE UPDATE ON crawl_cycles FOR EACH ROW EXECUTE FUNCTION refuse_end()`}
+			}
+			for _, q := range refuse {
+				if _, err := e.store.SQL.ExecContext(t.Context(), q); err != nil {
+					t.Fatal(err)
+				}
+			}
+			c := e.crawler(t, nil)
+			if _, err := c.Crawl(t.Context(), []crawler.Target{{Site: s.Name, StartURL: s.StartURL}}); err != nil {
+				t.Fatal(err)
+			}
+			var sent, open int
+			var status string
+			if err := e.store.SQL.QueryRowContext(t.Context(),
+				`SELECT COUNT(*), COUNT(*) - COUNT(completed_at) FROM requests`).Scan(&sent, &open); err != nil {
+				t.Fatal(err)
+			}
+			if err := e.store.SQL.QueryRowContext(t.Context(), `SELECT status FROM crawl_cycles`).Scan(&status); err != nil {
+				t.Fatal(err)
+			}
+			if sent != crawler.Budget+1 || open != 0 {
+				t.Errorf("%d requests logged, %d of them not completed; want %d, all completed", sent, open, crawler.Budget+1)
+			}
+			if status != "running" {
+				t.Errorf("cycle %q, want still running (its end was refused)", status)
+			}
+		})
+	}
+}
