@@ -489,9 +489,10 @@ type heldLink struct{ to, toSite, text string }
 // burst, where the link texts of the last few pages were most of the
 // work (in the fleet benchmark, 20 rows a site against a few for the rest
 // of the end). Written with the second-last page instead, a gap earlier,
-// they leave the end the last page's only. Measured with BenchmarkCrawlFleet (1,000
-// sites at 1 s on PostgreSQL, one crawler), the longest time from a
-// site's last answer to its cycle's end fell from 112 ms to 21-73 ms.
+// they leave the end the last page's only. Measured with
+// BenchmarkCrawlFleet (1,000 sites at 1 s on PostgreSQL, one crawler, in
+// single instrumented runs), the longest time from a site's last answer
+// to its cycle's end fell from 112 ms to 21-73 ms.
 func (r *siteRun) holdAnchors(p heldPage, k *completion) {
 	if len(p.links) > 0 {
 		r.held = append(r.held, p)
