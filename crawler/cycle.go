@@ -171,9 +171,9 @@ const (
 	// startBatch bounds the sites started in one statement.
 	startBatch = 128
 	// startBatches bounds the batches running at once (each holds one of
-	// the pgLeaseConns turns while it runs): half the turns, so that the
-	// leases of hosts a site reaches later are not held up by a crawl's
-	// starts.
+	// the pgLeaseConns turns while it runs). At a crawl's start they may
+	// take every turn: the lease of a host a site reaches later then waits
+	// for a batch to end (tens of milliseconds).
 	startBatches = 2
 )
 

@@ -29,8 +29,9 @@ const (
 	pgMaxGroup = 48
 	// pgLeaseConns bounds the lease transactions and statements
 	// (withLeaseTx, leaseStmt, the batched starts of runStartBatch) a
-	// crawler runs at once on PostgreSQL, of the pool's 16 connections
-	// (db.Open): the rest stay for the writer and for reads. When
+	// crawler runs at once on PostgreSQL, of the pool's connections
+	// (db.PostgresConns): the rest, at least one, stay for the writer and
+	// for reads. When
 	// thousands of sites each opened a cycle in a lease transaction of
 	// their own, unbounded, they held every connection, and the writers
 	// (the sites' first reservations) and the policy's reads queued
@@ -39,8 +40,9 @@ const (
 	// went from 7-9.5 connections per process to 5-7, and the crawl was
 	// no slower (one crawler 1.064-1.079 x the bound against
 	// 1.069-1.095 x, two 1.084-1.123 x against 1.098-1.120 x, nine runs
-	// each, alternated).
-	pgLeaseConns = 4
+	// each, alternated). Now one fewer than the pool holds
+	// (db.PostgresConns).
+	pgLeaseConns = db.PostgresConns - 1
 )
 
 // startPGWriters starts the PostgreSQL writers; done is closed when they
