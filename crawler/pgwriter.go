@@ -45,6 +45,10 @@ const (
 	pgLeaseConns = db.PostgresConns - 1
 )
 
+// A pool of fewer than two connections would leave the lease statements
+// no turn (pgLeaseConns zero): this does not compile then.
+var _ = [db.PostgresConns - 2]struct{}{}
+
 // startPGWriters starts the PostgreSQL writers; done is closed when they
 // have all stopped (after ctx ends).
 func (c *Crawler) startPGWriters(ctx context.Context, done chan struct{}) {
