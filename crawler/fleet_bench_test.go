@@ -21,8 +21,9 @@ import (
 // one). The web server's record is checked (one request in flight per
 // host, the gap, exactly 20 page requests per site: budgets exact, no host
 // shared by two processes at once), and the database's own counters give
-// the commits per request and the connections per process. It needs
-// LOHIBOT_TEST_POSTGRES.
+// the commits per request and the connections per process; with two, the
+// share of the requests sent by the crawler that sent fewest says how the
+// crawl was shared (0.5 is even). It needs LOHIBOT_TEST_POSTGRES.
 //
 //	go test -run '^$' -bench CrawlFleet -benchtime 1x ./crawler/
 func BenchmarkCrawlFleet(b *testing.B) {
@@ -114,13 +115,21 @@ func BenchmarkCrawlFleet(b *testing.B) {
 				for _, t := range tallies {
 					served += t.Requests
 				}
-				var requests int64
+				var requests, fewest int64
 				e.store.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests`).Scan(&requests)
+				// How the crawl was shared: the requests of the crawler that
+				// sent fewest (a crawler that sent none counts).
+				if fleet.procs > 1 {
+					e.store.SQL.QueryRowContext(ctx, `SELECT CASE WHEN COUNT(DISTINCT node) < $1 THEN 0 ELSE MIN(n) END FROM (SELECT node, COUNT(*) AS n FROM requests GROUP BY node) t`, fleet.procs).Scan(&fewest)
+				}
 				b.ReportMetric(elapsed.Seconds(), "s/crawl")
 				b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "x-bound")
 				b.ReportMetric(float64(c1-c0)/float64(max(requests, 1)), "commits/request")
 				b.ReportMetric(float64(r1-r0)/float64(max(requests, 1)), "rollbacks/request")
 				b.ReportMetric(float64(peak)/float64(fleet.procs), "conns/process")
+				if fleet.procs > 1 {
+					b.ReportMetric(float64(fewest)/float64(max(requests, 1)), "least-share")
+				}
 				b.ReportMetric(float64(served), "requests")
 				b.StartTimer()
 			}

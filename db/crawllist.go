@@ -230,3 +230,45 @@ func (s *Store) LeaseExpiry(ctx context.Context, key string) (time.Time, bool, e
 	l, held := ls[key]
 	return l.ExpiresAt, held, nil
 }
+
+// claimBlocksSQL is ClaimBlocks' statement. It commits without waiting
+// for its WAL flush (synchronous_commit off for its own transaction): a
+// claim lost in a crash of the server only makes two crawlers meet on a
+// block. The rows are taken in the order of their keys: two crawlers
+// claiming the same blocks wait for each other in one order, never in a
+// cycle.
+const claimBlocksSQL = `INSERT INTO host_leases (host, holder, expires_at, next_at)
+SELECT k, $2::text, $3::timestamptz, $4::timestamptz
+FROM unnest($1::text[]) AS k, (SELECT set_config('synchronous_commit', 'off', true)) AS async
+ORDER BY k
+ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+WHERE host_leases.holder = '' OR host_leases.holder = EXCLUDED.holder OR host_leases.expires_at <= EXCLUDED.next_at
+RETURNING host`
+
+// ClaimBlocks gives holder each lease of keys until expires unless another
+// holder holds it after now, and returns the keys holder holds. It is how
+// crawlers of a fleet share out the crawl list's blocks as they start
+// (crawler.Crawler.ListAll): a hint, not a guard, which each site's own
+// cycle lease remains. PostgreSQL only.
+func (s *Store) ClaimBlocks(ctx context.Context, keys []string, holder string, now, expires time.Time) (map[string]bool, error) {
+	if s.Dialect != Postgres {
+		return nil, fmt.Errorf("db: claim blocks: PostgreSQL only")
+	}
+	rows, err := s.SQL.QueryContext(ctx, claimBlocksSQL, keys, holder, expires, now)
+	if err != nil {
+		return nil, fmt.Errorf("db: claim blocks: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]bool, len(keys))
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			return nil, fmt.Errorf("db: claim blocks: %w", err)
+		}
+		out[k] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("db: claim blocks: %w", err)
+	}
+	return out, nil
+}

@@ -7,7 +7,6 @@ import (
 	"io"
 	"iter"
 	"log/slog"
-	"math/rand/v2"
 	"net/netip"
 	"net/url"
 	"os"
@@ -269,6 +268,9 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		return err
 	}
 	defer c.Close()
+	if o.all {
+		targets = c.ListAll(ctx, total)
+	}
 
 	bar.start(ctx, c.Stats)
 	var (
@@ -316,24 +318,14 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 }
 
 // crawlTargets returns the sites to crawl and how many there are: the
-// named ones, each once, or with all the crawl list, read a page at a time
-// as sites start, so that a list of any length costs one page of memory.
+// named ones, each once, or with all only how many the crawl list holds
+// (the crawler reads it a block at a time as sites start, so that a list
+// of any length costs one block of memory: crawler.Crawler.ListAll).
 func crawlTargets(ctx context.Context, o *crawlOptions) (iter.Seq2[crawler.Target, error], int64, error) {
 	if o.all {
-		store := o.Policy.Store()
-		total, err := store.CountSites(ctx)
-		if err != nil {
-			return nil, 0, err
-		}
-		// Each crawler of a fleet starts at a site of its own, at random,
-		// so that they do not all queue for the same sites' cycles.
-		first := ""
-		if total > 0 {
-			if first, err = store.SiteNameAt(ctx, rand.Int64N(total)); err != nil {
-				return nil, 0, err
-			}
-		}
-		return crawler.ListedFrom(ctx, store, first), total, nil
+		// Listed once the crawler is made (crawler.Crawler.ListAll).
+		total, err := o.Policy.Store().CountSites(ctx)
+		return nil, total, err
 	}
 	ts, err := crawler.Targets(ctx, o.Policy, o.sites, false)
 	if err != nil {
