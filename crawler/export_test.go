@@ -11,3 +11,7 @@ func (c *Crawler) CacheSizes() (hosts, robots int) {
 	c.robotsMu.Unlock()
 	return hosts, robots
 }
+
+// ClaimSizes is claimSizes: the block of the crawl list a crawler claims,
+// and how many blocks it claims at first (ListAll).
+func ClaimSizes(total int64, starting int) (block, ahead int) { return claimSizes(total, starting) }

@@ -17,6 +17,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/testutil"
 	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy"
 )
 
 var (
@@ -119,6 +120,65 @@ func TestFleet(t *testing.T) {
 	e.store.DB.Where("error <> ''").Find(&failed)
 	for _, r := range failed {
 		t.Logf("failed request %d %s: %s %s", r.ID, r.URL, r.Outcome, r.Error)
+	}
+}
+
+// TestFleetAll runs two `crawl --all` processes at once on one PostgreSQL
+// crawl list of 60 sites (blocks of 8: see ListAll): every site is crawled
+// once, by one of them, with its 20 page requests, and no host ever has two
+// requests at once.
+func TestFleetAll(t *testing.T) {
+	if os.Getenv("LOHIBOT_TEST_POSTGRES") == "" {
+		t.Skip("LOHIBOT_TEST_POSTGRES not set")
+	}
+	e := newEnv(t, "postgres", &testweb.Options{Plain: 60, PagesPerSite: 25})
+	const delay = 50 * time.Millisecond
+	if _, err := e.pol.AddSites(context.Background(), startURLs(e, e.web.Plain()), policy.Change{Actor: "test", Source: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	a, outA := crawlCmd(t, e, "crawler-a", delay, []string{"--all"})
+	b, outB := crawlCmd(t, e, "crawler-b", delay, []string{"--all"})
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errA, errB := a.Wait(), b.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("crawlers failed: %v, %v\n--- a:\n%s\n--- b:\n%s", errA, errB, outA, outB)
+	}
+	hits := e.web.Hits()
+	checkPoliteness(t, e.web, hits, delay)
+	pages := e.web.PageHitsPerSite(hits)
+	for _, s := range e.web.Plain() {
+		if n := pages[s.Name]; n != crawler.Budget {
+			t.Errorf("page requests to %s = %d, want %d", s.Name, n, crawler.Budget)
+		}
+	}
+	checkLogCoversHits(t, e, hits, true)
+	// Each site was crawled by one crawler, in one cycle.
+	var cycles []db.CrawlCycle
+	e.store.DB.Find(&cycles)
+	bySite, byNode := map[string]int{}, map[string]int{}
+	for _, cy := range cycles {
+		bySite[cy.Site]++
+		byNode[cy.Node]++
+	}
+	for site, n := range bySite {
+		if n != 1 {
+			t.Errorf("%s: %d cycles, want 1", site, n)
+		}
+	}
+	if len(bySite) != 60 {
+		t.Errorf("%d sites have a cycle, want 60", len(bySite))
+	}
+	t.Logf("sites per crawler: %v", byNode)
+	// The claims are given back as each crawler ends.
+	var held int64
+	e.store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+	if held != 0 {
+		t.Errorf("%d leases still held after both crawlers ended, want 0", held)
 	}
 }
 

@@ -43,8 +43,32 @@ func rotation(names, sorted []string) bool {
 	return i >= 0 && slices.Equal(names, append(slices.Clone(sorted[i:]), sorted[:i]...))
 }
 
+// TestClaimSizes: a block is 64 sites, or a sixteenth of a shorter list
+// (at least 8); the first claim covers the sites started at once, and half
+// the list at most.
+func TestClaimSizes(t *testing.T) {
+	for _, tt := range []struct {
+		total        int64
+		starting     int
+		block, ahead int
+	}{
+		{1, 512, 8, 1},
+		{50, 512, 8, 4},
+		{200, 512, 13, 8},
+		{200, 64, 13, 5},
+		{1000, 512, 63, 8},
+		{1024, 512, 64, 8},
+		{1_000_000, 512, 64, 8},
+		{1_000_000, 64, 64, 1},
+	} {
+		if block, ahead := crawler.ClaimSizes(tt.total, tt.starting); block != tt.block || ahead != tt.ahead {
+			t.Errorf("ClaimSizes(%d, %d) = %d, %d; want %d, %d", tt.total, tt.starting, block, ahead, tt.block, tt.ahead)
+		}
+	}
+}
+
 // TestListAll: a crawl of all the list yields each site once, from the
-// start of a block of 64 sites chosen at random, on both engines. On
+// start of a block chosen at random (ClaimSizes), on both engines. On
 // PostgreSQL a crawler claims each block as it yields it, and yields the
 // blocks another crawler claimed last; the claims go when the crawler
 // closes, and a claim left to expire is taken.
@@ -52,7 +76,8 @@ func TestListAll(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
 		e := newEnvDSN(t, dsn)
-		const n = 200 // three whole blocks and a part
+		const n = 200 // 15 whole blocks of 13 and a part
+		size, _ := crawler.ClaimSizes(n, 512)
 		var names []string
 		for i := range n {
 			names = append(names, fmt.Sprintf("list-%03d.test", i))
@@ -71,8 +96,8 @@ func TestListAll(t *testing.T) {
 			if !rotation(got, sorted) {
 				t.Fatalf("ListAll yielded %d sites from %v: want each of the %d once, in name order from one of them", len(got), got[:min(2, len(got))], len(sorted))
 			}
-			if i := slices.Index(sorted, got[0]); i%64 != 0 {
-				t.Fatalf("ListAll started at the list's site %d (%s), want the start of a block of 64", i, got[0])
+			if i := slices.Index(sorted, got[0]); i%size != 0 {
+				t.Fatalf("ListAll started at the list's site %d (%s), want the start of a block of %d", i, got[0], size)
 			}
 			starts[got[0]] = true
 			c.Close()
@@ -88,7 +113,8 @@ func TestListAll(t *testing.T) {
 		// others first, from the first block, and the second last.
 		other := "crawler-b/1/x"
 		now := db.Now()
-		block := func(i int) string { return "start:" + sorted[64*i] }
+		block := func(i int) string { return "start:" + sorted[size*i] }
+		blocks := (n + size - 1) / size
 		if got, err := e.store.ClaimBlocks(ctx, []string{block(1)}, other, now, now.Add(time.Minute)); err != nil || !got[block(1)] {
 			t.Fatalf("ClaimBlocks(%s) = %v, %v", block(1), got, err)
 		}
@@ -99,18 +125,22 @@ func TestListAll(t *testing.T) {
 			if got[0] == sorted[0] {
 				break
 			}
-			// A start chosen at random: 1 in 4 is the first block.
+			// A start chosen at random: 1 in 16 is the first block.
 			c.Close()
 			c = e.crawler(t, nil)
 		}
-		want := append(slices.Clone(sorted[:64]), sorted[128:]...)
-		want = append(want, sorted[64:128]...)
+		want := append(slices.Clone(sorted[:size]), sorted[2*size:]...)
+		want = append(want, sorted[size:2*size]...)
 		if !slices.Equal(got, want) {
 			t.Errorf("with the second block claimed by another crawler, ListAll yielded %v ... %v; want the other blocks first, it last", got[:2], got[len(got)-2:])
 		}
 		holders := func() map[string]string {
 			t.Helper()
-			ls, err := e.store.Leases(ctx, []string{block(0), block(1), block(2), block(3)})
+			var keys []string
+			for i := range blocks {
+				keys = append(keys, block(i))
+			}
+			ls, err := e.store.Leases(ctx, keys)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,7 +151,11 @@ func TestListAll(t *testing.T) {
 			return out
 		}
 		h := holders()
-		for i, want := range []string{c.Holder(), other, c.Holder(), c.Holder()} {
+		for i := range blocks {
+			want := c.Holder()
+			if i == 1 {
+				want = other
+			}
 			if h[block(i)] != want {
 				t.Errorf("block %d claimed by %q, want %q", i, h[block(i)], want)
 			}

@@ -97,30 +97,39 @@ func target(site, start string) Target {
 	return Target{Site: site, StartURL: start}
 }
 
-// claimBlock is how many sites of the crawl list a crawler claims at a
-// time on PostgreSQL (ListAll), and listPage how many it reads at once
-// (whole blocks).
-const (
-	claimBlock = 64
-	listPage   = 16 * claimBlock
-)
+// claimSizes says, for a crawl list of total sites, how many sites make a
+// block that a crawler claims (ListAll), and how many blocks it claims at
+// first. A block is 64 sites, or a sixteenth of a shorter list (at least
+// 8), so that two crawlers share a short list too. The first claim is of
+// as many blocks as the crawler starts sites at once (starting), but of
+// half the list at most, which leaves the other half to a crawler that
+// starts at the same time.
+func claimSizes(total int64, starting int) (block, ahead int) {
+	block = int(min(64, max(8, (total+15)/16)))
+	blocks := int((total + int64(block) - 1) / int64(block))
+	ahead = max(1, min((starting+block-1)/block, (blocks+1)/2))
+	return block, ahead
+}
 
 // claimKey is the lease key of the block of the crawl list that starts at
 // site (ListAll).
 func claimKey(site string) string { return "start:" + site }
 
 // ListAll yields the whole crawl list for a crawl of all of it, by name,
-// from the start of a block of claimBlock sites chosen at random and
-// coming round to it, each site once.
+// from the start of a block of sites chosen at random and coming round to
+// it, each site once.
 //
 // On PostgreSQL, where crawlers of a fleet share the list, every crawler
-// cuts it into the same blocks, and claims each block before it yields its
-// sites (a lease, db.Store.ClaimBlocks, held until the crawler closes): as
-// many blocks at first as it starts sites at once, then one at a time as
-// it needs them. A block another crawler claimed is passed over, and
-// yielded last, once this crawler's own sites have started: by then that
-// crawler has started its sites, and those this crawler meets are watched
-// as before (startCycle), so that a crawler that dies is still taken over.
+// cuts it into the same blocks (claimSizes), and claims each block before
+// it yields its sites (a lease, db.Store.ClaimBlocks, held until the
+// crawler closes): a few blocks at first, then one more each time a
+// block's worth of its sites has started (at the pace the start slots
+// allow anyway), so that a crawler that starts a moment after another
+// still finds blocks of a short list to claim. A block another crawler
+// claimed is passed over, and yielded last, once this crawler's own sites
+// have started: by then that crawler has started its sites, and those
+// this crawler meets are watched as before (startCycle), so that a crawler
+// that dies is still taken over.
 // Two crawlers that each went through the whole list met on the same
 // sites' cycles: measured with BenchmarkCrawlFleet (1,000 sites), one of
 // them often started most of the list (979 of 1,000 sites in one run)
@@ -130,12 +139,14 @@ func claimKey(site string) string { return "start:" + site }
 // total is the length of the list (db.Store.CountSites).
 func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, error] {
 	return func(yield func(Target, error) bool) {
-		blocks := (total + claimBlock - 1) / claimBlock
+		claimBlock, ahead := claimSizes(total, cap(c.starting))
+		listPage := 16 * claimBlock
+		blocks := (total + int64(claimBlock) - 1) / int64(claimBlock)
 		// The list is started after first: the end of a block.
 		first := ""
 		if k := rand.Int64N(max(blocks, 1)); k > 0 {
 			var err error
-			if first, err = c.store.SiteNameAt(ctx, k*claimBlock-1); err != nil {
+			if first, err = c.store.SiteNameAt(ctx, k*int64(claimBlock)-1); err != nil {
 				yield(Target{}, err)
 				return
 			}
@@ -153,7 +164,6 @@ func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, er
 		var (
 			later   []span
 			claimed bool // a claim was made
-			ahead   = (cap(c.starting) + claimBlock - 1) / claimBlock
 		)
 		// walk yields the sites after after, up to upTo when it is set, a
 		// block at a time, and says whether to go on.
@@ -175,6 +185,8 @@ func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, er
 					n := 1
 					if !claimed {
 						n, claimed = ahead, true
+					} else if !c.startingAtMost(ctx, max(ahead-1, 1)*claimBlock) {
+						return false
 					}
 					var keys []string
 					for i := from; i < len(page) && len(keys) < n; i += claimBlock {
@@ -217,12 +229,8 @@ func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, er
 		}
 		// The blocks other crawlers claimed: once this crawler's own sites
 		// have started.
-		for len(c.starting) > 0 {
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
+		if !c.startingAtMost(ctx, 0) {
+			return
 		}
 		for _, b := range later {
 			// (Read again: sites added to the block meanwhile are in it.)
@@ -248,6 +256,19 @@ func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, er
 			}
 		}
 	}
+}
+
+// startingAtMost waits until at most n sites are starting (Crawler.starting)
+// and reports whether ctx let it.
+func (c *Crawler) startingAtMost(ctx context.Context, n int) bool {
+	for len(c.starting) > n {
+		select {
+		case <-ctx.Done():
+			return false
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return true
 }
 
 // claim claims the blocks of the crawl list keys name for this crawler
