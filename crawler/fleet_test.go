@@ -66,6 +66,26 @@ func crawlCmd(t *testing.T, e *env, node string, delay time.Duration, sites []st
 	return cmd, &out
 }
 
+// crawlTogether runs two crawler processes, crawler-a and crawler-b, with
+// the same arguments (crawlCmd) at once, fails the test when either fails,
+// and returns their outputs.
+func crawlTogether(t *testing.T, e *env, delay time.Duration, args []string) (outA, outB *bytes.Buffer) {
+	t.Helper()
+	a, outA := crawlCmd(t, e, "crawler-a", delay, args)
+	b, outB := crawlCmd(t, e, "crawler-b", delay, args)
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Start(); err != nil {
+		t.Fatal(err)
+	}
+	errA, errB := a.Wait(), b.Wait()
+	if errA != nil || errB != nil {
+		t.Fatalf("crawlers failed: %v, %v\n--- a:\n%s\n--- b:\n%s", errA, errB, outA, outB)
+	}
+	return outA, outB
+}
+
 func startURLs(e *env, sites []testweb.Site) []string {
 	var out []string
 	for _, s := range sites {
@@ -84,18 +104,7 @@ func TestFleet(t *testing.T) {
 	e := newEnv(t, "postgres", &testweb.Options{Plain: 50, PagesPerSite: 30})
 	const delay = 50 * time.Millisecond
 	sites := startURLs(e, e.web.Plain())
-	a, outA := crawlCmd(t, e, "crawler-a", delay, sites)
-	b, outB := crawlCmd(t, e, "crawler-b", delay, sites)
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	errA, errB := a.Wait(), b.Wait()
-	if errA != nil || errB != nil {
-		t.Fatalf("crawlers failed: %v, %v\n--- a:\n%s\n--- b:\n%s", errA, errB, outA, outB)
-	}
+	outA, outB := crawlTogether(t, e, delay, sites)
 	hits := e.web.Hits()
 	checkPoliteness(t, e.web, hits, delay)
 	for site, n := range e.web.PageHitsPerSite(hits) {
@@ -136,18 +145,7 @@ func TestFleetAll(t *testing.T) {
 	if _, err := e.pol.AddSites(context.Background(), startURLs(e, e.web.Plain()), policy.Change{Actor: "test", Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	a, outA := crawlCmd(t, e, "crawler-a", delay, []string{"--all"})
-	b, outB := crawlCmd(t, e, "crawler-b", delay, []string{"--all"})
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.Start(); err != nil {
-		t.Fatal(err)
-	}
-	errA, errB := a.Wait(), b.Wait()
-	if errA != nil || errB != nil {
-		t.Fatalf("crawlers failed: %v, %v\n--- a:\n%s\n--- b:\n%s", errA, errB, outA, outB)
-	}
+	crawlTogether(t, e, delay, []string{"--all"})
 	hits := e.web.Hits()
 	checkPoliteness(t, e.web, hits, delay)
 	pages := e.web.PageHitsPerSite(hits)
