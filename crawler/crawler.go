@@ -213,6 +213,10 @@ type Crawler struct {
 	reserveTook atomic.Int64
 	// keepAliveGap is maxKeepAliveGap (tests shorten it).
 	keepAliveGap time.Duration
+	// othersAfter is how long ListAll waits, once this crawler's own
+	// sites have started, before it yields the blocks other crawlers
+	// claimed (othersWait; tests shorten it).
+	othersAfter time.Duration
 
 	inFlight chan struct{} // one token per request in flight (Options.MaxInFlight)
 	starting chan struct{} // one token per site starting (Options.MaxInFlight)
@@ -299,6 +303,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		hosts:  map[string]*hostState{},
 
 		keepAliveGap: maxKeepAliveGap,
+		othersAfter:  othersWait(o.Delay),
 	}
 	c.noindex, _ = lru.New[string, struct{}](maxNoindex) // fails only for a size < 1
 	c.lookups = newLookuper(o.Resolver, c.clock.Now)

@@ -1,5 +1,7 @@
 package crawler
 
+import "time"
+
 // CacheSizes returns how many hosts and robots.txt entries the crawler
 // keeps in memory (tests of the bounded caches).
 func (c *Crawler) CacheSizes() (hosts, robots int) {
@@ -15,3 +17,11 @@ func (c *Crawler) CacheSizes() (hosts, robots int) {
 // ClaimSizes is claimSizes: the block of the crawl list a crawler claims,
 // and how many blocks it claims at first (ListAll).
 func ClaimSizes(total int64, starting int) (block, ahead int) { return claimSizes(total, starting) }
+
+// SetOthersAfter sets how long ListAll waits, once the crawler's own sites
+// have started, before it yields the blocks other crawlers claimed
+// (othersWait).
+func (c *Crawler) SetOthersAfter(d time.Duration) { c.othersAfter = d }
+
+// OthersWait is othersWait.
+func OthersWait(delay time.Duration) time.Duration { return othersWait(delay) }

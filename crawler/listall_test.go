@@ -67,6 +67,20 @@ func TestClaimSizes(t *testing.T) {
 	}
 }
 
+// TestOthersWait: the blocks other crawlers claimed wait two gaps, and a
+// second at least.
+func TestOthersWait(t *testing.T) {
+	for _, tt := range []struct{ delay, want time.Duration }{
+		{50 * time.Millisecond, time.Second},
+		{time.Second, 2 * time.Second},
+		{5 * time.Second, 10 * time.Second},
+	} {
+		if got := crawler.OthersWait(tt.delay); got != tt.want {
+			t.Errorf("OthersWait(%v) = %v, want %v", tt.delay, got, tt.want)
+		}
+	}
+}
+
 // TestListAll: a crawl of all the list yields each site once, from the
 // start of a block chosen at random (ClaimSizes), on both engines. On
 // PostgreSQL a crawler claims each block as it yields it, and yields the
@@ -121,6 +135,7 @@ func TestListAll(t *testing.T) {
 		var got []string
 		c := e.crawler(t, nil)
 		for {
+			c.SetOthersAfter(0)
 			got = listAll(t, c, e.store)
 			if got[0] == sorted[0] {
 				break
@@ -162,9 +177,27 @@ func TestListAll(t *testing.T) {
 		}
 		// A second crawler while the first is running: every block is
 		// claimed, it still yields every site once, and claims none.
+		// They come once othersAfter has passed.
 		c2 := e.crawler(t, nil)
-		if got := listAll(t, c2, e.store); !rotation(got, sorted) {
+		const wait = 300 * time.Millisecond
+		c2.SetOthersAfter(wait)
+		began := time.Now()
+		var first time.Duration
+		got = got[:0]
+		for tg, err := range c2.ListAll(ctx, int64(n)) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) == 0 {
+				first = time.Since(began)
+			}
+			got = append(got, tg.Site)
+		}
+		if !rotation(got, sorted) {
 			t.Errorf("with every block claimed, ListAll yielded %d sites: want each of the %d once", len(got), len(sorted))
+		}
+		if first < wait {
+			t.Errorf("with every block claimed by others, ListAll yielded its first site after %v: want the wait, %v, first", first, wait)
 		}
 		if h2 := holders(); !maps.Equal(h2, h) {
 			t.Errorf("a crawler with every block claimed by others changed the claims: %v, were %v", h2, h)
@@ -177,6 +210,7 @@ func TestListAll(t *testing.T) {
 		}
 		c2.Close()
 		c3 := e.crawler(t, nil)
+		c3.SetOthersAfter(0)
 		listAll(t, c3, e.store)
 		for i, holder := range holders() {
 			if holder != c3.Holder() {
