@@ -303,7 +303,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		hosts:  map[string]*hostState{},
 
 		keepAliveGap: maxKeepAliveGap,
-		othersAfter:  othersWait(o.Delay),
+		othersAfter:  othersWait(o.Delay, o.LeaseTTL),
 	}
 	c.noindex, _ = lru.New[string, struct{}](maxNoindex) // fails only for a size < 1
 	c.lookups = newLookuper(o.Resolver, c.clock.Now)

@@ -24,4 +24,4 @@ func ClaimSizes(total int64, starting int) (block, ahead int) { return claimSize
 func (c *Crawler) SetOthersAfter(d time.Duration) { c.othersAfter = d }
 
 // OthersWait is othersWait.
-func OthersWait(delay time.Duration) time.Duration { return othersWait(delay) }
+func OthersWait(delay, leaseTTL time.Duration) time.Duration { return othersWait(delay, leaseTTL) }

@@ -67,16 +67,18 @@ func TestClaimSizes(t *testing.T) {
 	}
 }
 
-// TestOthersWait: the blocks other crawlers claimed wait two gaps, and a
-// second at least.
+// TestOthersWait: the blocks other crawlers claimed wait two gaps, no more
+// than a third of the lease TTL, and a second at least.
 func TestOthersWait(t *testing.T) {
-	for _, tt := range []struct{ delay, want time.Duration }{
-		{50 * time.Millisecond, time.Second},
-		{time.Second, 2 * time.Second},
-		{5 * time.Second, 10 * time.Second},
+	for _, tt := range []struct{ delay, ttl, want time.Duration }{
+		{50 * time.Millisecond, time.Minute, time.Second},
+		{time.Second, time.Minute, 2 * time.Second},
+		{5 * time.Second, time.Minute, 10 * time.Second},
+		{time.Minute, time.Minute, 20 * time.Second},
+		{5 * time.Second, 3 * time.Second, time.Second},
 	} {
-		if got := crawler.OthersWait(tt.delay); got != tt.want {
-			t.Errorf("OthersWait(%v) = %v, want %v", tt.delay, got, tt.want)
+		if got := crawler.OthersWait(tt.delay, tt.ttl); got != tt.want {
+			t.Errorf("OthersWait(%v, %v) = %v, want %v", tt.delay, tt.ttl, got, tt.want)
 		}
 	}
 }

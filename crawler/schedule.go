@@ -113,7 +113,8 @@ func claimSizes(total int64, starting int) (block, ahead int) {
 
 // othersWait is how long ListAll waits, once this crawler's own sites have
 // started, before it yields the blocks other crawlers claimed: two gaps,
-// and a second at least. Those sites are then watched (startCycle: a
+// but no more than a lease heartbeat (a third of the lease TTL), and a
+// second at least. Those sites are then watched (startCycle: a
 // goroutine, a batched start that finds the lease held, reads of the
 // leases each second), which costs the machine while the other crawlers
 // still start theirs; a crawler that died is taken over only once its
@@ -124,7 +125,9 @@ func claimSizes(total int64, starting int) (block, ahead int) {
 // crawler's sites were still starting, and the two crawlers' last first
 // request came 0.43-0.52 s after the start; with the wait, 0.38-0.48 s
 // (one crawler: 0.38-0.47 s).
-func othersWait(delay time.Duration) time.Duration { return max(2*delay, time.Second) }
+func othersWait(delay, leaseTTL time.Duration) time.Duration {
+	return max(min(2*delay, leaseTTL/3), time.Second)
+}
 
 // claimKey is the lease key of the block of the crawl list that starts at
 // site (ListAll).
