@@ -32,11 +32,8 @@ func TestCrawlPlainSites(t *testing.T) {
 			}
 			hits := e.web.Hits()
 			checkPoliteness(t, e.web, hits, testDelay)
-			perSite := e.web.PageHitsPerSite(hits)
+			checkBudgets(t, e.web, hits)
 			for _, s := range e.web.Plain() {
-				if got := perSite[s.Name]; got != crawler.Budget {
-					t.Errorf("page requests to %s = %d, want %d (the budget)", s.Name, got, crawler.Budget)
-				}
 				if r := res[s.Name]; r.Status != crawler.SiteCrawled || r.Reason != "budget spent" {
 					t.Errorf("result of %s = %+v, want crawled, budget spent", s.Name, r)
 				}

@@ -148,12 +148,7 @@ func TestFleetAll(t *testing.T) {
 	crawlTogether(t, e, delay, []string{"--all"})
 	hits := e.web.Hits()
 	checkPoliteness(t, e.web, hits, delay)
-	pages := e.web.PageHitsPerSite(hits)
-	for _, s := range e.web.Plain() {
-		if n := pages[s.Name]; n != crawler.Budget {
-			t.Errorf("page requests to %s = %d, want %d", s.Name, n, crawler.Budget)
-		}
-	}
+	checkBudgets(t, e.web, hits)
 	checkLogCoversHits(t, e, hits, true)
 	// Each site was crawled by one crawler, in one cycle.
 	var cycles []db.CrawlCycle

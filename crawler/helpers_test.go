@@ -163,3 +163,15 @@ func checkPoliteness(t *testing.T, w *testweb.Web, hits []testweb.Hit, minGap ti
 func strconvItoa(n int) string { return strconv.Itoa(n) }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }
+
+// checkBudgets checks that every plain site of w got exactly
+// crawler.Budget page requests in hits (a site with none counts).
+func checkBudgets(t *testing.T, w *testweb.Web, hits []testweb.Hit) {
+	t.Helper()
+	pages := w.PageHitsPerSite(hits)
+	for _, s := range w.Plain() {
+		if n := pages[s.Name]; n != crawler.Budget {
+			t.Errorf("page requests to %s = %d, want %d (the budget)", s.Name, n, crawler.Budget)
+		}
+	}
+}
