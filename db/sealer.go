@@ -86,6 +86,14 @@ func (s *Store) SealSoon() {
 	}
 }
 
+// StopSealer stops the background sealer and seals a last time, at once
+// rather than when the store is closed (which then has nothing left to
+// seal). A command calls it once the evidence it writes is final, so that
+// the last seal runs while it closes the rest (a crawler's connections
+// and leases) rather than after. Rows written after it are sealed by the
+// next process that seals. Calling it again does nothing.
+func (s *Store) StopSealer() { s.stopSealer() }
+
 // stopSealer stops the background sealer and seals a last time.
 func (s *Store) stopSealer() {
 	z := &s.sealer

@@ -8,7 +8,39 @@ import (
 	"testing"
 
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testweb"
 )
+
+// TestCrawlSealsAtEnd: when lohibot crawl returns, every request it logged
+// and every robots.txt it kept is sealed (its last seal runs as the crawl
+// ends, while the crawler closes: the store has nothing left to seal).
+func TestCrawlSealsAtEnd(t *testing.T) {
+	web, err := testweb.Start(&testweb.Options{Plain: 2, PagesPerSite: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		args := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms"}
+		for _, s := range web.Plain() {
+			args = append(args, s.StartURL)
+		}
+		if r := runCLI(t, nil, args...); r.code != 0 {
+			t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		s := dbtest.OpenDSN(t, dsn)
+		for _, table := range []string{"requests", "robots_snapshots"} {
+			var rows, unsealed int64
+			if err := s.SQL.QueryRow(`SELECT COUNT(*), COUNT(*) - COUNT(s.row_id) FROM `+table+` r
+				LEFT JOIN seal_rows s ON s.tbl = '`+table+`' AND s.row_id = r.id`).Scan(&rows, &unsealed); err != nil {
+				t.Fatal(err)
+			}
+			if rows == 0 || unsealed != 0 {
+				t.Errorf("%s after the crawl: %d rows, %d not sealed; want rows, all sealed", table, rows, unsealed)
+			}
+		}
+	})
+}
 
 // TestAuditIntegrity writes an exclusion history and a mailbox through the
 // commands (which seal what they write), checks that audit passes and that a
