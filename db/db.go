@@ -510,7 +510,7 @@ func sqliteDSN(path string) string {
 // Close stops the background sealer, if one was started, after it sealed a
 // last time, and closes the connection pool.
 func (s *Store) Close() error {
-	s.stopSealer()
+	s.StopSealer()
 	return s.SQL.Close()
 }
 

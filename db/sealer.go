@@ -91,11 +91,9 @@ func (s *Store) SealSoon() {
 // seal). A command calls it once the evidence it writes is final, so that
 // the last seal runs while it closes the rest (a crawler's connections
 // and leases) rather than after. Rows written after it are sealed by the
-// next process that seals. Calling it again does nothing.
-func (s *Store) StopSealer() { s.stopSealer() }
-
-// stopSealer stops the background sealer and seals a last time.
-func (s *Store) stopSealer() {
+// next process that seals. Close calls it too. Calling it again does
+// nothing.
+func (s *Store) StopSealer() {
 	z := &s.sealer
 	z.mu.Lock()
 	cancel, done, log := z.cancel, z.done, z.log
