@@ -968,8 +968,8 @@ func (c *Crawler) withdraw(ctx context.Context, r *reqRow) {
 // Reservations ahead of time (exchangeDue).
 const (
 	// maxReserveAhead bounds how long before its time a request is
-	// reserved: on PostgreSQL, an exclusion waits this long before it
-	// takes its time (db.MaxReserveAhead).
+	// reserved: on PostgreSQL, an exclusion of its site waits at most this
+	// long for it before it takes its time (db.Tx.AwaitReservedAhead).
 	maxReserveAhead = db.MaxReserveAhead
 )
 
@@ -977,20 +977,27 @@ const (
 // written, so that the wait for the database falls in the host's gap
 // rather than after it; at most a quarter of the gap and maxReserveAhead.
 // On SQLite it is twice the recent time a reservation took, plus 1 ms. On
-// PostgreSQL it is maxReserveAhead while at least half the request slots
-// are free (a request reserved ahead holds its slot until it is sent), and
-// as on SQLite otherwise: there a reservation takes a few ms on average,
-// but when sites that started together write their link texts or end in
-// the same moment, a writer's group takes 20-100 ms, and a reservation
-// timed on the average came that late after the gap. (In the fleet
-// benchmark, 1,000 sites at 1 s, one crawler: a request came 2.4-3.5 ms
-// after its gap at the median instead of 4.7-5.8 ms, and the sites' 8th
-// and 16th pages no longer 15-60 ms late. Before requests were reserved
-// ahead, a reservation waited for in the gap added 8-20 ms to each gap
-// of that crawl.)
+// PostgreSQL it is maxReserveAhead while at least a quarter of the request
+// slots are free (a request reserved ahead holds its slot until it is
+// sent; the quarter is left to requests due at once, such as new sites'
+// first), and as on SQLite otherwise: there a reservation takes a few ms
+// on average, but when sites that started together write their link
+// texts or end in the same moment, a writer's group takes 20-100 ms, and
+// a reservation timed on the average came that late after the gap. (In
+// the fleet benchmark, 1,000 sites at 1 s, one crawler: a request came
+// 2.4-3.5 ms after its gap at the median instead of 4.7-5.8 ms, and the
+// sites' 8th and 16th pages no longer 15-60 ms late. Before requests were
+// reserved ahead, a reservation waited for in the gap added 8-20 ms to
+// each gap of that crawl.) With 50 ms and half the slots, that benchmark's
+// reservations still came back more than 5 ms after their time in its
+// slow groups: 100-690 of each crawler's 10,500 with two crawlers (eight
+// runs). With 150 ms, the wave of its requests each second (1,000 in about
+// 0.6 s) holds about 240 slots of 512, past half; with 150 ms and a
+// quarter, none did in most crawls (at most 292), and a request came
+// 0.5-1 ms sooner after its gap on average.
 func (c *Crawler) reserveAhead(gap time.Duration) time.Duration {
 	ahead := 2*time.Duration(c.reserveTook.Load()) + time.Millisecond
-	if c.pg && 2*len(c.inFlight) < cap(c.inFlight) {
+	if c.pg && 4*len(c.inFlight) < 3*cap(c.inFlight) {
 		ahead = maxReserveAhead
 	}
 	return min(ahead, gap/4, maxReserveAhead)

@@ -152,8 +152,9 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
-		// Its time comes after every request reserved before it.
-		if err := tx.AwaitReservedAhead(ctx); err != nil {
+		// Its time comes after every request to these sites reserved
+		// before it.
+		if err := tx.AwaitReservedAhead(ctx, sites, p.now()); err != nil {
 			return err
 		}
 		results = results[:0]
