@@ -7,8 +7,8 @@ import (
 
 // TestReserveAhead checks how far ahead of its time a request is reserved:
 // on PostgreSQL maxReserveAhead while at least a quarter of the request
-// slots are free, else (and on SQLite) twice the recent reservation time plus 1 ms;
-// never more than a quarter of the gap.
+// slots are free, else (and on SQLite) twice the recent reservation time
+// plus 1 ms; never more than a quarter of the gap.
 func TestReserveAhead(t *testing.T) {
 	const took = 3 * time.Millisecond
 	adaptive := 2*took + time.Millisecond
