@@ -238,10 +238,11 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
 	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB, queries: queries{g: gdb, dialect: dialect}}
-	if v, err := s.Version(ctx); err == nil && v == len(migrations) {
+	before, err := s.Version(ctx) // 0 for a new database
+	if err == nil && before == len(migrations) {
 		// Up to date, as nearly always: one read says so. The checks
-		// below take three round trips (the schema, its version, and
-		// migrate's own read of it), on a connection just made.
+		// below take two more round trips (the schema, and migrate's own
+		// read of its version), on a connection just made.
 		return s, nil
 	}
 	ok, err := s.hasSchema(ctx)
@@ -274,7 +275,6 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 			return nil, foreignDatabase(dsn, other)
 		}
 	}
-	before, _ := s.Version(ctx) // 0 for a new database
 	if err := s.migrate(ctx); err != nil {
 		sqlDB.Close()
 		return nil, err
