@@ -713,7 +713,7 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 		}
 		sid := rb.SnapshotID
 		row := &reqRow{CycleID: &r.cy.ID, Site: r.site, Host: hs.host, Origin: origin, URL: it.url, Purpose: db.PurposePage,
-			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line, Cond: r.prev[it.url]}
+			Attempt: attempt, RedirectOf: it.redirectOf, SnapshotID: &sid, Rule: dec.Rule, Line: dec.Line, Cond: r.prev[it.url], Budget: r.cy.Budget}
 		res, wait, err := c.exchangeDue(ctx, hs, row)
 		if !wait.IsZero() {
 			return "", "", false, wait

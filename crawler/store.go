@@ -750,6 +750,9 @@ type reqRow struct {
 	Line       int
 	Delay      time.Duration // the gap in force before this request
 	Cond       db.Validators // sent as If-None-Match / If-Modified-Since when set
+	// Budget is the cycle's page budget, for a page request: the request
+	// given its last slot is the cycle's last (see lastOfCycle).
+	Budget int
 	// At is when the request is to be sent, if later than its
 	// reservation: the log row's sent_at (see exchangeDue).
 	At time.Time
@@ -762,6 +765,13 @@ type reqRow struct {
 	SentAt   time.Time
 	Verdict  policy.Verdict
 	Budgeted bool
+}
+
+// lastOfCycle says the request took its cycle's last budget slot: the
+// cycle sends nothing after it (fetchPage ends the cycle when every slot
+// is reserved, before any retry or robots.txt).
+func (r *reqRow) lastOfCycle() bool {
+	return r.Purpose == db.PurposePage && r.Budget > 0 && r.Slot >= r.Budget
 }
 
 // askGate asks the policy gate about site (the gate reads the policy
