@@ -394,7 +394,8 @@ func (s *Store) highWaters(ctx context.Context) (map[string]int64, error) {
 // waits for have ended.
 const sealPollWriters = 2 * time.Millisecond
 
-// sealWaitWriters bounds how long highWaters waits for a table's writers.
+// sealWaitWriters bounds how long highWaters waits for the sealed tables'
+// writers.
 const sealWaitWriters = 500 * time.Millisecond
 
 // sealEntry is one row a block seals.
