@@ -322,7 +322,7 @@ var ErrSealBusy = errors.New("db: seal: busy")
 // new writer queue behind it while it waited: 124 ms a time on a busy
 // crawl). The tables are read together, and their writers waited for at
 // once: table by table, the four reads, four lookups of writers and their
-// polls at 5 ms took a seal 5-26 ms at the end of a fleet's crawl, while
+// polls at 5 ms took a seal 5-40 ms at the end of a fleet's crawl, while
 // it held the sealers' lock. It returns ErrSealBusy when the writers do
 // not all end within sealWaitWriters.
 func (s *Store) highWaters(ctx context.Context) (map[string]int64, error) {
