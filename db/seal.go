@@ -425,24 +425,34 @@ type sealEntry struct {
 // reads and writes: the sealer of each crawler of a fleet otherwise read
 // and hashed the same rows, and all but one found the chain moved.
 func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
+	b, _, err := s.seal(ctx, true)
+	return b, err
+}
+
+// seal is Seal. With wait false, on PostgreSQL, it seals only if no other
+// Seal runs at the time: otherwise it returns at once, with ran false and
+// nothing sealed.
+func (s *Store) seal(ctx context.Context, wait bool) (last *SealBlock, ran bool, err error) {
 	if s.Dialect == Postgres {
-		unlock, err := s.lockSealers(ctx)
+		unlock, err := s.lockSealers(ctx, wait)
 		if err != nil {
-			return nil, fmt.Errorf("db: seal: %w", err)
+			return nil, false, fmt.Errorf("db: seal: %w", err)
+		}
+		if unlock == nil {
+			return nil, false, nil
 		}
 		defer unlock()
 	}
-	var last *SealBlock
 	for {
 		b, more, err := s.sealBlock(ctx)
 		if err != nil {
-			return nil, err
+			return nil, true, err
 		}
 		if b != nil {
 			last = b
 		}
 		if !more {
-			return last, nil
+			return last, true, nil
 		}
 	}
 }
@@ -452,16 +462,26 @@ func (s *Store) Seal(ctx context.Context) (*SealBlock, error) {
 // writes (7726313).
 const sealersLock = 7726314
 
-// lockSealers waits for and takes the sealers' lock on a connection of its
-// own, held until the func it returns gives it back. A Seal waiting for it
-// reads nothing meanwhile, and then plans over the chain as the other left
-// it.
-func (s *Store) lockSealers(ctx context.Context) (func(), error) {
+// lockSealers takes the sealers' lock on a connection of its own, held
+// until the func it returns gives it back. With wait, it waits for the
+// lock: a Seal waiting for it reads nothing meanwhile, and then plans over
+// the chain as the other left it. Without, it returns a nil func and no
+// error when another holds the lock.
+func (s *Store) lockSealers(ctx context.Context, wait bool) (func(), error) {
 	conn, err := s.SQL.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", sealersLock); err != nil {
+	if wait {
+		_, err = conn.ExecContext(ctx, "SELECT pg_advisory_lock($1)", sealersLock)
+	} else {
+		var got bool
+		if err = conn.QueryRowContext(ctx, "SELECT pg_try_advisory_lock($1)", sealersLock).Scan(&got); err == nil && !got {
+			conn.Close()
+			return nil, nil
+		}
+	}
+	if err != nil {
 		conn.Raw(func(any) error { return driver.ErrBadConn }) // (the lock may be granted yet)
 		conn.Close()
 		return nil, err

@@ -2,12 +2,14 @@ package db_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testutil"
 )
 
 // TestSealWaitsForOpenWriters checks, on PostgreSQL, how a seal treats a
@@ -99,5 +101,91 @@ func TestSealWaitsForOpenWriters(t *testing.T) {
 	}
 	if n != 3 {
 		t.Errorf("%d snapshots sealed, want all 3 (report %+v)", n, rep)
+	}
+}
+
+// TestSealerLeavesBusyChainToOther checks, on PostgreSQL, the background
+// sealer of a process whose turn finds another process's Seal at work (a
+// fleet's crawlers each run one): it neither waits for the sealers' lock
+// nor takes a connection to wait on it, and once the lock is free it seals
+// on its own, without another kick; the last seal (StopSealer) does wait,
+// so that a crawler's rows are sealed when it ends.
+func TestSealerLeavesBusyChainToOther(t *testing.T) {
+	ctx := context.Background()
+	dsn := dbtest.DSN(t, "postgres")
+	s := dbtest.OpenDSN(t, dsn)
+	other := dbtest.OpenDSN(t, dsn) // the other process
+	insertFinalRequests(t, s, 5)
+	hold := func() *sql.Conn {
+		t.Helper()
+		c, err := other.SQL.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.ExecContext(ctx, "SELECT pg_advisory_lock($1)", db.SealersLock); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	release := func(c *sql.Conn) {
+		t.Helper()
+		if _, err := c.ExecContext(ctx, "SELECT pg_advisory_unlock($1)", db.SealersLock); err != nil {
+			t.Fatal(err)
+		}
+		c.Close()
+	}
+	waiting := func() int {
+		t.Helper()
+		var n int
+		if err := other.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks
+			WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, db.SealersLock).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+
+	c := hold()
+	s.StartSealer(time.Hour, nil) // no tick during the test: kicks only
+	s.SealSoon()
+	// The turn and a retry or two (every 250 ms) find the lock taken.
+	for end := time.Now().Add(700 * time.Millisecond); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		if n := waiting(); n > 0 {
+			t.Fatalf("%d sealers waiting for the sealers' lock another process holds, want none (the turn leaves the rows to it)", n)
+		}
+	}
+	if got := blockRows(t, s); len(got) != 0 {
+		t.Fatalf("blocks %v sealed while another process held the sealers' lock", got)
+	}
+	release(c)
+	testutil.Eventually(t, 5*time.Second, "the five rows sealed by the retry, without a new kick", func() bool {
+		var sealed int64
+		for _, n := range blockRows(t, s) {
+			sealed += n
+		}
+		return sealed == 5
+	})
+
+	// The last seal waits for the lock, then seals what is left.
+	insertFinalRequests(t, s, 3)
+	c = hold()
+	stopped := make(chan struct{})
+	go func() {
+		s.StopSealer()
+		close(stopped)
+	}()
+	testutil.Eventually(t, 5*time.Second, "the last seal waiting for the sealers' lock", func() bool { return waiting() == 1 })
+	select {
+	case <-stopped:
+		t.Fatal("StopSealer returned while another process held the sealers' lock")
+	default:
+	}
+	release(c)
+	select {
+	case <-stopped:
+	case <-time.After(10 * time.Second):
+		t.Fatal("StopSealer had not returned 10 s after the lock was released")
+	}
+	if got := blockRows(t, s); len(got) != 2 || got[1] != 3 {
+		t.Fatalf("blocks %v after the last seal, want two, the second over the 3 rows written last", got)
 	}
 }
