@@ -345,6 +345,16 @@ func blockRows(t *testing.T, s *db.Store) []int64 {
 	return out
 }
 
+// sealedRows returns how many rows the chain's blocks seal in all.
+func sealedRows(t *testing.T, s *db.Store) int64 {
+	t.Helper()
+	var n int64
+	for _, r := range blockRows(t, s) {
+		n += r
+	}
+	return n
+}
+
 // TestSealInBlocks: a backlog is sealed in blocks of at most 1,000 rows
 // (each written in a transaction of its own, so that on SQLite a running
 // crawl's writer gets the lock between them), and Seal returns the last.
@@ -427,11 +437,5 @@ func TestSealerGap(t *testing.T) {
 	if n, took := len(blockRows(t, s)), time.Since(start); n > 2 && took < 2*250*time.Millisecond {
 		t.Errorf("%d blocks %v after ten kicks, want 1 (the first kick's seal; the others wait)", n, took.Round(time.Millisecond))
 	}
-	testutil.Eventually(t, 5*time.Second, "the ten rows sealed", func() bool {
-		var sealed int64
-		for _, n := range blockRows(t, s) {
-			sealed += n
-		}
-		return sealed == 10
-	})
+	testutil.Eventually(t, 5*time.Second, "the ten rows sealed", func() bool { return sealedRows(t, s) == 10 })
 }

@@ -157,13 +157,7 @@ func TestSealerLeavesBusyChainToOther(t *testing.T) {
 		t.Fatalf("blocks %v sealed while another process held the sealers' lock", got)
 	}
 	release(c)
-	testutil.Eventually(t, 5*time.Second, "the five rows sealed by the retry, without a new kick", func() bool {
-		var sealed int64
-		for _, n := range blockRows(t, s) {
-			sealed += n
-		}
-		return sealed == 5
-	})
+	testutil.Eventually(t, 5*time.Second, "the five rows sealed by the retry, without a new kick", func() bool { return sealedRows(t, s) == 5 })
 
 	// The last seal waits for the lock, then seals what is left.
 	insertFinalRequests(t, s, 3)
