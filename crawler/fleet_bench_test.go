@@ -3,8 +3,12 @@ package crawler_test
 import (
 	"bytes"
 	"context"
+	"database/sql"
+	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -23,7 +27,9 @@ import (
 // shared by two processes at once), and the database's own counters give
 // the commits per request and the connections per process; with two, the
 // share of the requests sent by the crawler that sent fewest says how the
-// crawl was shared (0.5 is even). It needs LOHIBOT_TEST_POSTGRES.
+// crawl was shared (0.5 is even). The CPU each request cost the crawler
+// processes, and PostgreSQL when it runs on this machine, says what a
+// second crawler on the same cores costs. It needs LOHIBOT_TEST_POSTGRES.
 //
 //	go test -run '^$' -bench CrawlFleet -benchtime 1x ./crawler/
 func BenchmarkCrawlFleet(b *testing.B) {
@@ -57,6 +63,8 @@ func BenchmarkCrawlFleet(b *testing.B) {
 					return
 				}
 				c0, r0 := stat()
+				pg := postmasterOf(ctx, e.store.SQL)
+				pg0, pgOK := pg.cpu()
 				// The peak of the connections the crawlers hold.
 				var (
 					mu    sync.Mutex
@@ -109,6 +117,26 @@ func BenchmarkCrawlFleet(b *testing.B) {
 				close(stopC)
 				<-doneC
 				c1, r1 := stat()
+				var crawlerCPU time.Duration
+				for _, cmd := range cmds {
+					crawlerCPU += cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				}
+				// The crawlers' server processes count once they have ended
+				// and the postmaster has reaped them: once no connection
+				// but the benchmark's own is left and the count holds
+				// still for 100 ms.
+				pg1, ok := pg.cpu()
+				for i := 0; ok && i < 40; i++ {
+					var n int
+					e.store.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
+					time.Sleep(100 * time.Millisecond)
+					var again time.Duration
+					if again, ok = pg.cpu(); n < e.store.SQL.Stats().OpenConnections && again == pg1 {
+						break
+					}
+					pg1 = again
+				}
+				pgOK = pgOK && ok
 				tallies := e.web.Tallies()
 				checkServerTallies(b, e.web, tallies, delay)
 				served := 0
@@ -127,6 +155,16 @@ func BenchmarkCrawlFleet(b *testing.B) {
 				b.ReportMetric(float64(c1-c0)/float64(max(requests, 1)), "commits/request")
 				b.ReportMetric(float64(r1-r0)/float64(max(requests, 1)), "rollbacks/request")
 				b.ReportMetric(float64(peak)/float64(fleet.procs), "conns/process")
+				// CPU per request: the crawler processes', and PostgreSQL's
+				// when the server runs on this machine (its postmaster's
+				// own and its ended children's, whatever else it served
+				// meanwhile). Two crawlers spend more than one on the
+				// same requests: the tax of a second process on the same
+				// cores (docs/sizing.md).
+				b.ReportMetric(float64(crawlerCPU.Microseconds())/1000/float64(max(requests, 1)), "crawler-cpu-ms/request")
+				if pgOK {
+					b.ReportMetric(float64((pg1-pg0).Microseconds())/1000/float64(max(requests, 1)), "pg-cpu-ms/request")
+				}
 				if fleet.procs > 1 {
 					b.ReportMetric(float64(fewest)/float64(max(requests, 1)), "least-share")
 				}
@@ -142,4 +180,68 @@ func lastBytes(b []byte, n int) []byte {
 		return b[len(b)-n:]
 	}
 	return b
+}
+
+// postmaster is the PostgreSQL server's main process, when it runs on this
+// machine (0 otherwise).
+type postmaster int
+
+// postmasterOf finds the postmaster of the server sqlDB is connected to: the
+// parent of the connection's server process, if /proc shows both as
+// PostgreSQL's (a server elsewhere, or in a container of its own, has
+// process ids that are not this machine's).
+func postmasterOf(ctx context.Context, sqlDB *sql.DB) postmaster {
+	var backend int
+	if err := sqlDB.QueryRowContext(ctx, `SELECT pg_backend_pid()`).Scan(&backend); err != nil {
+		return 0
+	}
+	comm, f, ok := procStat(backend)
+	if !ok || comm != "postgres" || len(f) < 2 {
+		return 0
+	}
+	ppid, err := strconv.Atoi(f[1])
+	if err != nil {
+		return 0
+	}
+	if comm, _, ok := procStat(ppid); !ok || comm != "postgres" {
+		return 0
+	}
+	return postmaster(ppid)
+}
+
+// cpu is the CPU time the postmaster and its ended children used: user and
+// system, its own and its children's (/proc/PID/stat, in ticks of 1/100 s,
+// USER_HZ on Linux).
+func (p postmaster) cpu() (time.Duration, bool) {
+	if p == 0 {
+		return 0, false
+	}
+	_, f, ok := procStat(int(p))
+	if !ok || len(f) < 15 {
+		return 0, false
+	}
+	var ticks int64
+	for _, v := range f[11:15] { // utime, stime, cutime, cstime
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		ticks += n
+	}
+	return time.Duration(ticks) * 10 * time.Millisecond, true
+}
+
+// procStat returns the command's name in /proc/PID/stat and the fields
+// after it (state first).
+func procStat(pid int) (comm string, fields []string, ok bool) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return "", nil, false
+	}
+	s := string(b)
+	i, k := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+	if i < 0 || k < i || k+2 > len(s) {
+		return "", nil, false
+	}
+	return s[i+1 : k], strings.Fields(s[k+2:]), true
 }
