@@ -36,7 +36,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
 	"runtime"
@@ -203,7 +202,7 @@ type Crawler struct {
 	clock  clock.Clock // opts.Clock
 	ua     string
 	log    *slog.Logger
-	client *http.Client
+	client *httpClients
 	// lookups resolves names for the client and for redirect checks.
 	lookups *lookuper
 	holder  string // this process's lease holder id: node/pid/random
@@ -432,7 +431,7 @@ func (c *Crawler) Close() error {
 	}
 	c.stopWriter()
 	<-c.writerDone
-	c.client.CloseIdleConnections()
+	c.client.closeIdle()
 	c.gate.Close()
 	return err
 }

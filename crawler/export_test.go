@@ -2,16 +2,16 @@ package crawler
 
 import "time"
 
-// CacheSizes returns how many hosts and robots.txt entries the crawler
-// keeps in memory (tests of the bounded caches).
-func (c *Crawler) CacheSizes() (hosts, robots int) {
+// CacheSizes returns how many hosts, robots.txt entries and resolved host
+// names the crawler keeps in memory (tests of the bounded caches).
+func (c *Crawler) CacheSizes() (hosts, robots, names int) {
 	c.hostsMu.Lock()
 	hosts = len(c.hosts)
 	c.hostsMu.Unlock()
 	c.robotsMu.Lock()
 	robots = len(c.robots)
 	c.robotsMu.Unlock()
-	return hosts, robots
+	return hosts, robots, c.lookups.names.Len()
 }
 
 // ClaimSizes is claimSizes: the block of the crawl list a crawler claims,

@@ -113,6 +113,7 @@ func (s *hostSet) baseGap() time.Duration { return max(s.c.opts.Delay, s.delay) 
 func (s *hostSet) close(ctx context.Context) {
 	for _, hs := range s.m {
 		s.c.leaveHost(ctx, hs)
+		s.c.lookups.forget(hs.host)
 	}
 	s.m = nil
 	s.c.robotsMu.Lock()
