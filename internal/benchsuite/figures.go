@@ -24,7 +24,7 @@ type Figure struct {
 	Ours   string // regexp on the benchmark's full name (BenchmarkX or BenchmarkX/sub)
 	Not    string // regexp on names to leave out (the peer, fuzz targets); "" none
 	Value  []Metric
-	Unit   string             // the unit shown: s, ms, µs, ns, MB, /s, x
+	Unit   string             // the unit shown: s, ms, µs, ns, MB, /s, x (× the politeness bound), × (a plain ratio)
 	Pass   func(float64) bool // nil: no verdict
 	Peer   string             // regexp on the same-run peer's name; "" none
 	// PeerName names the peer in the table (e.g. "temoto").
@@ -172,7 +172,7 @@ var figures = []Figure{
 	{
 		Name: "serve over 50,000 hosts in waves, live heap at the end / after 5,000", Target: "≤ 1.20 × (#14)",
 		Pkg: "internal/serve", Ours: `^BenchmarkServeMemory$`,
-		Value: []Metric{{"heap-growth", nil}}, Unit: "x", Pass: atMost(1.20),
+		Value: []Metric{{"heap-growth", nil}}, Unit: "×", Pass: atMost(1.20),
 	},
 	{
 		Name: "due-site scan, 1M sites / 20M requests (SQLite)", Target: "< 1 s (#14)",
@@ -392,6 +392,8 @@ func format(v float64, u string) string {
 		return fmt.Sprintf("%s/s", group(v))
 	case "x":
 		return fmt.Sprintf("%.2f × bound", v)
+	case "×": // a plain ratio
+		return fmt.Sprintf("%.2f ×", v)
 	case "MB":
 		return fmt.Sprintf("%.0f MB", v)
 	case "ns":
