@@ -263,10 +263,12 @@ const rotateDials = 4096
 // with every host ever crawled (BenchmarkServeMemory: 7 MB over 45,000
 // hosts). The client replaced closes its idle connections at once and the
 // others as their requests end, and is then garbage; a host crawled
-// across the change dials once more. (The client is replaced whole rather
-// than its Transport behind a RoundTripper of lohibot's: http.Client
-// watches each request of a Transport it does not know with a goroutine
-// and a timer of its own.)
+// across the change dials once more. One request at a time per host is
+// the crawler's own rule (its host state and leases), not the Transport's
+// MaxConnsPerHost, so the change never lets two go to a host at once. (The
+// client is replaced whole rather than its Transport behind a RoundTripper
+// of lohibot's: http.Client watches each request of a Transport it does
+// not know with a goroutine and a timer of its own.)
 type httpClients struct {
 	dials atomic.Int64 // connections opened, all clients together
 	fresh func() *http.Client
