@@ -58,6 +58,33 @@ BenchmarkParse/temoto/500KiB-2          	      50	  20000000 ns/op	  26.21 MB/s	
 FAIL
 `
 
+// sampleVerbose is a benchmark that skips, as -test.v prints it: its
+// reason before its "--- SKIP" line.
+const sampleVerbose = `goos: linux
+pkg: github.com/lohisoft/lohibot/internal/serve
+BenchmarkServeMemory
+    memory_bench_test.go:45: opt-in: set LOHIBOT_BENCH_SERVE_MEMORY=1 (50,000 hosts take about 8 minutes of CPU)
+--- SKIP: BenchmarkServeMemory
+BenchmarkOther
+    other_test.go:9: a log line
+BenchmarkOther-2   	       1	      1000 ns/op
+PASS
+`
+
+func TestParseOutputVerboseSkip(t *testing.T) {
+	out, err := ParseOutput(strings.NewReader(sampleVerbose), "fallback")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"BenchmarkServeMemory: opt-in: set LOHIBOT_BENCH_SERVE_MEMORY=1 (50,000 hosts take about 8 minutes of CPU)"}
+	if diff := cmp.Diff(want, out.Skipped); diff != "" {
+		t.Errorf("ParseOutput skipped mismatch (-want +got):\n%s", diff)
+	}
+	if len(out.Results) != 1 || out.Results[0].Name != "BenchmarkOther" || out.Failed {
+		t.Errorf("ParseOutput = %d results %+v, failed %v; want BenchmarkOther, not failed", len(out.Results), out.Results, out.Failed)
+	}
+}
+
 func TestParseOutput(t *testing.T) {
 	out, err := ParseOutput(strings.NewReader(sample), "fallback")
 	if err != nil {

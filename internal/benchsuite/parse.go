@@ -71,9 +71,18 @@ func ParseOutput(r io.Reader, pkg string) (*Output, error) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	var lastSkip int = -1
+	// before is the indented line just before this one: with -test.v a
+	// benchmark's log, and so the reason it skipped, comes before its
+	// "--- SKIP" line; without it, after.
+	var before, prev string
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), " \t\r")
 		trimmed := strings.TrimSpace(line)
+		before = prev
+		prev = ""
+		if strings.HasPrefix(line, " ") {
+			prev = trimmed
+		}
 		switch {
 		case trimmed == "":
 		case strings.HasPrefix(trimmed, "pkg: "):
@@ -81,8 +90,14 @@ func ParseOutput(r io.Reader, pkg string) (*Output, error) {
 		case strings.HasPrefix(trimmed, "--- SKIP: "):
 			name := strings.Fields(strings.TrimPrefix(trimmed, "--- SKIP: "))
 			if len(name) > 0 {
-				out.Skipped = append(out.Skipped, procsSuffix.ReplaceAllString(name[0], ""))
-				lastSkip = len(out.Skipped) - 1
+				skipped := procsSuffix.ReplaceAllString(name[0], "")
+				lastSkip = -1
+				if before != "" {
+					skipped += ": " + stripFileLine(before)
+				} else {
+					lastSkip = len(out.Skipped)
+				}
+				out.Skipped = append(out.Skipped, skipped)
 			}
 		case strings.HasPrefix(trimmed, "--- FAIL"), trimmed == "FAIL", strings.HasPrefix(trimmed, "FAIL\t"):
 			out.Failed = true

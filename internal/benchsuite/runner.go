@@ -197,8 +197,10 @@ func hasProblem(rs []Result) bool {
 
 // exec runs the test binary for one benchmark and parses what it printed.
 func (r *Runner) exec(ctx context.Context, p Package, short, bin, name, benchtime, cpu string) ([]Result, time.Duration) {
+	// (-test.v: without it, a benchmark that skips prints nothing, and an
+	// opt-in one showed as "no result printed" instead of why.)
 	args := []string{"-test.run", "^$", "-test.bench", "^" + regexp.QuoteMeta(name) + "$",
-		"-test.benchtime", benchtime, "-test.benchmem", "-test.count", "1",
+		"-test.benchtime", benchtime, "-test.benchmem", "-test.count", "1", "-test.v",
 		"-test.timeout", r.Timeout.String()}
 	if cpu != "" {
 		args = append(args, "-test.cpu", cpu)
