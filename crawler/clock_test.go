@@ -90,3 +90,56 @@ func TestClock(t *testing.T) {
 		})
 	}
 }
+
+// TestClockSetForward crawls on a fake clock whose wall clock is set
+// forward during every wait, as NTP stepping the system's clock does: the
+// web server, timing its hits on the time that passed (not on the wall
+// clock), still sees every gap whole. Measured on the wall clock, each gap
+// was cut short by the part of it waited after the clock was set (the
+// reservation's moment ahead).
+func TestClockSetForward(t *testing.T) {
+	const delay = time.Minute
+	fc := clocktest.New(time.Time{})
+	passed := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEnv(t, "sqlite", &testweb.Options{Plain: 1, PagesPerSite: 4,
+		Clock: func() time.Time { return passed.Add(fc.Mono()) }})
+	opts := e.options(t)
+	opts.Clock = fc
+	opts.Delay = delay
+	opts.MaxSitesParallel = 1
+	c := e.crawler(t, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	set := 0
+	go func() {
+		for ctx.Err() == nil {
+			if fc.AwaitTimers(ctx, 1) != nil {
+				return
+			}
+			fc.Set(delay / 3)
+			set++
+			fc.AdvanceToNext()
+		}
+	}()
+	res := e.crawl(t, c, "plain-000.test", testweb.KindRetrySecs)
+	cancel()
+	for site, r := range res {
+		if r.Status != crawler.SiteCrawled {
+			t.Errorf("%s: %+v, want crawled", site, r)
+		}
+	}
+	checked := 0
+	for _, host := range []string{"plain-000.test", "retry-secs.test"} {
+		hs := e.web.HitsFor(host)
+		for i := 1; i < len(hs); i++ {
+			checked++
+			if gap := hs[i].Start.Sub(hs[i-1].End); gap < delay {
+				t.Errorf("%s: the server saw a gap of %v before %s, want at least %v", host, gap, hs[i].Path, delay)
+			}
+		}
+	}
+	if checked < 5 {
+		t.Errorf("%d gaps checked, want at least 5", checked)
+	}
+	t.Logf("%d gaps checked; the clock was set forward %d times", checked, set)
+}

@@ -32,6 +32,11 @@ type hostState struct {
 	nextAt     time.Time     // the next request may start at nextAt
 	gap        time.Duration // the gap in force: the delay, or robots.txt's Crawl-delay
 	failures   int           // consecutive 5xx answers and timeouts
+	// due is when the next request may start on the clock that is never
+	// set (clock.Clock.Mono), after this process's last request to the
+	// host: nextAt as it was set then. It keeps the gap whole when the
+	// system's clock is set forward meanwhile (see untilDue).
+	due time.Duration
 }
 
 // hostState returns host's state, waiting until no other user of this
@@ -128,7 +133,8 @@ func (s *hostSet) close(ctx context.Context) {
 type exchangeResult struct {
 	row         *reqRow
 	resp        *response
-	completedAt time.Time
+	completedAt time.Time     // on the wall clock, as the database keeps it
+	completed   time.Duration // on the clock that is never set (Mono), read just after
 }
 
 // completion starts the row's completion from the response.
@@ -178,8 +184,10 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	// The request is reserved a moment before the host is due (see
 	// reserveAhead), and sent when it is.
 	ahead := c.reserveAhead(hs.gap)
-	if c.until(hs.nextAt) > ahead {
-		return nil, hs.nextAt.Add(-ahead), nil
+	if wait := c.untilDue(hs); wait > ahead {
+		// (The clock's reading carries the system's monotonic one, which
+		// the caller's until measures from.)
+		return nil, c.clock.Now().Add(wait - ahead), nil
 	}
 	// The host is (nearly) due: take a request slot (waiting for its gap,
 	// above, held none).
@@ -201,7 +209,7 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 		return nil, time.Time{}, err
 	}
 	c.noteReserve(time.Since(asked))
-	if wait := c.until(row.SentAt); wait > 0 {
+	if wait := max(c.until(row.SentAt), c.untilDue(hs)); wait > 0 {
 		// Reserved ahead of its time: sent at that time, if its site was
 		// not excluded meanwhile (on SQLite, confirm says; on PostgreSQL,
 		// an exclusion waits out the requests reserved ahead before it
@@ -222,7 +230,21 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	// for Close to close all at once when the crawl ends (at the end of
 	// BenchmarkCrawlFleet, 1,000 of them took it 11-46 ms).
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap && !row.lastOfCycle())
-	return &exchangeResult{row: row, resp: resp, completedAt: c.now()}, time.Time{}, nil
+	res := &exchangeResult{row: row, resp: resp, completedAt: c.now()}
+	res.completed = c.clock.Mono()
+	return res, time.Time{}, nil
+}
+
+// untilDue is the time until the host is due: until its next_at on the
+// wall clock (what the log records, and what another crawler of the fleet
+// may have set), and at least until the gap after this process's last
+// request to it has passed on the clock that is never set. Were the gap
+// measured on the wall clock alone, setting the system's clock forward
+// during a gap (NTP stepping it, say) would cut the gap short by as much,
+// as a web server sees it; set back, the wait is longer instead, so that
+// the log's times stay in order.
+func (c *Crawler) untilDue(hs *hostState) time.Duration {
+	return max(c.until(hs.nextAt), hs.due-c.clock.Mono())
 }
 
 // leaseHost takes hs's lease unless this user holds it already, waiting
@@ -266,6 +288,7 @@ func (c *Crawler) settle(hs *hostState, res *exchangeResult, k *completion) {
 		k.NextAt = c.schedule(hs, res, k)
 	}
 	hs.nextAt = k.NextAt
+	hs.due = res.completed + k.NextAt.Sub(res.completedAt)
 	if k.Outcome == "" {
 		k.Outcome = "ok"
 	}

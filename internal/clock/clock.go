@@ -13,8 +13,15 @@ import (
 // Clock tells the time and makes timers. Implementations are safe for
 // concurrent use.
 type Clock interface {
-	// Now returns the current time.
+	// Now returns the current time: the wall clock, which jumps when the
+	// system's clock is set (by NTP, by hand, after a suspend).
 	Now() time.Time
+	// Mono returns the time on a clock that is never set, as the time
+	// since a fixed point of the process: it only moves on, as fast as
+	// the time passes. A wait that must last (a host's gap) is measured
+	// on it, not on Now, so that setting the clock forward never cuts it
+	// short.
+	Mono() time.Duration
 	// NewTimer returns a Timer that sends the time on its channel once,
 	// after at least d (at once when d <= 0), as time.NewTimer does.
 	NewTimer(d time.Duration) Timer
@@ -48,6 +55,14 @@ type Real struct{}
 
 // Now returns time.Now().
 func (Real) Now() time.Time { return time.Now() }
+
+// monoStart is Real.Mono's fixed point: time.Now carries a monotonic
+// reading, which time.Since uses.
+var monoStart = time.Now()
+
+// Mono returns the time since the process started on the system's
+// monotonic clock (time.Since on a reading of time.Now).
+func (Real) Mono() time.Duration { return time.Since(monoStart) }
 
 // NewTimer returns time.NewTimer(d).
 func (Real) NewTimer(d time.Duration) Timer { return realTimer{time.NewTimer(d)} }

@@ -14,7 +14,7 @@ import (
 func TestRealSleep(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := clock.Or(nil)
-		start := c.Now()
+		start, mono := c.Now(), c.Mono()
 		if err := clock.Sleep(t.Context(), c, 5*time.Second); err != nil {
 			t.Fatalf("Sleep = %v, want nil", err)
 		}
@@ -23,6 +23,9 @@ func TestRealSleep(t *testing.T) {
 		}
 		if got := clock.Until(c, start.Add(time.Minute)); got != 55*time.Second {
 			t.Errorf("Until = %v, want 55s", got)
+		}
+		if got := c.Mono() - mono; got != 5*time.Second {
+			t.Errorf("Mono moved %v in Sleep(5s)", got)
 		}
 
 		ctx, cancel := context.WithCancel(t.Context())

@@ -112,6 +112,9 @@ type Options struct {
 	// Last-Modified, and answer a request whose If-None-Match matches (or,
 	// without one, whose If-Modified-Since is not older) 304 Not Modified.
 	Validators bool
+	// Clock, when set, is the clock the record's hits are timed on (see
+	// webrecord.Recorder.Clock): a test on a fake clock passes it.
+	Clock func() time.Time
 }
 
 // Site is one virtual site of the web.
@@ -218,7 +221,7 @@ func Start(opts *Options) (*Web, error) {
 		site:    map[string]string{},
 		custom:  map[string]http.HandlerFunc{},
 	}
-	w.Recorder.TallyOnly = o.TallyOnly
+	w.Recorder.TallyOnly, w.Recorder.Clock = o.TallyOnly, o.Clock
 	w.gzipBomb()
 	w.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) { w.serve(rw, r, false) }))
 	// The listener exists already (NewUnstartedServer); the servers start

@@ -25,6 +25,10 @@ type Recorder struct {
 	// (benchmarks), where keeping every hit would weigh more than the
 	// crawler measured. Set it before the first request.
 	TallyOnly bool
+	// Clock, when set, is the clock of the hits' Start and End instead of
+	// time.Now: a test on a fake clock (clocktest) records on it. Set it
+	// before the first request.
+	Clock func() time.Time
 
 	mu       sync.Mutex // guards the fields below
 	hits     []Hit
@@ -49,7 +53,7 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 	hit := Hit{
 		Host: host, Method: unique.Make(r.Method).Value(), Path: r.URL.RequestURI(), UserAgent: unique.Make(r.UserAgent()).Value(),
 		RemoteAddr: r.RemoteAddr, IPv6: v6, Cookie: r.Header.Get("Cookie"), Referer: r.Referer(),
-		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: time.Now(),
+		Auth: r.Header.Get("Authorization") + r.Header.Get("Proxy-Authorization"), Start: rec.now(),
 		Authority: unique.Make(r.Host).Value(),
 	}
 	if !rec.TallyOnly {
@@ -85,7 +89,7 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 
 	sw = &StatusWriter{ResponseWriter: rw}
 	end = func() {
-		hit.End = time.Now()
+		hit.End = rec.now()
 		hit.Status = sw.Status
 		rec.mu.Lock()
 		if rec.inflight[host]--; rec.inflight[host] == 0 {
@@ -101,6 +105,14 @@ func (rec *Recorder) Begin(rw http.ResponseWriter, r *http.Request, v6 bool) (sw
 		rec.mu.Unlock()
 	}
 	return sw, host, n, end
+}
+
+// now reads the record's clock.
+func (rec *Recorder) now() time.Time {
+	if rec.Clock != nil {
+		return rec.Clock()
+	}
+	return time.Now()
 }
 
 // Tally sums up the requests one host received.

@@ -16,11 +16,14 @@ import (
 
 // Clock is a fake clock.Clock. Its time stands still until Advance (or
 // AdvanceToNext, AutoAdvance) moves it, which fires the timers and tickers
-// that fall due, in order, each seeing the time it was due at. It is safe
-// for concurrent use.
+// that fall due, in order, each seeing the time it was due at. Set moves
+// its wall clock (Now) alone, as setting the system's clock does: Mono and
+// the timers do not see it. It is safe for concurrent use.
 type Clock struct {
 	mu      sync.Mutex    // guards the fields below
-	now     time.Time     // the fake time
+	now     time.Time     // the fake time, as it has passed: timers and Mono run on it
+	set     time.Duration // what Set added to now for Now (the wall clock)
+	start   time.Time     // now when the clock was made: Mono's fixed point
 	waiting []*waiter     // timers and tickers not yet fired or stopped
 	changed chan struct{} // closed (and replaced) whenever waiting changes
 }
@@ -33,7 +36,7 @@ func New(start time.Time) *Clock {
 	if start.IsZero() {
 		start = time.Now().UTC().Truncate(time.Microsecond)
 	}
-	return &Clock{now: start, changed: make(chan struct{})}
+	return &Clock{now: start, start: start, changed: make(chan struct{})}
 }
 
 // waiter is a timer (period 0) or a ticker.
@@ -69,11 +72,30 @@ type ticker struct{ *waiter }
 
 func (t ticker) Stop() { t.waiter.Stop() }
 
-// Now returns the fake time.
+// Now returns the fake wall time: the time passed, moved by Set.
 func (f *Clock) Now() time.Time {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.now
+	return f.wallLocked()
+}
+
+func (f *Clock) wallLocked() time.Time { return f.now.Add(f.set) }
+
+// Mono returns the fake time passed since the clock was made: Advance
+// moves it, Set does not.
+func (f *Clock) Mono() time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.now.Sub(f.start)
+}
+
+// Set sets the wall clock (Now) d later (earlier when d < 0), as NTP or an
+// operator setting the system's clock does: no time passes, so Mono stays
+// and no timer fires.
+func (f *Clock) Set(d time.Duration) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.set += d
 }
 
 // NewTimer returns a timer that fires when the fake time reaches now+d (at
@@ -84,7 +106,7 @@ func (f *Clock) NewTimer(d time.Duration) clock.Timer {
 	defer f.mu.Unlock()
 	w.when = f.now.Add(d)
 	if d <= 0 {
-		w.c <- f.now
+		w.c <- f.wallLocked()
 		return w
 	}
 	f.waiting = append(f.waiting, w)
@@ -138,7 +160,7 @@ func (f *Clock) advanceLocked(to time.Time) {
 			f.now = next.when
 		}
 		select {
-		case next.c <- f.now:
+		case next.c <- f.wallLocked():
 		default:
 		}
 		if next.period > 0 {

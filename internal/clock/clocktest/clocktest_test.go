@@ -135,3 +135,30 @@ func TestAutoAdvance(t *testing.T) {
 		t.Errorf("three sleeps of a day took %v of fake time", got)
 	}
 }
+
+// Set moves the wall clock alone, as setting the system's clock does: the
+// time passed (Mono) and the timers do not see it.
+func TestSet(t *testing.T) {
+	f := clocktest.New(start)
+	tm := f.NewTimer(10 * time.Second)
+	f.Advance(4 * time.Second)
+	f.Set(time.Minute)
+	if want := start.Add(64 * time.Second); !f.Now().Equal(want) {
+		t.Errorf("Now = %v after Advance(4s) and Set(1m), want %v", f.Now(), want)
+	}
+	if got := f.Mono(); got != 4*time.Second {
+		t.Errorf("Mono = %v, want 4s: Set is not time passed", got)
+	}
+	if _, ok := received(tm.C()); ok {
+		t.Fatal("a timer fired when the wall clock was set forward")
+	}
+	f.Advance(6 * time.Second)
+	v, ok := received(tm.C())
+	if want := start.Add(70 * time.Second); !ok || !v.Equal(want) {
+		t.Errorf("timer sent %v, %v after 10s passed; want the wall time %v", v, ok, want)
+	}
+	f.Set(-2 * time.Minute)
+	if want := start.Add(-50 * time.Second); !f.Now().Equal(want) || f.Mono() != 10*time.Second {
+		t.Errorf("after Set(-2m): Now = %v, Mono = %v; want %v, 10s", f.Now(), f.Mono(), want)
+	}
+}
