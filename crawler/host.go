@@ -201,6 +201,13 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 		return nil, time.Time{}, err
 	}
 	row.Delay, row.At = hs.gap, hs.nextAt
+	if d := c.untilDue(hs); d > 0 {
+		// Logged as sent when it will be: after the gap on the clock that
+		// is never set, when the wall clock was set forward during it.
+		if at := c.clock.Now().Add(d).UTC().Truncate(time.Microsecond); at.After(row.At) {
+			row.At = at
+		}
+	}
 	asked := time.Now()
 	if err := c.begin(ctx, hs, row); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
