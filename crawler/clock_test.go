@@ -2,7 +2,9 @@ package crawler_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/clock/clocktest"
 	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // TestClock crawls on a fake clock (Options.Clock) that moves to each wait's
@@ -142,4 +145,65 @@ func TestClockSetForward(t *testing.T) {
 		t.Errorf("%d gaps checked, want at least 5", checked)
 	}
 	t.Logf("%d gaps checked; the clock was set forward %d times", checked, set)
+}
+
+// TestClockSetBack sets the wall clock an hour back while a request is on
+// the wire: the log keeps the host's requests in order (each completed no
+// earlier than it was sent, the next sent a gap after), the audit finds
+// nothing, and the server sees every gap whole.
+func TestClockSetBack(t *testing.T) {
+	const delay = time.Minute
+	fc := clocktest.New(time.Time{})
+	passed := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	e := newEnv(t, "sqlite", &testweb.Options{Plain: 1, PagesPerSite: 4,
+		Clock: func() time.Time { return passed.Add(fc.Mono()) }})
+	site := e.web.Plain()[0]
+	var setBack atomic.Bool
+	e.web.Handle(site.Host, "/p/1.html", func(w http.ResponseWriter, r *http.Request) {
+		if setBack.CompareAndSwap(false, true) {
+			fc.Set(-time.Hour)
+		}
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		fmt.Fprint(w, `<!DOCTYPE html><html><head><title>one</title></head><body><a href="/p/2.html">two</a></body></html>`)
+	})
+	opts := e.options(t)
+	opts.Clock = fc
+	opts.Delay = delay
+	opts.MaxSitesParallel = 1
+	c := e.crawler(t, opts)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go fc.AutoAdvance(ctx)
+	for s, r := range e.crawl(t, c, "plain-000.test") {
+		if r.Status != crawler.SiteCrawled {
+			t.Errorf("%s: %+v, want crawled", s, r)
+		}
+	}
+	cancel()
+	if !setBack.Load() {
+		t.Fatal("/p/1.html was not requested: the clock was never set back")
+	}
+	var prev *db.Request
+	for _, r := range e.requests(t) {
+		if r.CompletedAt == nil || r.CompletedAt.Before(r.SentAt) {
+			t.Errorf("request %d (%s) sent at %v, completed at %v: want completed no earlier than sent", r.ID, r.URL, r.SentAt, r.CompletedAt)
+		}
+		if prev != nil && prev.CompletedAt != nil && r.SentAt.Sub(*prev.CompletedAt) < delay {
+			t.Errorf("request %d (%s) sent at %v, %v after request %d completed: want at least %v", r.ID, r.URL, r.SentAt, r.SentAt.Sub(*prev.CompletedAt), prev.ID, delay)
+		}
+		prev = &r
+	}
+	hs := e.web.HitsFor(site.Host)
+	for i := 1; i < len(hs); i++ {
+		if gap := hs[i].Start.Sub(hs[i-1].End); gap < delay {
+			t.Errorf("the server saw a gap of %v before %s, want at least %v", gap, hs[i].Path, delay)
+		}
+	}
+	sum, err := audit.Run(context.Background(), e.store, nil, func(v audit.Violation) error {
+		t.Errorf("audit: %+v", v)
+		return nil
+	})
+	if err != nil || !sum.OK() {
+		t.Errorf("audit = %+v, %v; want no violation", sum, err)
+	}
 }

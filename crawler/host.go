@@ -239,6 +239,13 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap && !row.lastOfCycle())
 	res := &exchangeResult{row: row, resp: resp, completedAt: c.now()}
 	res.completed = c.clock.Mono()
+	if res.completedAt.Before(row.SentAt) {
+		// The clock was set back during the request: it is logged as
+		// completed no earlier than it was sent, and the host's next
+		// request waits until the wall clock is past both (untilDue), so
+		// that the host's requests stay in order in the log.
+		res.completedAt = row.SentAt
+	}
 	return res, time.Time{}, nil
 }
 
