@@ -93,17 +93,25 @@ if [ -n "$unformatted" ]; then
 fi
 log "go vet"
 go vet ./...
+(cd compare && go vet ./...)
 log "staticcheck"
 go tool staticcheck ./...
 log "CGO_ENABLED=0 go build"
 CGO_ENABLED=0 go build -o "$work/lohibot" ./cmd/lohibot
 log "go test -race"
-go build -o "$work/testsummary" ./internal/testsummary
+go build -o "$work/testsummary" ./tools/testsummary
 # Under CI=true a test skipped for want of a service fails the run.
 fail_skips=""
 [ -n "$ci" ] && fail_skips='(LOHIBOT_TEST_[A-Z]+ not set|not installed|needs root|chromium|Chromium|postfix|Postfix|dovecot|Dovecot)'
 set +e
-go test -race -count=1 -timeout 20m -json ./... | "$work/testsummary" -fail-skips "$fail_skips"
-status=$(( PIPESTATUS[0] | PIPESTATUS[1] ))
+# compare/ is a nested module (the peer benchmarks and the differential
+# tests against other implementations), so its packages are listed apart.
+{
+  go test -race -count=1 -timeout 20m -json ./...
+  echo $? >"$work/status-main"
+  (cd compare && go test -race -count=1 -timeout 10m -json ./...)
+  echo $? >"$work/status-compare"
+} | "$work/testsummary" -fail-skips "$fail_skips"
+status=$(( PIPESTATUS[1] | $(cat "$work/status-main") | $(cat "$work/status-compare") ))
 set -e
 exit "$status"

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestNoRobotsAfterBudget: once a cycle has spent its budget, it ends

@@ -17,10 +17,10 @@ import (
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
-	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
-	"github.com/lohisoft/lohibot/policy/robots"
+	"github.com/lohisoft/lohibot/robotstxt"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 // ErrRefusedAddress is wrapped by *AddressError: the crawler will not
@@ -333,7 +333,7 @@ type response struct {
 	Timeout  bool
 	Refused  bool // the dialer refused the address
 	Duration time.Duration
-	Stamp    botauth.Stamp // what the request was signed with (zero: unsigned)
+	Stamp    webbotauth.Stamp // what the request was signed with (zero: unsigned)
 }
 
 // challengeBody bounds what is read of an error page to recognise a
@@ -392,7 +392,7 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 	var limit int64
 	switch {
 	case robotsTxt && resp.StatusCode >= 200 && resp.StatusCode < 300:
-		limit = robots.MaxSize
+		limit = robotstxt.MaxSize
 	case robotsTxt:
 		limit = 0
 	case r.HTML && resp.StatusCode >= 200 && resp.StatusCode < 300:

@@ -8,12 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testweb"
-	"github.com/lohisoft/lohibot/policy/audit"
+	"github.com/lohisoft/lohibot/internal/testenv/clocktest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestClock crawls on a fake clock (Options.Clock) that moves to each wait's

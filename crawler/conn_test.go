@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestConnectionPerGap: a host's connection is kept for its next request

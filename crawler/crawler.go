@@ -4,7 +4,7 @@
 // database, the per-site budget, the crawl loop and the request log.
 //
 // Every promise of the bot page is kept here and written down so that
-// policy/audit can re-derive it from the records alone:
+// audit can re-derive it from the records alone:
 //
 //   - before every request (robots.txt included) the policy version is read
 //     inside the same database transaction that writes the request's log row
@@ -46,11 +46,11 @@ import (
 
 	lru "github.com/hashicorp/golang-lru/v2"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 // maxNoindex bounds the noindex URLs a crawler remembers (about 100 bytes
@@ -182,7 +182,7 @@ type Options struct {
 	// Signer signs every request, robots.txt included, with Web Bot Auth;
 	// the request log keeps each request's keyid, created and expires. Nil
 	// means requests are not signed.
-	Signer *botauth.Signer
+	Signer *webbotauth.Signer
 	// Clock tells the time written to the request log, the cycles and the
 	// leases, and times every wait: the gap, backoffs, Retry-After, the
 	// waits for a lease held by another crawler, the lease heartbeat and

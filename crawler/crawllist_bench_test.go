@@ -14,11 +14,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot/audit"
+	"github.com/lohisoft/lohibot/audit/report"
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/audit"
-	"github.com/lohisoft/lohibot/policy/audit/report"
 )
 
 // BenchmarkCrawlList measures the crawl list at scale (issue 14) on a

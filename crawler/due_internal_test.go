@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/clocktest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/policy"
 )
 

@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
 

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/localdns"
+	"github.com/lohisoft/lohibot/internal/localweb/localdns"
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 

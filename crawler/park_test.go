@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // siteSteps counts the goroutines running a step of a site's crawl (see

@@ -12,7 +12,7 @@ import (
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/robots"
+	"github.com/lohisoft/lohibot/robotstxt"
 )
 
 // robotsEntry is the robots.txt in force for one origin.
@@ -26,19 +26,19 @@ type robotsEntry struct {
 	Error      string
 	Bytes      int
 	Sha256     string
-	rules      *robots.Robots // for RobotsParsed
+	rules      *robotstxt.Robots // for RobotsParsed
 	validUntil time.Time
 }
 
 // decide answers for target (an absolute URL) under this snapshot.
-func (e *robotsEntry) decide(agent, target string) robots.Decision {
+func (e *robotsEntry) decide(agent, target string) robotstxt.Decision {
 	switch e.Outcome {
 	case db.RobotsParsed:
 		return e.rules.Decide(agent, target)
 	case db.RobotsAllowAll:
-		return robots.AllowAll()
+		return robotstxt.AllowAll()
 	default:
-		return robots.DisallowAll()
+		return robotstxt.DisallowAll()
 	}
 }
 
@@ -47,7 +47,7 @@ func (e *robotsEntry) crawlDelay() time.Duration {
 	if e.Outcome != db.RobotsParsed {
 		return 0
 	}
-	d, ok := e.rules.CrawlDelay(robots.ProductToken)
+	d, ok := e.rules.CrawlDelay(robotstxt.ProductToken)
 	if !ok || d < 0 {
 		return 0
 	}
@@ -161,7 +161,7 @@ func (c *Crawler) loadSnapshot(ctx context.Context, origin string) (*robotsEntry
 	e.Bytes = len(body)
 	e.validUntil = e.FetchedAt.Add(validity(e.Status))
 	if e.Outcome == db.RobotsParsed {
-		e.rules = robots.Parse(body)
+		e.rules = robotstxt.Parse(body)
 	}
 	return &e, nil
 }
@@ -179,7 +179,7 @@ type RobotsResult struct {
 	Sha256     string
 	CrawlDelay time.Duration // capped at MaxCrawlDelay; 0 when none
 	// Decision is the answer for the URL FetchRobots was given.
-	Decision robots.Decision
+	Decision robotstxt.Decision
 }
 
 // FetchRobots fetches the robots.txt of rawURL's origin now, exactly as the
@@ -225,7 +225,7 @@ func (c *Crawler) FetchRobots(ctx context.Context, rawURL string) (*RobotsResult
 	return &RobotsResult{
 		Origin: e.Origin, SnapshotID: e.SnapshotID, FetchedAt: e.FetchedAt, Status: e.Status, Outcome: e.Outcome,
 		FinalURL: e.FinalURL, Error: e.Error, Bytes: e.Bytes, Sha256: e.Sha256, CrawlDelay: e.crawlDelay(),
-		Decision: e.decide(robots.ProductToken, u.String()),
+		Decision: e.decide(robotstxt.ProductToken, u.String()),
 	}, nil
 }
 
@@ -244,7 +244,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 		tu, _ := url.Parse(target)
 		cur := hosts.get(tu.Hostname())
 		row := &reqRow{CycleID: cycleID, Site: site, Host: cur.host, Origin: originOf(tu), URL: target,
-			Purpose: db.PurposeRobots, RedirectOf: redirectOf, Rule: robots.ReasonRobotsTxt}
+			Purpose: db.PurposeRobots, RedirectOf: redirectOf, Rule: robotstxt.ReasonRobotsTxt}
 		res, err := c.exchange(ctx, cur, row)
 		if err != nil {
 			return nil, err
@@ -292,15 +292,15 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 		}
 		sum := sha256.Sum256(snap.Body)
 		snap.Sha256 = hex.EncodeToString(sum[:])
-		var rules *robots.Robots
+		var rules *robotstxt.Robots
 		if final {
 			k.Snapshot = snap
 			if snap.Outcome == db.RobotsParsed {
-				rules = robots.Parse(snap.Body)
+				rules = robotstxt.Parse(snap.Body)
 				// The Crawl-delay applies from this very request on: the
 				// gap after it is scheduled (and shared with the fleet)
 				// with the delay the file asks for.
-				if d, ok := rules.CrawlDelay(robots.ProductToken); ok && d > 0 && cur.host == originHost {
+				if d, ok := rules.CrawlDelay(robotstxt.ProductToken); ok && d > 0 && cur.host == originHost {
 					cur.gap = max(cur.gap, min(d, MaxCrawlDelay))
 				}
 			}

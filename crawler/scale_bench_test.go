@@ -7,13 +7,14 @@ import (
 	"log/slog"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -22,7 +23,6 @@ import (
 type scaleCase struct {
 	sites, pages int
 	delay        time.Duration
-	colly        bool // also crawl with Colly v2 in the same run
 }
 
 func (sc scaleCase) String() string {
@@ -39,8 +39,8 @@ func (sc scaleCase) String() string {
 //	go test -run '^$' -bench 'CrawlScale$' -benchtime 1x ./crawler/
 func BenchmarkCrawlScale(b *testing.B) {
 	for _, sc := range []scaleCase{
-		{sites: 200, pages: 25, delay: 200 * time.Millisecond, colly: true},
-		{sites: 3000, pages: 25, delay: time.Second, colly: true},
+		{sites: 200, pages: 25, delay: 200 * time.Millisecond},
+		{sites: 3000, pages: 25, delay: time.Second},
 	} {
 		b.Run(sc.String(), func(b *testing.B) { benchScale(b, sc) })
 	}
@@ -129,15 +129,6 @@ func benchScale(b *testing.B, sc scaleCase) {
 			return elapsed
 		})
 	})
-	if sc.colly {
-		b.Run("colly", func(b *testing.B) {
-			measure(b, false, func() time.Duration {
-				start := time.Now()
-				collyCrawl(b, w, res, sc.delay)
-				return time.Since(start)
-			})
-		})
-	}
 }
 
 // checkServerTallies checks the web server's record (its tallies per host):
@@ -168,5 +159,40 @@ func checkServerTallies(b *testing.B, w *testweb.Web, tallies map[string]testweb
 		if n := pages[s.Name]; n != crawler.Budget {
 			report("%s got %d page requests, want %d", s.Name, n, crawler.Budget)
 		}
+	}
+}
+
+// sampleHeap samples the heap in use every 20 ms until the returned func
+// is called, which returns the peak.
+func sampleHeap() func() uint64 {
+	var (
+		mu   sync.Mutex
+		peak uint64
+	)
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		var ms runtime.MemStats
+		for {
+			runtime.ReadMemStats(&ms)
+			mu.Lock()
+			peak = max(peak, ms.HeapInuse+ms.StackInuse)
+			mu.Unlock()
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 {
+		close(done)
+		<-stopped
+		mu.Lock()
+		defer mu.Unlock()
+		return peak
 	}
 }

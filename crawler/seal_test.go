@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestCrawlSealedWhileRunning crawls with the store's sealer running every

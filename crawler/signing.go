@@ -6,18 +6,18 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/clock"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 // startSigningRun records in the database that node's crawler starts now,
 // signing with s's key, or not signing (s nil): the audit then holds every
 // request node sends against it. clk tells the time.
-func startSigningRun(ctx context.Context, store *db.Store, node string, s *botauth.Signer, clk clock.Clock) error {
+func startSigningRun(ctx context.Context, store *db.Store, node string, s *webbotauth.Signer, clk clock.Clock) error {
 	keyID, jwk := "", ""
 	if s != nil {
-		b, err := json.Marshal(botauth.PublicJWK(s.Public()))
+		b, err := json.Marshal(webbotauth.PublicJWK(s.Public()))
 		if err != nil {
 			return fmt.Errorf("crawler: %w", err)
 		}

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
-	"github.com/lohisoft/lohibot/crawler/httpsig"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
+	"github.com/lohisoft/lohibot/webbotauth"
+	"github.com/lohisoft/lohibot/webbotauth/httpsig"
 )
 
 // TestCrawlSigned: with a key, every request the web server received,
@@ -26,11 +26,11 @@ func TestCrawlSigned(t *testing.T) {
 func testCrawlSigned(t *testing.T, engine string) {
 	{
 		e := newEnv(t, engine, &testweb.Options{Plain: 2, PagesPerSite: 5})
-		key, err := botauth.GenerateKey()
+		key, err := webbotauth.GenerateKey()
 		if err != nil {
 			t.Fatal(err)
 		}
-		signer, err := botauth.NewSigner(key, &botauth.SignerOptions{Agent: "https://lohisoft.com"})
+		signer, err := webbotauth.NewSigner(key, &webbotauth.SignerOptions{Agent: "https://lohisoft.com"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -42,7 +42,7 @@ func testCrawlSigned(t *testing.T, engine string) {
 		if len(hits) < 4 {
 			t.Fatalf("%d requests, want a crawl", len(hits))
 		}
-		keys := []botauth.JWK{botauth.PublicJWK(key.Public().(ed25519.PublicKey))}
+		keys := []webbotauth.JWK{webbotauth.PublicJWK(key.Public().(ed25519.PublicKey))}
 		robots := 0
 		for _, h := range hits {
 			if h.Path == "/robots.txt" {
@@ -50,17 +50,17 @@ func testCrawlSigned(t *testing.T, engine string) {
 			}
 			u, _ := url.Parse("http://" + h.Authority + h.Path)
 			m := &httpsig.Message{Method: h.Method, URL: u, Authority: h.Authority, Header: h.Header}
-			res, err := botauth.Verify(m, keys, &botauth.VerifyOptions{Agent: "https://lohisoft.com"})
+			res, err := webbotauth.Verify(m, keys, &webbotauth.VerifyOptions{Agent: "https://lohisoft.com"})
 			if err != nil {
 				t.Errorf("request %s%s: %v", h.Host, h.Path, err)
 				continue
 			}
-			if res.KeyID != signer.KeyID() || res.Expires.Sub(res.Created) != botauth.DefaultValidity {
+			if res.KeyID != signer.KeyID() || res.Expires.Sub(res.Created) != webbotauth.DefaultValidity {
 				t.Errorf("request %s%s verified as %+v", h.Host, h.Path, res)
 			}
 			// Tampered: another authority.
 			m.Authority = "elsewhere.test"
-			if _, err := botauth.Verify(m, keys, nil); err == nil {
+			if _, err := webbotauth.Verify(m, keys, nil); err == nil {
 				t.Errorf("request %s%s verifies for another authority", h.Host, h.Path)
 			}
 		}
@@ -73,7 +73,7 @@ func testCrawlSigned(t *testing.T, engine string) {
 		}
 		for _, r := range rows {
 			if r.SigKeyID != signer.KeyID() || r.SigCreated == nil || r.SigExpires == nil ||
-				r.SigExpires.Sub(*r.SigCreated) != botauth.DefaultValidity ||
+				r.SigExpires.Sub(*r.SigCreated) != webbotauth.DefaultValidity ||
 				r.SigCreated.After(r.SentAt.Add(time.Second)) || r.SentAt.After(*r.SigExpires) {
 				t.Errorf("log row %d (%s): keyid %q created %v expires %v sent %v", r.ID, r.URL, r.SigKeyID, r.SigCreated, r.SigExpires, r.SentAt)
 			}

@@ -19,7 +19,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/clock"
 	"github.com/lohisoft/lohibot/internal/retryafter"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/robots"
+	"github.com/lohisoft/lohibot/robotstxt"
 )
 
 // Target is a site to crawl and the URL its crawl starts from.
@@ -703,7 +703,7 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 			r.leave(hs.host, "robots.txt unreachable, so nothing is allowed")
 		}
 		hs.gap = max(r.hosts.baseGap(), rb.crawlDelay())
-		dec := rb.decide(robots.ProductToken, u.String())
+		dec := rb.decide(robotstxt.ProductToken, u.String())
 		if !dec.Allowed {
 			r.seen[it.url] = true
 			r.res.RobotsRefused++
@@ -905,7 +905,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		k.Error = err.Error()
 		return
 	}
-	noindex, nofollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), robots.ProductToken)
+	noindex, nofollow := extract.RobotsTag(resp.Header.Values("X-Robots-Tag"), robotstxt.ProductToken)
 	noindex = noindex || p.NoIndex
 	nofollow = nofollow || p.NoFollow
 	k.Outcome = "ok"

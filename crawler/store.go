@@ -8,10 +8,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/batch"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 // Reasons a request is not sent, found inside the reservation transaction.
@@ -1036,9 +1036,9 @@ type completion struct {
 	RetryNotBefore *time.Time
 	Outcome        string
 	Error          string
-	NextAt         time.Time     // when the next request to the host may start
-	Stamp          botauth.Stamp // what the request was signed with (Web Bot Auth)
-	Validators     db.Validators // the response's ETag and Last-Modified (page requests)
+	NextAt         time.Time        // when the next request to the host may start
+	Stamp          webbotauth.Stamp // what the request was signed with (Web Bot Auth)
+	Validators     db.Validators    // the response's ETag and Last-Modified (page requests)
 
 	Page    *db.Page    // stored (upserted) when set
 	Unindex string      // URL removed from the index when set

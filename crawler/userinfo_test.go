@@ -7,8 +7,8 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestStartURLCredentialsNeverSent: a start URL carrying credentials (an

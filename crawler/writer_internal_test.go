@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
+	"github.com/lohisoft/lohibot/internal/testenv/clocktest"
 	"github.com/lohisoft/lohibot/policy"
 )
 

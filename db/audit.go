@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// The request log as the audit (policy/audit) reads it: one streaming pass
+// The request log as the audit (audit) reads it: one streaming pass
 // over every request joined to its crawl cycle, and the lookups it makes to
 // cite a request or to read the context before its window.
 

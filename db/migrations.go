@@ -176,7 +176,7 @@ CREATE INDEX anchors_to ON anchors (to_url);
 CREATE UNIQUE INDEX anchors_pair ON anchors (from_url, to_url, anchor_text);
 `,
 	// 2: the request log by time alone, for matching a webmaster's access
-	// log (which has no host) against it (crawler/identity).
+	// log (which has no host) against it (identity).
 	`CREATE INDEX requests_sent_at ON requests (sent_at);`,
 	// 3: whether an exclusion is verified: made by staff, or by an email
 	// whose sender the receiving server authenticated for the site. The

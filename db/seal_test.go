@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testutil"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 )
 
 // sealFixture writes a little of every sealed table, ids chosen with gaps

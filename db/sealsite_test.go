@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // siteSealStore writes three blocks: block 1 seals a.example's first cycle

@@ -11,10 +11,10 @@ import (
 
 // TestUnsafeContained checks that only the SQLite fast path (db/lite)
 // imports unsafe or drives SQLite below its driver (modernc.org/libc,
-// modernc.org/sqlite/lib), the zero-copy string of policy/robots aside
+// modernc.org/sqlite/lib), the zero-copy string of robotstxt aside
 // (issue 12).
 func TestUnsafeContained(t *testing.T) {
-	allowed := map[string]string{"policy/robots/robots.go": "unsafe"}
+	allowed := map[string]string{"robotstxt/robots.go": "unsafe"}
 	sourceFiles(t, token.NewFileSet(), "db/lite", parser.ImportsOnly, func(rel string, f *ast.File) {
 		for _, im := range f.Imports {
 			p, _ := strconv.Unquote(im.Path.Value)

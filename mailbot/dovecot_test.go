@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/clock/clocktest"
-	"github.com/lohisoft/lohibot/internal/dovecottest"
-	"github.com/lohisoft/lohibot/internal/testutil"
+	"github.com/lohisoft/lohibot/internal/testenv/clocktest"
+	"github.com/lohisoft/lohibot/internal/testenv/dovecottest"
+	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 	"github.com/lohisoft/lohibot/policy"

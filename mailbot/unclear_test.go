@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/policy"
 )

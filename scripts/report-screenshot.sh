@@ -5,7 +5,7 @@
 #
 #   scripts/report-screenshot.sh [REPORT.html] [OUT.png] [WIDTH]
 #
-# Without REPORT.html it writes the sample report of policy/audit/report's
+# Without REPORT.html it writes the sample report of audit/report's
 # tests (one site crawled twice, a 503 with Retry-After, a redirect, a
 # noindex page, a hostile page title and email subject, an exclusion by
 # email); LOHIBOT_REPORT_LANG=it|da|hu picks its language. It installs
@@ -33,7 +33,7 @@ trap 'rm -rf "$work"' EXIT
 if [ -z "$html" ]; then
   html="${out%.png}.html"
   LOHIBOT_REPORT_SAMPLE="$(readlink -f "$(dirname "$html")")/$(basename "$html")" \
-    go test -count=1 -run '^TestWriteSample$' ./policy/audit/report >"$work/test.log" 2>&1 || { cat "$work/test.log" >&2; exit 1; }
+    go test -count=1 -run '^TestWriteSample$' ./audit/report >"$work/test.log" 2>&1 || { cat "$work/test.log" >&2; exit 1; }
 fi
 html=$(readlink -f "$html")
 

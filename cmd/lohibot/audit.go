@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 type auditOptions struct {

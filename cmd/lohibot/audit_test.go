@@ -9,10 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // writeExcludedThenCrawled writes a log in which example.com is excluded at

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/audit"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/audit"
 )
 
 // These tests check the command-line contract (DESIGN.md, "The command

@@ -19,9 +19,9 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 // crawlOptions are the crawl command's flags and arguments.
@@ -122,7 +122,7 @@ up again (with what is left of its budget) by the next crawl.`,
 	f.DurationVar(&o.leaseTTL, "lease-ttl", crawler.DefaultLeaseTTL, "how long a dead crawler's leases block a host or site")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every decision to standard error")
 	f.StringVar(&o.signingKey, "signing-key-file", "", "sign every request with this Ed25519 key (Web Bot Auth; 'lohibot keys generate')")
-	f.StringVar(&o.sigAgent, "signature-agent", botauth.DefaultAgent, "the origin whose key directory signed requests name (Signature-Agent)")
+	f.StringVar(&o.sigAgent, "signature-agent", webbotauth.DefaultAgent, "the origin whose key directory signed requests name (Signature-Agent)")
 	f.MarkHidden("timeout")
 	f.MarkHidden("lease-ttl")
 	return cmd
@@ -229,14 +229,14 @@ func (o *crawlOptions) apply(copts *crawler.Options) error {
 	copts.MaxInFlight, copts.MaxConns = o.inFlight, o.conns
 	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
 	if o.signingKey != "" {
-		key, err := botauth.ReadPrivateKey(o.signingKey)
+		key, err := webbotauth.ReadPrivateKey(o.signingKey)
 		if err != nil {
 			return &exitError{code: exitBadInput, err: fmt.Errorf("--signing-key-file: %w", err)}
 		}
-		if copts.Signer, err = botauth.NewSigner(key, &botauth.SignerOptions{Agent: o.sigAgent}); err != nil {
+		if copts.Signer, err = webbotauth.NewSigner(key, &webbotauth.SignerOptions{Agent: o.sigAgent}); err != nil {
 			return usageErrorf("--signature-agent: %v", err)
 		}
-	} else if _, err := botauth.Origin(o.sigAgent); err != nil {
+	} else if _, err := webbotauth.Origin(o.sigAgent); err != nil {
 		return usageErrorf("--signature-agent: %v", err)
 	}
 	return nil

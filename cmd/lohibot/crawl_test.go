@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // TestCrawlUsage covers the crawl command's answers that need no web:

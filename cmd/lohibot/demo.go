@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/crawler"
-	"github.com/lohisoft/lohibot/internal/demo"
+	"github.com/lohisoft/lohibot/internal/app/demo"
 )
 
 // demoOptions are the demo command's flags.

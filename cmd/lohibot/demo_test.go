@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 func TestDemoCmd(t *testing.T) {

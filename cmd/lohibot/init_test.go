@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // TestNoDatabaseCreatesNothing: a mistyped --db is refused with exit 2 and

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestCrawlSealsAtEnd: when lohibot crawl returns, every request it logged

@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lohisoft/lohibot/crawler/identity"
-	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/identity"
+	"github.com/lohisoft/lohibot/internal/app/serve"
 )
 
 type ipsOptions struct {

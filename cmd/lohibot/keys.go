@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
-	"github.com/lohisoft/lohibot/internal/serve"
+	"github.com/lohisoft/lohibot/internal/app/serve"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 func newKeysCmd(a *app) *cobra.Command {
@@ -31,15 +31,15 @@ in its key directory. See docs/keys.md for rotation.`
 
 // keyInfo is what the keys commands print with --json.
 type keyInfo struct {
-	File  string      `json:"file"`
-	KeyID string      `json:"keyid"`
-	JWK   botauth.JWK `json:"jwk"`
+	File  string         `json:"file"`
+	KeyID string         `json:"keyid"`
+	JWK   webbotauth.JWK `json:"jwk"`
 }
 
 // printKey writes a key's file, keyid and public JWK: text, or a JSON
 // line.
 func printKey(out io.Writer, asJSON bool, file string, pub ed25519.PublicKey) error {
-	info := keyInfo{File: file, KeyID: botauth.Thumbprint(pub), JWK: botauth.PublicJWK(pub)}
+	info := keyInfo{File: file, KeyID: webbotauth.Thumbprint(pub), JWK: webbotauth.PublicJWK(pub)}
 	if asJSON {
 		return printJSON(out, info)
 	}
@@ -81,11 +81,11 @@ never overwritten (exit 1).`,
 // runKeysGenerate writes a new key to opts.Out, never over an existing
 // file (exit 1), and prints its public half.
 func runKeysGenerate(_ context.Context, opts *keysGenerateOptions, out io.Writer) error {
-	key, err := botauth.GenerateKey()
+	key, err := webbotauth.GenerateKey()
 	if err != nil {
 		return err
 	}
-	if err := botauth.WritePrivateKey(opts.Out, key); err != nil {
+	if err := webbotauth.WritePrivateKey(opts.Out, key); err != nil {
 		if errors.Is(err, fs.ErrExist) {
 			return &exitError{code: exitRefused, err: fmt.Errorf("%s exists; not overwriting it", opts.Out)}
 		}
@@ -149,7 +149,7 @@ func runKeysShow(_ context.Context, opts *keysShowOptions, out io.Writer) error 
 			return usageErrorf("%s sets no crawler.signing_key_file", opts.Config)
 		}
 	}
-	pub, err := botauth.ReadPublicKey(file)
+	pub, err := webbotauth.ReadPublicKey(file)
 	if err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}

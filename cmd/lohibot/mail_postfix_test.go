@@ -10,9 +10,9 @@ import (
 
 	"github.com/emersion/go-message/mail"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/postfixtest"
-	"github.com/lohisoft/lohibot/internal/testutil"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/postfixtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 )
 
 // TestAcknowledgementsThroughPostfix sends the replies of mail import

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // quotedWithAttachment is a reply with a quoted earlier message and a PDF.

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/smtptest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/smtptest"
 )
 
 func TestMailImportSMTPUsage(t *testing.T) {

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/dovecottest"
-	"github.com/lohisoft/lohibot/internal/testutil"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dovecottest"
+	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
 )
 

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/imaptest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/imaptest"
 )
 
 // TestMailWatchSummaryOnlyWhenRead: mail watch prints its summary ("processed

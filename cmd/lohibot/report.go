@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/audit/report"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/audit/report"
 )
 
 type reportOptions struct {

@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/robots"
+	"github.com/lohisoft/lohibot/robotstxt"
 )
 
 // newRobotsCmd is the robots group: test (this file) and fetch
@@ -76,7 +76,7 @@ Exit 0 when every URL is allowed, 1 when any is disallowed, 2 on bad input.`,
 		},
 	}
 	cmd.Flags().StringVar(&opts.RobotsFile, "robots", "", "the robots.txt file (- for standard input)")
-	cmd.Flags().StringVar(&opts.Agent, "agent", robots.ProductToken, "the product token whose group applies")
+	cmd.Flags().StringVar(&opts.Agent, "agent", robotstxt.ProductToken, "the product token whose group applies")
 	return cmd
 }
 
@@ -85,8 +85,8 @@ func (opts *robotsTestOptions) check() error {
 	if opts.RobotsFile == "" {
 		return usageErrorf("robots test: --robots FILE is required\nSee 'lohibot robots test --help'.")
 	}
-	if !robots.ValidProductToken(opts.Agent) {
-		return usageErrorf("robots test: --agent %q is not a product token (letters, '_' and '-' only, e.g. %s)", opts.Agent, robots.ProductToken)
+	if !robotstxt.ValidProductToken(opts.Agent) {
+		return usageErrorf("robots test: --agent %q is not a product token (letters, '_' and '-' only, e.g. %s)", opts.Agent, robotstxt.ProductToken)
 	}
 	for _, u := range opts.URLs {
 		if err := checkTestableURL(u); err != nil {
@@ -103,10 +103,10 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 	if err != nil {
 		return usageErrorf("robots test: %w", err)
 	}
-	if len(body) > robots.MaxSize {
-		fmt.Fprintf(opts.errOut(), "lohibot: %s is larger than %d bytes; only the first %d are read (RFC 9309 2.5)\n", opts.RobotsFile, robots.MaxSize, robots.MaxSize)
+	if len(body) > robotstxt.MaxSize {
+		fmt.Fprintf(opts.errOut(), "lohibot: %s is larger than %d bytes; only the first %d are read (RFC 9309 2.5)\n", opts.RobotsFile, robotstxt.MaxSize, robotstxt.MaxSize)
 	}
-	r := robots.Parse(body)
+	r := robotstxt.Parse(body)
 
 	var tab table
 	disallowed := false
@@ -139,7 +139,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 }
 
 // readRobotsFile reads name ("-": standard input), one byte more than
-// robots.MaxSize at most: enough for Parse to see where the limit cuts.
+// robotstxt.MaxSize at most: enough for Parse to see where the limit cuts.
 func readRobotsFile(in io.Reader, name string) ([]byte, error) {
 	if name != "-" {
 		f, err := os.Open(name)
@@ -149,7 +149,7 @@ func readRobotsFile(in io.Reader, name string) ([]byte, error) {
 		defer f.Close()
 		in = f
 	}
-	return io.ReadAll(io.LimitReader(in, robots.MaxSize+1))
+	return io.ReadAll(io.LimitReader(in, robotstxt.MaxSize+1))
 }
 
 // printable quotes s when it holds characters a terminal should not be

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/policy/robots"
+	"github.com/lohisoft/lohibot/robotstxt"
 )
 
 // robotsVectorsFile is Google's robots.txt test suite plus the RFC 9309
-// examples (see policy/robots).
+// examples (see robotstxt).
 const robotsVectorsFile = "../../testdata/robots/vectors.json"
 
 type robotsVector struct {
@@ -48,7 +48,7 @@ func TestRobotsTestVectors(t *testing.T) {
 				t.Fatal(err)
 			}
 			res := runCLI(t, nil, "robots", "test", "--robots", file, "--agent", v.Agent, "--json", v.URL)
-			if !robots.ValidProductToken(v.Agent) {
+			if !robotstxt.ValidProductToken(v.Agent) {
 				if res.code != exitBadInput {
 					t.Errorf("robots test --agent %q: exit %d, want %d", v.Agent, res.code, exitBadInput)
 				}
@@ -62,7 +62,7 @@ func TestRobotsTestVectors(t *testing.T) {
 				}
 				return
 			}
-			want := robots.Parse([]byte(v.Robots)).Decide(v.Agent, v.URL)
+			want := robotstxt.Parse([]byte(v.Robots)).Decide(v.Agent, v.URL)
 			var got robotsTestJSON
 			if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || strings.Count(res.stdout, "\n") != 1 {
 				t.Fatalf("robots test --json %q printed %q (%v), want one JSON line; stderr %q", v.URL, res.stdout, err, res.stderr)
@@ -100,7 +100,7 @@ func TestRobotsTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	big := filepath.Join(dir, "big.txt")
-	if err := os.WriteFile(big, []byte("User-agent: *\nDisallow: /a\n#"+strings.Repeat("x", robots.MaxSize)+"\nDisallow: /b\n"), 0o644); err != nil {
+	if err := os.WriteFile(big, []byte("User-agent: *\nDisallow: /a\n#"+strings.Repeat("x", robotstxt.MaxSize)+"\nDisallow: /b\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {

@@ -13,10 +13,10 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testutil"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/policy"
-	"github.com/lohisoft/lohibot/policy/robots"
+	"github.com/lohisoft/lohibot/robotstxt"
 )
 
 // These tests call the run functions directly with options made by hand
@@ -214,7 +214,7 @@ func TestRunIPs(t *testing.T) {
 
 func TestRunRobotsTest(t *testing.T) {
 	body := "User-agent: *\nDisallow: /private/\n"
-	opts := &robotsTestOptions{In: strings.NewReader(body), RobotsFile: "-", Agent: robots.ProductToken, URLs: []string{"/private/x", "https://example.com/"}}
+	opts := &robotsTestOptions{In: strings.NewReader(body), RobotsFile: "-", Agent: robotstxt.ProductToken, URLs: []string{"/private/x", "https://example.com/"}}
 	var out bytes.Buffer
 	if err := runRobotsTest(context.Background(), opts, &out); exitCodeOf(err) != 1 {
 		t.Errorf("runRobotsTest = %v, want exit 1 (a URL is disallowed)", err)
@@ -226,7 +226,7 @@ func TestRunRobotsTest(t *testing.T) {
 	}
 
 	out.Reset()
-	opts = &robotsTestOptions{printOptions: printOptions{JSON: true}, In: strings.NewReader(body), RobotsFile: "-", Agent: robots.ProductToken, URLs: []string{"/"}}
+	opts = &robotsTestOptions{printOptions: printOptions{JSON: true}, In: strings.NewReader(body), RobotsFile: "-", Agent: robotstxt.ProductToken, URLs: []string{"/"}}
 	if err := runRobotsTest(context.Background(), opts, &out); err != nil {
 		t.Errorf("runRobotsTest of an allowed URL = %v", err)
 	}
@@ -238,7 +238,7 @@ func TestRunRobotsTest(t *testing.T) {
 func TestPrintRobotsFetch(t *testing.T) {
 	r := &crawler.RobotsResult{Origin: "https://example.com", SnapshotID: 7, FetchedAt: time.Date(2026, 12, 1, 10, 21, 50, 0, time.UTC),
 		Status: 200, Outcome: "parsed", Bytes: 42, Sha256: "ab12", CrawlDelay: 5 * time.Second,
-		Decision: robots.Decision{Allowed: false, Rule: "Disallow: /shop/", Line: 3}}
+		Decision: robotstxt.Decision{Allowed: false, Rule: "Disallow: /shop/", Line: 3}}
 	var out bytes.Buffer
 	printRobotsFetch(&out, "https://example.com/shop/cart", r)
 	want := `origin:      https://example.com
@@ -256,7 +256,7 @@ https://example.com/shop/cart: disallowed by "Disallow: /shop/" (line 3)
 	out.Reset()
 	r = &crawler.RobotsResult{Origin: "https://example.org", SnapshotID: 8, FetchedAt: r.FetchedAt, Outcome: "unreachable",
 		FinalURL: "https://www.example.org/robots.txt", Sha256: "e3b0", Error: "connection refused",
-		Decision: robots.Decision{Allowed: false, Rule: "robots.txt unreachable"}}
+		Decision: robotstxt.Decision{Allowed: false, Rule: "robots.txt unreachable"}}
 	printRobotsFetch(&out, "https://example.org/", r)
 	want = `origin:      https://example.org
 fetched:     2026-12-01 10:21:50 UTC (snapshot 8)

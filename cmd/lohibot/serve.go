@@ -15,8 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/app/serve"
 	"github.com/lohisoft/lohibot/internal/redact"
-	"github.com/lohisoft/lohibot/internal/serve"
 )
 
 // serveConfigEnv names the configuration file when --config is not given.

@@ -15,12 +15,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testutil"
-	"github.com/lohisoft/lohibot/internal/testweb"
-	"github.com/lohisoft/lohibot/policy/audit"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testutil"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 func writeFile(t *testing.T, path, content string) {

@@ -12,10 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
-	"github.com/lohisoft/lohibot/crawler/httpsig"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/testweb"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
+	"github.com/lohisoft/lohibot/webbotauth"
+	"github.com/lohisoft/lohibot/webbotauth/httpsig"
 )
 
 func TestKeys(t *testing.T) {
@@ -123,13 +123,13 @@ func TestVerifySignatureCaptured(t *testing.T) {
 		args  []string
 		code  string
 	}{
-		{"flipped byte", strings.Replace(text, h.Header.Get("Signature"), flipped, 1), nil, botauth.ReasonBadSignature},
-		{"another authority", strings.Replace(text, "Host: "+h.Authority, "Host: other.test", 1), nil, botauth.ReasonBadSignature},
+		{"flipped byte", strings.Replace(text, h.Header.Get("Signature"), flipped, 1), nil, webbotauth.ReasonBadSignature},
+		{"another authority", strings.Replace(text, "Host: "+h.Authority, "Host: other.test", 1), nil, webbotauth.ReasonBadSignature},
 		{"path changed is still valid", strings.Replace(text, h.Path, "/changed", 1), nil, ""},
-		{"expired", text, []string{"--at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, botauth.ReasonExpired},
-		{"asserted authority", text, []string{"--authority", "www.example.org"}, botauth.ReasonAuthority},
-		{"missing", "GET / HTTP/1.1\nHost: plain-000.test\nUser-Agent: LohiSoftBot/1.0 (+https://lohisoft.com/bot)\n", nil, botauth.ReasonMissing},
-		{"wrong key", text, []string{"--directory", other}, botauth.ReasonUnknownKey},
+		{"expired", text, []string{"--at", time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}, webbotauth.ReasonExpired},
+		{"asserted authority", text, []string{"--authority", "www.example.org"}, webbotauth.ReasonAuthority},
+		{"missing", "GET / HTTP/1.1\nHost: plain-000.test\nUser-Agent: LohiSoftBot/1.0 (+https://lohisoft.com/bot)\n", nil, webbotauth.ReasonMissing},
+		{"wrong key", text, []string{"--directory", other}, webbotauth.ReasonUnknownKey},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -172,11 +172,11 @@ func slicesContains(list []string, s string) bool {
 // directory; the request's Signature-Agent must name that origin; a HAR
 // file works as input.
 func TestVerifySignatureDirectoryURL(t *testing.T) {
-	key, _ := botauth.GenerateKey()
-	srv := httptest.NewServer(botauth.NewDirectoryHandler(&botauth.DirectoryOptions{Keys: []botauth.DirectoryKey{{Private: key}}}))
+	key, _ := webbotauth.GenerateKey()
+	srv := httptest.NewServer(webbotauth.NewDirectoryHandler(&webbotauth.DirectoryOptions{Keys: []webbotauth.DirectoryKey{{Private: key}}}))
 	defer srv.Close()
 	sign := func(agent string) *http.Request {
-		s, err := botauth.NewSigner(key, &botauth.SignerOptions{Agent: agent})
+		s, err := webbotauth.NewSigner(key, &webbotauth.SignerOptions{Agent: agent})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,10 +187,10 @@ func TestVerifySignatureDirectoryURL(t *testing.T) {
 		}
 		return req
 	}
-	if r := runCLIIn(t, nil, botauth.FormatRequest(sign(srv.URL)), "verify-signature", "--directory", srv.URL); r.code != 0 {
+	if r := runCLIIn(t, nil, webbotauth.FormatRequest(sign(srv.URL)), "verify-signature", "--directory", srv.URL); r.code != 0 {
 		t.Errorf("own agent: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}
-	r := runCLIIn(t, nil, botauth.FormatRequest(sign("https://lohisoft.com")), "verify-signature", "--directory", srv.URL+botauth.DirectoryPath, "--json")
+	r := runCLIIn(t, nil, webbotauth.FormatRequest(sign("https://lohisoft.com")), "verify-signature", "--directory", srv.URL+webbotauth.DirectoryPath, "--json")
 	if r.code != 1 || !strings.Contains(r.stdout, `"code":"wrong-agent"`) {
 		t.Errorf("other agent: exit %d, %s %s", r.code, r.stdout, r.stderr)
 	}

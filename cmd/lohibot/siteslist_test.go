@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // TestSitesListOnlyReads: sites list reads the crawl list and writes

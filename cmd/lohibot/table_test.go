@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
 	"github.com/lohisoft/lohibot/internal/termsafe"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // column returns the terminal column at which sub starts in line (-1 when

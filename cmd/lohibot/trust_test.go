@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // writeMail writes one message into dir and returns its path.

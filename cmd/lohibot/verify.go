@@ -14,11 +14,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
-	"github.com/lohisoft/lohibot/crawler/identity"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/identity"
 	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 // newVerifier builds the FCrDNS verifier on the DNS server addr (--resolver;
@@ -274,7 +274,7 @@ func runVerifyLog(ctx context.Context, opts *verifyLogOptions, out io.Writer) er
 			return err
 		}
 		if lo.Keys == nil {
-			lo.Keys = []botauth.JWK{}
+			lo.Keys = []webbotauth.JWK{}
 		}
 	}
 	reqs := &lazyRequests{open: opts.OpenStore}
@@ -380,15 +380,15 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 // loadDirectory reads a Web Bot Auth key directory: fetched (its own
 // signature checked) when src is a URL, whose origin is then the
 // Signature-Agent signatures must name; read offline from a file otherwise.
-func loadDirectory(ctx context.Context, src string, timeout time.Duration) ([]botauth.JWK, string, error) {
+func loadDirectory(ctx context.Context, src string, timeout time.Duration) ([]webbotauth.JWK, string, error) {
 	if strings.HasPrefix(src, "https://") || strings.HasPrefix(src, "http://") {
 		ctx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		d, err := botauth.FetchDirectory(ctx, &http.Client{Timeout: timeout}, src, time.Now())
+		d, err := webbotauth.FetchDirectory(ctx, &http.Client{Timeout: timeout}, src, time.Now())
 		if err != nil {
 			return nil, "", &exitError{code: exitBadInput, err: err}
 		}
-		agent, err := botauth.Origin(originOf(src))
+		agent, err := webbotauth.Origin(originOf(src))
 		if err != nil {
 			return nil, "", &exitError{code: exitBadInput, err: err}
 		}
@@ -398,7 +398,7 @@ func loadDirectory(ctx context.Context, src string, timeout time.Duration) ([]bo
 	if err != nil {
 		return nil, "", &exitError{code: exitBadInput, err: fmt.Errorf("--directory: %w", err)}
 	}
-	d, err := botauth.ParseDirectory(b)
+	d, err := webbotauth.ParseDirectory(b)
 	if err != nil {
 		return nil, "", &exitError{code: exitBadInput, err: fmt.Errorf("--directory %s: %w", src, err)}
 	}

@@ -10,8 +10,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/lohisoft/lohibot/crawler/botauth"
 	"github.com/lohisoft/lohibot/internal/boundedread"
+	"github.com/lohisoft/lohibot/webbotauth"
 )
 
 type verifySignatureOptions struct {
@@ -58,7 +58,7 @@ The keys come from --directory: a URL (an origin such as
 https://lohisoft.com, or the directory's full URL; its own signature is
 checked, and the request's Signature-Agent must name that origin) or a file
 (a saved directory, or one key: PEM or JWK) to check offline. Default:
-` + botauth.DefaultAgent + `.
+` + webbotauth.DefaultAgent + `.
 
 A signature is valid when it is tagged web-bot-auth, covers the host the
 request went to (@authority) and Signature-Agent, was made by a key of the
@@ -90,7 +90,7 @@ per request, one per line.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&opts.Directory, "directory", botauth.DefaultAgent, "the key directory: a URL, or a file (directory JSON, or one PEM/JWK key) to check offline")
+	f.StringVar(&opts.Directory, "directory", webbotauth.DefaultAgent, "the key directory: a URL, or a file (directory JSON, or one PEM/JWK key) to check offline")
 	f.StringVar(&opts.Authority, "authority", "", "the host[:port] the request must have been sent to (default: its own Host)")
 	f.StringVar(&opts.At, "at", "", "judge expiry at this time (RFC 3339) instead of now")
 	f.DurationVar(&opts.Timeout, "timeout", 10*time.Second, "bound on fetching the directory")
@@ -110,7 +110,7 @@ func runVerifySignature(ctx context.Context, opts *verifySignatureOptions, out i
 	if err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}
-	captures, err := botauth.ParseCapture(raw)
+	captures, err := webbotauth.ParseCapture(raw)
 	if err != nil {
 		return &exitError{code: exitBadInput, err: err}
 	}
@@ -123,7 +123,7 @@ func runVerifySignature(ctx context.Context, opts *verifySignatureOptions, out i
 			return usageErrorf("--at %q: not an RFC 3339 time (2026-12-01T12:00:00Z)", opts.At)
 		}
 	}
-	vo := &botauth.VerifyOptions{Now: now, Authority: opts.Authority}
+	vo := &webbotauth.VerifyOptions{Now: now, Authority: opts.Authority}
 	keys, agent, err := loadDirectory(ctx, opts.Directory, opts.Timeout)
 	if err != nil {
 		return err
@@ -133,8 +133,8 @@ func runVerifySignature(ctx context.Context, opts *verifySignatureOptions, out i
 	for _, c := range captures {
 		m := c.Message
 		v := signatureVerdict{Method: m.Method, URL: m.URL.String(), Authority: strings.ToLower(m.Authority)}
-		res, err := botauth.Verify(m, keys, vo)
-		var ve *botauth.VerifyError
+		res, err := webbotauth.Verify(m, keys, vo)
+		var ve *webbotauth.VerifyError
 		switch {
 		case err == nil:
 			v.Valid, v.Reason = true, "signed by LohiSoftBot's key "+res.KeyID

@@ -13,14 +13,14 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/dnstest"
+	"github.com/lohisoft/lohibot/internal/localweb/localdns"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // identityDNS serves the PTR and A records of the verify tests.
 func identityDNS(t *testing.T) string {
 	t.Helper()
-	srv, err := dnstest.NewServer()
+	srv, err := localdns.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,14 +119,14 @@ func TestVerifyCommand(t *testing.T) {
 // the given server, and only to it; without --resolver the system's
 // resolver answers, /etc/hosts included.
 func TestVerifyAsksOnlyTheResolver(t *testing.T) {
-	srv, err := dnstest.NewServer()
+	srv, err := localdns.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	srv.AddPTR("127.0.0.1", "crawler5.bot.lohisoft.com")
 	srv.AddA("crawler5.bot.lohisoft.com", "127.0.0.1")
-	empty, err := dnstest.NewServer()
+	empty, err := localdns.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler/extract"
 	"github.com/lohisoft/lohibot/crawler/index"
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/policy"
 )
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/lohisoft/lohibot/internal/dnstest"
+	"github.com/lohisoft/lohibot/internal/localweb/localdns"
 	"github.com/lohisoft/lohibot/internal/resolver"
 )
 
@@ -37,7 +37,7 @@ func testCtx(t *testing.T) context.Context {
 }
 
 func TestResolverUsesServer(t *testing.T) {
-	srv, err := dnstest.NewServer()
+	srv, err := localdns.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestResolverUsesServer(t *testing.T) {
 // /etc/hosts (localhost, 127.0.0.1, ::1) are asked of the server, and only
 // of it.
 func TestResolverIgnoresHosts(t *testing.T) {
-	srv, err := dnstest.NewServer()
+	srv, err := localdns.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestNewWithoutServer(t *testing.T) {
 // TestEmptyAnswer: NOERROR without records of the type asked is "not found",
 // as the Go resolver says it.
 func TestEmptyAnswer(t *testing.T) {
-	srv, err := dnstest.NewServer()
+	srv, err := localdns.NewServer()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -411,7 +411,7 @@ func TestNewRefusesBadAddresses(t *testing.T) {
 //
 //	go test -run '^$' -bench LookupNetIP ./internal/resolver/
 func BenchmarkLookupNetIP(b *testing.B) {
-	srv, err := dnstest.NewServer()
+	srv, err := localdns.NewServer()
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,8 +12,8 @@ import (
 	"github.com/emersion/go-message/mail"
 
 	"github.com/lohisoft/lohibot/db"
-	"github.com/lohisoft/lohibot/internal/dbtest"
-	"github.com/lohisoft/lohibot/internal/smtptest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/smtptest"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 )
 

@@ -1,0 +1,218 @@
+package robotstxt_test
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/robotstxt"
+)
+
+// fuzzSeeds adds the vectors of the suite and some awkward inputs. The
+// 16 KiB line-length vectors are left out: mutating them is slow and finds
+// nothing the small ones do not.
+func fuzzSeeds(f *testing.F, add func(body, agent, url string)) {
+	for _, v := range loadVectors(f).Vectors {
+		if len(v.Robots)+len(v.URL) < 4096 {
+			add(v.Robots, v.Agent, v.URL)
+		}
+	}
+	add("\xef\xbb\xbfUser-agent: *\r\nDisallow: /a*b$\r\nAllow: /a%2A\rCrawl-delay: 1.5\n", bot, "/a*b")
+	add("User-agent: LohiSoftBot/1.0\nDisallow: /%E3%83%84\nAllow: /?u=http://x\n", "lohisoftbot", "https://x/ツ?u=http%3A%2F%2Fx")
+	add("user-agent *\ndisallow /\n%%%\n::\n#\n\x00\xff", bot, "//a/b?c#d")
+	add("User-agent: *\nDisallow: $\nDisallow: *\nDisallow: **$\nAllow: /%\nAllow: /%4\n", bot, "/%41%")
+}
+
+// FuzzParse checks that Parse and Decide never panic, and that what Parse
+// reports is consistent.
+func FuzzParse(f *testing.F) {
+	fuzzSeeds(f, func(body, _, _ string) { f.Add([]byte(body)) })
+	f.Fuzz(func(t *testing.T, body []byte) {
+		r := robotstxt.Parse(body)
+		last := 0
+		for _, rec := range r.Records() {
+			if rec.Line <= last {
+				t.Fatalf("Parse(%q): record %+v after line %d", body, rec, last)
+			}
+			last = rec.Line
+		}
+		for _, g := range r.Groups() {
+			if len(g.Agents) == 0 {
+				t.Fatalf("Parse(%q): group without user-agent: %+v", body, g)
+			}
+		}
+		for _, agent := range []string{bot, "*", "", "x"} {
+			r.CrawlDelay(agent)
+			for _, url := range []string{"/", "https://example.com/a/b?c", "/robots.txt"} {
+				checkDecision(t, r, string(body), agent, url)
+			}
+		}
+	})
+}
+
+// FuzzDecide checks Decide against a plain reference matcher built from
+// what Parse reports: regular expressions over the canonical patterns, the
+// group selection of RFC 9309 2.2.1 and a full scan for the best rule.
+func FuzzDecide(f *testing.F) {
+	fuzzSeeds(f, func(body, agent, url string) { f.Add(body, agent, url) })
+	f.Fuzz(func(t *testing.T, body, agent, url string) {
+		checkDecision(t, robotstxt.Parse([]byte(body)), body, agent, url)
+	})
+}
+
+func checkDecision(t *testing.T, r *robotstxt.Robots, body, agent, url string) {
+	t.Helper()
+	got := r.Decide(agent, url)
+	want := referenceDecide(r, agent, url)
+	if got != want {
+		t.Fatalf("Decide(%q, %q) = %+v, want %+v (reference)\nrobots.txt: %q", agent, url, got, want, body)
+	}
+}
+
+func referenceDecide(r *robotstxt.Robots, agent, url string) robotstxt.Decision {
+	path := robotstxt.Canonical(robotstxt.PathOf(url))
+	if path == "/robots.txt" {
+		return robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonRobotsTxt}
+	}
+	var ours, star []robotstxt.Group
+	for _, g := range r.Groups() {
+		named, all := false, false
+		for _, a := range g.Agents {
+			if a == "*" || strings.HasPrefix(a, "* ") || strings.HasPrefix(a, "*\t") {
+				all = true
+				continue
+			}
+			tok := a
+			if i := strings.IndexFunc(a, func(c rune) bool {
+				return !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || c == '_' || c == '-')
+			}); i >= 0 {
+				tok = a[:i]
+			}
+			named = named || tok != "" && strings.EqualFold(tok, agent)
+		}
+		if named {
+			ours = append(ours, g)
+		}
+		if all {
+			star = append(star, g)
+		}
+	}
+	if len(ours) == 0 {
+		ours = star
+	}
+	var best *robotstxt.Rule
+	bestLen := 0
+	for _, g := range ours {
+		for i := range g.Rules {
+			ru := &g.Rules[i]
+			n, ok := referenceMatch(ru.Pattern, path)
+			if !ok {
+				continue
+			}
+			if best == nil || n > bestLen || n == bestLen && ru.Allow && !best.Allow ||
+				n == bestLen && ru.Allow == best.Allow && ru.Line < best.Line {
+				best, bestLen = ru, n
+			}
+		}
+	}
+	if best == nil {
+		return robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}
+	}
+	return robotstxt.Decision{Allowed: best.Allow, Rule: best.String(), Line: best.Line}
+}
+
+// referenceMatch matches a rule value against a canonical path with a
+// regular expression and returns the rule's length in octets.
+func referenceMatch(pattern, path string) (length int, ok bool) {
+	parts, anchored := robotstxt.CompiledPattern(pattern)
+	if parts == nil {
+		return 0, false
+	}
+	expr := "^"
+	for i, p := range parts {
+		if i > 0 {
+			expr += ".*"
+		}
+		expr += regexp.QuoteMeta(p)
+		length += len(p)
+	}
+	if anchored {
+		expr += "$"
+		length++
+		pattern = pattern[:len(pattern)-1]
+	}
+	length += strings.Count(pattern, "*")
+	return length, regexp.MustCompile("(?s)" + expr).MatchString(path)
+}
+
+// FuzzPathOf checks PathOf against a line-by-line port of Google's
+// GetPathParamsQuery (robots.cc).
+func FuzzPathOf(f *testing.F) {
+	for _, c := range loadVectors(f).Checks.URLToPath {
+		f.Add(c.URL)
+	}
+	for _, v := range loadVectors(f).Vectors {
+		if len(v.URL) < 4096 {
+			f.Add(v.URL)
+		}
+	}
+	f.Add("a#b://c/d")
+	f.Add("//a:/b;c?d#e")
+	f.Fuzz(func(t *testing.T, url string) {
+		if got, want := robotstxt.PathOf(url), googlePathOf(url); got != want {
+			t.Fatalf("PathOf(%q) = %q, want %q", url, got, want)
+		}
+	})
+}
+
+func googlePathOf(url string) string {
+	npos := len(url) + 1 // std::string::npos: larger than any index
+	find := func(s string, from int) int {
+		if from > len(url) {
+			return npos
+		}
+		if i := strings.Index(url[from:], s); i >= 0 {
+			return from + i
+		}
+		return npos
+	}
+	findFirstOf := func(set string, from int) int {
+		if from > len(url) {
+			return npos
+		}
+		if i := strings.IndexAny(url[from:], set); i >= 0 {
+			return from + i
+		}
+		return npos
+	}
+	searchStart := 0
+	if len(url) >= 2 && url[0] == '/' && url[1] == '/' {
+		searchStart = 2
+	}
+	earlyPath := findFirstOf("/?;", searchStart)
+	protocolEnd := find("://", searchStart)
+	if earlyPath < protocolEnd {
+		protocolEnd = npos
+	}
+	if protocolEnd == npos {
+		protocolEnd = searchStart
+	} else {
+		protocolEnd += 3
+	}
+	pathStart := findFirstOf("/?;", protocolEnd)
+	if pathStart != npos {
+		hashPos := find("#", searchStart)
+		if hashPos < pathStart {
+			return "/"
+		}
+		pathEnd := hashPos
+		if hashPos == npos {
+			pathEnd = len(url)
+		}
+		if url[pathStart] != '/' {
+			return "/" + url[pathStart:pathEnd]
+		}
+		return url[pathStart:pathEnd]
+	}
+	return "/"
+}

@@ -1,0 +1,252 @@
+package robotstxt
+
+import (
+	"slices"
+	"strings"
+)
+
+// Paths and patterns are compared in one canonical form, the same on both
+// sides (RFC 9309 2.2.2, figures 4 and 6):
+//
+//   - octets outside US-ASCII, controls, space and the ASCII characters RFC
+//     3986 does not allow in a URI ("<", ">", "\"", "\\", "^", "`", "{",
+//     "|", "}") are percent-encoded, hex upper-case: /ツ → /%E3%83%84;
+//   - a percent-encoded unreserved character (letters, digits, "-", ".",
+//     "_", "~") is decoded: /%62%61%7A → /baz;
+//   - %2A and %24 are decoded to "*" and "$", so that a rule can name those
+//     characters literally (RFC 9309 2.2.3: /path/foo-%24 matches
+//     /path/foo-$);
+//   - in the query, %3A, %2F, %3F and %40 are decoded: ":", "/", "?" and
+//     "@" mean nothing more there, so /a?u=https://b and /a?u=https%3A%2F%2Fb
+//     are the same query (figure 4, row 2);
+//   - other escapes keep their encoding with upper-case hex: %2f in a path
+//     is not a path separator; a "%" that starts no escape becomes %25.
+//
+// In a pattern, a raw "*" is the wildcard and a raw "$" at the very end
+// anchors it; the canonical form of the literal parts between wildcards is
+// built separately.
+
+// Bytes that the canonical form does not copy as they are: controls and
+// space, "%" (an escape to normalise, or a lone "%" to encode) and the
+// ASCII characters a URI may not contain, as two 64-bit masks indexed by
+// byte value; DEL and octets of 0x80 and above are never copied as they are.
+const (
+	changedLo uint64 = 1<<'!' - 1 | 1<<'"' | 1<<'%' | 1<<'<' | 1<<'>'
+	changedHi uint64 = 1<<('\\'-64) | 1<<('^'-64) | 1<<('`'-64) | 1<<('{'-64) | 1<<('|'-64) | 1<<('}'-64) | 1<<(0x7f-64)
+)
+
+// kept reports whether the canonical form copies c as it is.
+func kept(c byte) bool {
+	switch {
+	case c < 64:
+		return changedLo>>c&1 == 0
+	case c < 128:
+		return changedHi>>(c-64)&1 == 0
+	}
+	return false
+}
+
+const hexUpper = "0123456789ABCDEF"
+
+// isCanonical reports whether s is already in canonical form, the common
+// case for URLs, so that Decide can match it without copying.
+func isCanonical(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if !kept(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// appendCanonical appends the canonical form of s to dst. inQuery says
+// whether s starts inside the query; the result says whether it ends there.
+func appendCanonical(dst []byte, s string, inQuery bool) ([]byte, bool) {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case kept(c):
+			if c == '?' {
+				inQuery = true
+			}
+			dst = append(dst, c)
+		case c != '%':
+			dst = append(dst, '%', hexUpper[c>>4], hexUpper[c&15])
+		default:
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				dst = append(dst, '%', '2', '5')
+				continue
+			}
+			v := unhex(s[i+1])<<4 | unhex(s[i+2])
+			i += 2
+			if decodes(v, inQuery) {
+				dst = append(dst, v)
+			} else {
+				dst = append(dst, '%', hexUpper[v>>4], hexUpper[v&15])
+			}
+		}
+	}
+	return dst, inQuery
+}
+
+// decodes says whether the escape of v is replaced by v itself.
+func decodes(v byte, inQuery bool) bool {
+	switch {
+	case 'a' <= v && v <= 'z', 'A' <= v && v <= 'Z', '0' <= v && v <= '9':
+		return true
+	}
+	switch v {
+	case '-', '.', '_', '~', '*', '$':
+		return true
+	case ':', '/', '?', '@':
+		return inQuery
+	}
+	return false
+}
+
+func isHex(c byte) bool {
+	return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c <= 'F':
+		return c - 'A' + 10
+	}
+	return c - 'a' + 10
+}
+
+// rule is a compiled allow or disallow rule.
+//
+// A pattern "p0*p1*...*pn$" is stored as prefix p0 and rest p1..pn. It
+// matches a path that starts with p0 and then contains p1, ..., pn-1 in
+// order; pn must follow them and, when the pattern is anchored, end the
+// path. Taking each middle part at its leftmost occurrence leaves the most
+// room for the rest, so that greedy scan is exact.
+type rule struct {
+	prefix   string
+	rest     []string // the parts after each "*"; nil without wildcard
+	text     string   // "Disallow: /x/", for Decision.Rule
+	line     int32
+	length   int32 // octets in the canonical pattern, "*" and "$" included
+	allow    bool
+	anchored bool // the pattern ends in "$"
+}
+
+// compileRule compiles the value of an allow or disallow line; written is
+// the whole line as read (blanks and comment removed), used as the rule's
+// text when it is already in the form "Disallow: value". An empty value
+// matches nothing and gives ok false.
+func compileRule(allow bool, value, written string, line int) (r rule, ok bool) {
+	if value == "" {
+		return rule{}, false
+	}
+	r = rule{allow: allow, line: int32(min(line, 1<<31-1))}
+	name := "Disallow: "
+	if allow {
+		name = "Allow: "
+	}
+	if len(written) == len(name)+len(value) && strings.HasPrefix(written, name) {
+		r.text = written // value is a suffix of written: no copy needed
+	} else {
+		r.text = name + value
+	}
+	if value[len(value)-1] == '$' {
+		r.anchored = true
+		value = value[:len(value)-1]
+	}
+	stars := strings.Count(value, "*")
+	if stars == 0 {
+		r.prefix = canonical(value)
+		r.length = int32(min(len(r.prefix)+b2i(r.anchored), 1<<31-1))
+		return r, true
+	}
+	// The literal parts between wildcards, normalised one after another
+	// with the query state carried over. They are cut from one string; a
+	// "*" decoded from %2A inside a part stays a literal.
+	parts := make([]string, 0, stars+1)
+	if isCanonical(value) {
+		for seg := range strings.SplitSeq(value, "*") {
+			parts = append(parts, seg)
+		}
+	} else {
+		buf := make([]byte, 0, len(value)+len(value)/2)
+		ends := make([]int, 0, stars+1)
+		inQuery := false
+		for seg := range strings.SplitSeq(value, "*") {
+			buf, inQuery = appendCanonical(buf, seg, inQuery)
+			ends = append(ends, len(buf))
+		}
+		all, from := string(buf), 0
+		for _, e := range ends {
+			parts = append(parts, all[from:e])
+			from = e
+		}
+	}
+	n := stars + b2i(r.anchored)
+	for _, p := range parts {
+		n += len(p)
+	}
+	r.length = int32(min(n, 1<<31-1))
+	r.prefix = parts[0]
+	// Empty middle parts (from "**") match anywhere: drop them.
+	last := parts[len(parts)-1]
+	r.rest = slices.DeleteFunc(parts[1:len(parts)-1], func(s string) bool { return s == "" })
+	r.rest = append(r.rest, last)
+	return r, true
+}
+
+// canonical returns the canonical form of a path or literal part that
+// starts outside the query, without copying when it already is.
+func canonical(s string) string {
+	if isCanonical(s) {
+		return s
+	}
+	b, _ := appendCanonical(make([]byte, 0, len(s)+len(s)/2), s, false)
+	return string(b)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// match reports whether the rule matches the canonical path p, starting at
+// its first octet (RFC 9309 2.2.2).
+func (r *rule) match(p string) bool {
+	if len(p) < len(r.prefix) || p[:len(r.prefix)] != r.prefix {
+		return false
+	}
+	if r.rest == nil {
+		return !r.anchored || len(p) == len(r.prefix)
+	}
+	rest := p[len(r.prefix):]
+	n := len(r.rest) - 1
+	for _, m := range r.rest[:n] {
+		i := strings.Index(rest, m)
+		if i < 0 {
+			return false
+		}
+		rest = rest[i+len(m):]
+	}
+	if r.anchored {
+		return strings.HasSuffix(rest, r.rest[n])
+	}
+	return strings.Contains(rest, r.rest[n])
+}
+
+// beats reports whether r takes precedence over o when both match: more
+// octets, then allow over disallow (RFC 9309 2.2.2), then the earlier line.
+func (r *rule) beats(o *rule) bool {
+	if r.length != o.length {
+		return r.length > o.length
+	}
+	if r.allow != o.allow {
+		return r.allow
+	}
+	return r.line < o.line
+}
