@@ -1,5 +1,5 @@
 // Package audit checks, from the stored records alone, that LohiSoftBot kept
-// the promises of its public page (DESIGN.md, "The promises"): robots.txt,
+// the promises of its public page: robots.txt,
 // the page budget, politeness towards hosts, exclusions, and what the index
 // stores.
 //

@@ -63,7 +63,7 @@ func BenchmarkAuditMillion(b *testing.B) {
 		b.Logf("generated %d request rows in %s", rows, time.Since(start).Round(time.Millisecond))
 	}
 	// The rows are sealed, as a crawl seals them, so the audit's integrity
-	// rule recomputes the whole chain (issue 13).
+	// rule recomputes the whole chain.
 	start := time.Now()
 	if _, err := store.Seal(ctx); err != nil {
 		b.Fatal(err)

@@ -10,8 +10,8 @@ import (
 )
 
 // TestIntegrityOfNamedSites: the integrity rule of an audit of named sites
-// checks those sites' records and the blocks that sealed them (issue 14:
-// audit SITE on a large log must not re-verify the whole chain), so a
+// checks those sites' records and the blocks that sealed them
+// (audit SITE on a large log must not re-verify the whole chain), so a
 // record changed in another site's block is that site's finding, and the
 // audit of all sites still finds it.
 func TestIntegrityOfNamedSites(t *testing.T) {

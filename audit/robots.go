@@ -347,7 +347,7 @@ func (a *auditor) checkRobots(ctx context.Context, s *siteState, r *row) error {
 }
 
 // checkLink checks that the request names the snapshot it was checked
-// against (DESIGN.md: every page request is tied to its robots.txt
+// against (every page request is tied to its robots.txt
 // snapshot), and that the snapshot it names could have been used.
 func (a *auditor) checkLink(ctx context.Context, o *originState, r *row, v Violation) error {
 	v.Check = CheckUnlinked

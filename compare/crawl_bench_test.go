@@ -99,7 +99,7 @@ func BenchmarkCrawl(b *testing.B) {
 			}
 			defer c.Close()
 			// The records are sealed while the crawl runs and once more
-			// at its end, as the crawl command does (issue 13).
+			// at its end, as the crawl command does.
 			if seal {
 				store.StartSealer(0, nil)
 			}

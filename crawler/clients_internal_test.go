@@ -13,7 +13,7 @@ import (
 // TestHTTPClientReplaced: once the crawler's HTTP client has opened its
 // share of connections it is replaced by a fresh one, and the idle
 // connections it kept are closed, so that the per-host entries an
-// http.Transport never gives back go with it (issue 14: serve's memory
+// http.Transport never gives back go with it (serve's memory
 // must not grow with every host it ever crawled).
 func TestHTTPClientReplaced(t *testing.T) {
 	var closed atomic.Int32

@@ -21,7 +21,7 @@ import (
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// BenchmarkCrawlList measures the crawl list at scale (issue 14) on a
+// BenchmarkCrawlList measures the crawl list at scale on a
 // generated database of 1,000,000 listed sites, one finished cycle each
 // and 20 page requests per cycle (20,000,000 request rows), 1% of the
 // sites due: one due-site scan (a page of 1,000, as serve asks), report

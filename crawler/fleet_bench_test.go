@@ -20,8 +20,8 @@ import (
 
 // BenchmarkCrawlFleet crawls 1,000 sites x 25 pages at a 1 s delay on
 // PostgreSQL with `lohibot crawl --all` and default settings, by one
-// crawler process and by two at once over the same crawl list (issue 14:
-// each at most 1.25x the politeness bound of 20 s, two never slower than
+// crawler process and by two at once over the same crawl list
+// (each at most 1.25x the politeness bound of 20 s, two never slower than
 // one). The web server's record is checked (one request in flight per
 // host, the gap, exactly 20 page requests per site: budgets exact, no host
 // shared by two processes at once), and the database's own counters give

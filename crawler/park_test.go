@@ -59,7 +59,7 @@ func goroutinesIn(t *testing.T, fns ...string) int {
 }
 
 // TestWaitingSiteHoldsNoGoroutine: a site waiting for its host's gap holds
-// no goroutine (issue 14: a waiting host holds no worker), while every
+// no goroutine (a waiting host holds no worker), while every
 // politeness promise still holds in the web server's record.
 func TestWaitingSiteHoldsNoGoroutine(t *testing.T) {
 	const sites, delay = 30, 2 * time.Second
@@ -88,7 +88,7 @@ func TestWaitingSiteHoldsNoGoroutine(t *testing.T) {
 // TestSitesStartBounded: at most so many sites are starting (gate, cycle,
 // last cycle's validators) at once, and a site not yet started is not a
 // goroutine; at most so many sites' steps run at once, the others due wait
-// without a goroutine (issue 14). The bounds (by default from MaxInFlight,
+// without a goroutine. The bounds (by default from MaxInFlight,
 // at least 64 and 128) are set low so as to be reached.
 func TestSitesStartBounded(t *testing.T) {
 	const sites, inFlight = 60, 3

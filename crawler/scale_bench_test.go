@@ -19,7 +19,7 @@ import (
 )
 
 // scaleCase is one crawl of the local web with the crawler's default
-// settings (issue 14): sites of pages pages each at delay.
+// settings: sites of pages pages each at delay.
 type scaleCase struct {
 	sites, pages int
 	delay        time.Duration

@@ -536,7 +536,7 @@ type syncGroup struct {
 // what they wrote is durable: it takes every group committed so far, has
 // the WAL written to disk with one fsync (sync), and answers them. This is
 // synchronous=FULL's guarantee (a request is logged durably before it is
-// sent, issue 13) without its cost: the writer's connection commits with
+// sent) without its cost: the writer's connection commits with
 // synchronous=NORMAL, which writes the WAL without waiting for the disk,
 // and the writer commits the next group while the disk works. When the
 // sync fails, nothing committed since the last good one is known to be

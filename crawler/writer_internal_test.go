@@ -16,7 +16,7 @@ import (
 )
 
 // TestLiteWriterDurability checks how the crawler's SQLite connections keep
-// the request log durable (issue 13): the checkpointer's connection
+// the request log durable: the checkpointer's connection
 // commits with synchronous=FULL (2), the fast path's default (see
 // db/lite's TestOpenPragmas); the writer's commits with NORMAL (1)
 // because its syncer writes the WAL to disk before any caller is answered

@@ -15,7 +15,7 @@ import (
 // few distinct sites, origins, purposes and outcomes are kept as one string
 // each, and times are parsed from their bytes, so that a row costs about
 // one allocation (its URL) instead of a packed text, its split and its
-// conversions (issue 13).
+// conversions.
 
 // auditColumns is the SELECT list and FROM clause of the fast stream: the
 // columns of auditSelect, one each.

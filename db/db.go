@@ -4,7 +4,7 @@
 // a ctx, one file per entity (exclusions.go, events.go, sites.go,
 // mail_messages.go, requests.go, cycles.go, robots.go, index.go, ...).
 //
-// One database holds everything (DESIGN.md, "Storage"): the crawl list,
+// One database holds everything: the crawl list,
 // exclusions and their append-only event log, mail messages, robots.txt
 // snapshots, the request log, crawl cycles with their budget ledger, host
 // leases, and the index (pages and anchors).

@@ -10,7 +10,7 @@ import (
 
 // TestSQLiteSynchronousFull checks that every connection of the pool writes
 // with synchronous=FULL (2), so a commit survives a power failure once it
-// returned (issue 13).
+// returned.
 func TestSQLiteSynchronousFull(t *testing.T) {
 	ctx := context.Background()
 	s, err := db.Open(ctx, filepath.Join(t.TempDir(), "l.db"))

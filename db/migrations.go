@@ -244,7 +244,7 @@ CREATE INDEX mail_replies_mail ON mail_replies (mail_id);
 CREATE INDEX mail_replies_recipient ON mail_replies (recipient, created_at);
 CREATE INDEX mail_replies_due ON mail_replies (status, next_attempt_at);
 `,
-	// 8: the crawl list at scale (issue 14). sites.due_since is when the
+	// 8: the crawl list at scale. sites.due_since is when the
 	// site's recrawl interval started: the start of its last finished
 	// cycle, or the epoch when it was never crawled or its last cycle is
 	// open (running or stopped with budget left), so the due-site scan is
@@ -257,7 +257,7 @@ UPDATE sites SET due_since = COALESCE((SELECT CASE WHEN c.status = 'done' OR c.s
 CREATE INDEX sites_due ON sites (due_since, name);
 CREATE INDEX crawl_cycles_site_id ON crawl_cycles (site, id);
 `,
-	// 9: conditional recrawls (issue 14): a page response's validators,
+	// 9: conditional recrawls: a page response's validators,
 	// sent back as If-None-Match / If-Modified-Since in the next cycle.
 	// Response metadata, like retry_after: never page content.
 	`
@@ -286,7 +286,7 @@ CREATE TABLE seal_rows (
 );
 CREATE INDEX seal_rows_block ON seal_rows (block_id, tbl, row_id);
 `,
-	// 11: a cheaper crawler write path (issue 14). A site's link texts
+	// 11: a cheaper crawler write path. A site's link texts
 	// are written a few pages at a time (crawler: siteRun.anchors), so a
 	// cycle taken over after a crash resumes from links_found instead:
 	// the same-site links its pages found, one per line, kept while it is

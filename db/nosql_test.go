@@ -14,7 +14,7 @@ import (
 )
 
 // notMoved lists the files outside db that still hold SQL or a database
-// handle (issue 12). It is empty now, and no file may be added.
+// handle. It is empty now, and no file may be added.
 var notMoved = map[string]bool{}
 
 // sqlText matches a string literal that looks like SQL.

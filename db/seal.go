@@ -20,7 +20,7 @@ import (
 	"gorm.io/gorm"
 )
 
-// Tamper-evident records (issue 13; docs/audit-integrity.md).
+// Tamper-evident records (docs/audit-integrity.md).
 //
 // The rows of the evidence tables are sealed in blocks, the way Certificate
 // Transparency seals a log: a sealer writes, every few seconds, at the end of

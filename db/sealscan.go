@@ -15,11 +15,11 @@ import (
 // long reads go through a read-only connection of the fast path
 // (package lite), which reads each value in place: through database/sql
 // the driver converts, copies and locks for every column of every row,
-// which made the integrity rule the longest part of an audit (issue 13).
+// which made the integrity rule the longest part of an audit.
 
 // readerPragmas are the settings of the audit's read-only connections
 // (openReader) beyond lite.OpenReader's own: none. Measured on the audit of
-// 1M requests (issue 13): a 16 MiB page cache instead of SQLite's 2 MiB
+// 1M requests: a 16 MiB page cache instead of SQLite's 2 MiB
 // saved nothing (the reads are scans) and cost 80 MB more peak memory;
 // mmap_size = 1 GiB saved a tenth of the CPU (no read syscalls) but mapped
 // the file into every reader, 850 MB peak RSS, against a bound of 300 MB.

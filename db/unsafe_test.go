@@ -11,8 +11,7 @@ import (
 
 // TestUnsafeContained checks that only the SQLite fast path (db/lite)
 // imports unsafe or drives SQLite below its driver (modernc.org/libc,
-// modernc.org/sqlite/lib), the zero-copy string of robotstxt aside
-// (issue 12).
+// modernc.org/sqlite/lib), the zero-copy string of robotstxt aside.
 func TestUnsafeContained(t *testing.T) {
 	allowed := map[string]string{"robotstxt/robots.go": "unsafe"}
 	sourceFiles(t, token.NewFileSet(), "db/lite", parser.ImportsOnly, func(rel string, f *ast.File) {

@@ -11,7 +11,7 @@ import (
 	"github.com/lohisoft/lohibot/mailbot"
 )
 
-// hardDir holds the hard held-out set of issue 15 (see its README.md):
+// hardDir holds the hard held-out set (see its README.md):
 // replies quoting our exchange, partial scopes, questions, negations,
 // agreements, case suffixes, signatures, envelopes, charsets.
 const hardDir = "../testdata/mail-hard"

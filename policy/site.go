@@ -94,7 +94,7 @@ var hostProfile = idna.New(
 	idna.Transitional(false),
 )
 
-// SiteOf returns the site named by input, as DESIGN.md defines it: the
+// SiteOf returns the site named by input, as the project defines it: the
 // registrable domain (eTLD+1 under the Public Suffix List, private section
 // included), lowercase, IDN as punycode A-labels, no trailing dot. The input
 // may be a bare domain or a URL with an http or https scheme, with or without

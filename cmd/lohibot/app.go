@@ -19,7 +19,7 @@ import (
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// Exit codes of the command-line contract (DESIGN.md).
+// Exit codes of the command-line contract (docs/commands.md).
 const (
 	exitOK       = 0
 	exitRefused  = 1 // a check found a violation, or a request was refused

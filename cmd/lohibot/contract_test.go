@@ -15,8 +15,7 @@ import (
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// These tests check the command-line contract (DESIGN.md, "The command
-// line", and issue 13) from outside, as a user or the black-box tests see
+// These tests check the command-line contract (docs/commands.md) from outside, as a user or the black-box tests see
 // it: arguments in, exit code and output out.
 
 // TestContractRobotsFetchRefusesBeforeSending: robots fetch refuses a URL

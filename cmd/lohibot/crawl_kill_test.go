@@ -19,7 +19,7 @@ import (
 // checks that the audit passes and that the web server's own record agrees:
 // one request in flight per host, the gap kept between the dead crawler's
 // request and the next, at most 20 pages. The dead crawler's row is closed
-// as abandoned at its lease's expiry (issue 13).
+// as abandoned at its lease's expiry.
 func TestCrawlKilledMidRequest(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts crawler processes")

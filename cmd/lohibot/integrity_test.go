@@ -46,7 +46,7 @@ func TestCrawlSealsAtEnd(t *testing.T) {
 // commands (which seal what they write), checks that audit passes and that a
 // report's chain head checks out, then tampers with the records and checks
 // that audit exits 1 naming the table and row, and that the head no longer
-// checks out (issue 13).
+// checks out.
 func TestAuditIntegrity(t *testing.T) {
 	_, file, _, _ := runtime.Caller(0)
 	mailDir := filepath.Join(filepath.Dir(file), "..", "..", "testdata", "mail")

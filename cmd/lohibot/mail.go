@@ -34,7 +34,7 @@ bytes included; processing a message again changes nothing.`
 	return cmd
 }
 
-// mailParseJSON is the --json form of mail parse (DESIGN.md).
+// mailParseJSON is the --json form of mail parse (docs/commands.md).
 type mailParseJSON struct {
 	File      string   `json:"file"`
 	MessageID string   `json:"message_id"`

@@ -11,8 +11,8 @@ import (
 )
 
 // TestSitesListOnlyReads: sites list reads the crawl list and writes
-// nothing, not even a seal block over the unsealed rows it finds (issue 14:
-// at a million sites and twenty million unsealed rows, the exit seal alone
+// nothing, not even a seal block over the unsealed rows it finds
+// (at a million sites and twenty million unsealed rows, the exit seal alone
 // took longer than the listing and grew the process's memory).
 func TestSitesListOnlyReads(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {

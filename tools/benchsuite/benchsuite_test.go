@@ -150,8 +150,8 @@ func TestEvaluate(t *testing.T) {
 	}
 }
 
-// TestFleetNeverSlower checks the fleet's figure as the suite states it
-// (issue 14): two crawlers within 1.25 × the bound are still a miss when
+// TestFleetNeverSlower checks the fleet's figure as the suite states it:
+// two crawlers within 1.25 × the bound are still a miss when
 // the same run's one crawler was faster.
 func TestFleetNeverSlower(t *testing.T) {
 	const mod = "github.com/lohisoft/lohibot"

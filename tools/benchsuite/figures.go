@@ -53,8 +53,8 @@ var (
 	rssMB  = Metric{"rss", scale(1.0 / (1 << 20))}
 )
 
-// crawlBound is the politeness bound, in seconds, of the crawl benchmark of
-// issue 4: 21 requests per host (robots.txt and 20 pages), so 20 gaps of
+// crawlBound is the politeness bound, in seconds, of the crawl benchmark:
+// 21 requests per host (robots.txt and 20 pages), so 20 gaps of
 // 200 ms, all hosts in parallel.
 const crawlBound = 20 * 0.2
 

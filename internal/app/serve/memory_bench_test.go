@@ -15,7 +15,7 @@ import (
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// Sizes of BenchmarkServeMemory (issue 14).
+// Sizes of BenchmarkServeMemory.
 const (
 	memWaves      = 10    // waves of hosts put on the crawl list one after the other
 	memWaveHosts  = 5_000 // distinct hosts (sites) per wave
@@ -30,7 +30,7 @@ const (
 // its end before the next is listed. It measures the live heap
 // (runtime.ReadMemStats after a forced GC, once idle connections have
 // timed out) after the first wave and after the last: what the server
-// keeps per host it ever crawled is the difference (issue 14: the end
+// keeps per host it ever crawled is the difference (the end
 // within 20% of the first 5,000). The web server's record of each wave is
 // checked (one request in flight per host, the gap, every page requested
 // once) and then dropped, so that it does not weigh on the heap measured.

@@ -3,7 +3,7 @@
 // /healthz and /metrics), all from one Config, so that the public page and
 // the crawler can never disagree.
 //
-// The layout follows DESIGN.md: the daemon's wiring is not API, so it lives
+// The daemon's wiring is not API, so it lives
 // in internal/ next to internal/app/botpage (the page and its texts), and
 // cmd/lohibot only turns flags, environment variables and signals into a
 // Config and calls Run. The watcher (mailbot), the crawler (crawler) and the

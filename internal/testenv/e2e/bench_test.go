@@ -33,7 +33,7 @@ func exclusionMail(site string, n int) []byte {
 
 // BenchmarkTimeToExclusion measures the time from the moment the mail
 // server has accepted an exclusion email to the commit of the exclusion in
-// the database, with the watcher waiting in IMAP IDLE (issue 5: under 2 s
+// the database, with the watcher waiting in IMAP IDLE (under 2 s
 // with Dovecot). Each op is one email, delivered once the watcher is idle;
 // s/exclusion is the median and max-s/exclusion the slowest.
 //
