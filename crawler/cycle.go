@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/human"
 )
 
 // cycle is the crawl cycle a site's crawl spends its budget in.
@@ -364,8 +365,8 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}, nil
 	case recent:
 		return nil, &errSkip{fmt.Sprintf("visited %s in cycle %d, less than --recrawl-after %s ago; it may be visited again from %s",
-			started.UTC().Format("2006-01-02 15:04:05 UTC"), id, days(c.opts.RecrawlAfter),
-			started.Add(c.opts.RecrawlAfter).UTC().Format("2006-01-02 15:04:05 UTC"))}
+			human.Time(started), id, days(c.opts.RecrawlAfter),
+			human.Time(started.Add(c.opts.RecrawlAfter)))}
 	}
 	first := errors.Is(err, db.ErrNotFound) // the site has no cycle yet
 	id, err = db.InsertCycle(ctx, tx, site, c.opts.Node, now, Budget, c.opts.Delay.Milliseconds())

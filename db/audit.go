@@ -206,25 +206,34 @@ func (s *Store) AuditRequests(ctx context.Context, sites []string, since time.Ti
 // auditWhere returns the WHERE (sites, since) and ORDER BY clauses of the
 // request stream, and their arguments.
 func auditWhere(sites []string, since time.Time) (string, []any) {
-	var (
-		where []string
-		args  []any
-	)
-	if len(sites) > 0 {
-		where = append(where, "r.site IN ("+placeholders(len(sites))+")")
-		for _, site := range sites {
-			args = append(args, site)
-		}
-	}
-	if !since.IsZero() {
-		where = append(where, "r.sent_at >= ?")
-		args = append(args, since.UTC())
-	}
+	where, args := requestWindow("r.", sites, since)
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
 	return cond + " ORDER BY r.site, r.sent_at, r.id", args
+}
+
+// requestWindow returns the conditions that keep the requests of a window,
+// on the requests table's columns under prefix ("" or an alias and a dot):
+// those to one of sites (empty: every site) sent at or after since (zero:
+// any time), and their arguments.
+func requestWindow(prefix string, sites []string, since time.Time) ([]string, []any) {
+	var (
+		where []string
+		args  []any
+	)
+	if len(sites) > 0 {
+		where = append(where, prefix+"site IN ("+placeholders(len(sites))+")")
+		for _, site := range sites {
+			args = append(args, site)
+		}
+	}
+	if !since.IsZero() {
+		where = append(where, prefix+"sent_at >= ?")
+		args = append(args, since.UTC())
+	}
+	return where, args
 }
 
 // auditRequestsPool is AuditRequests through the connection pool: cond

@@ -128,18 +128,8 @@ func (s *Store) SigningRuns(ctx context.Context) ([]SigningRun, error) {
 // streams (memory does not grow with the log), does I/O, and stops at the
 // first error fn returns, returning it.
 func (s *Store) RequestSignatures(ctx context.Context, sites []string, since time.Time, nodes []string, fn func(Request) error) (int64, error) {
-	where := []string{"completed_at IS NOT NULL"}
-	var args []any
-	if len(sites) > 0 {
-		where = append(where, "site IN ("+placeholders(len(sites))+")")
-		for _, site := range sites {
-			args = append(args, site)
-		}
-	}
-	if !since.IsZero() {
-		where = append(where, "sent_at >= ?")
-		args = append(args, since.UTC())
-	}
+	where, args := requestWindow("", sites, since)
+	where = append([]string{"completed_at IS NOT NULL"}, where...)
 	var completed int64
 	if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM requests WHERE "+strings.Join(where, " AND ")), args...).Scan(&completed); err != nil {
 		return 0, fmt.Errorf("db: request signatures: %w", err)

@@ -4,8 +4,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"strings"
 
+	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/mailbot/classify"
 	"github.com/lohisoft/lohibot/mailbot/message"
 )
@@ -32,7 +32,7 @@ func ParseTrusting(raw []byte, authservID string) (m *Message) {
 		// message goes to staff with what is known so far.
 		if r := recover(); r != nil {
 			m.Intent = IntentOther
-			m.Review = printable(fmt.Sprintf("internal error: %v", r))
+			m.Review = termsafe.Line(fmt.Sprintf("internal error: %v", r), 200)
 			if m.MessageID == "" {
 				m.MessageID = "sha256-" + hexSum(raw) + "@lohibot.invalid"
 			}
@@ -65,23 +65,6 @@ func ParseTrusting(raw []byte, authservID string) (m *Message) {
 func hexSum(raw []byte) string {
 	sum := sha256.Sum256(raw)
 	return hex.EncodeToString(sum[:])
-}
-
-// printable makes a panic message safe to show and store: valid UTF-8, no
-// control characters, at most 200 bytes.
-func printable(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
 }
 
 // fromAddress returns the bare, lowercase address of a From header (see

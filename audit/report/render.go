@@ -9,12 +9,11 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/lohisoft/lohibot/db"
-	"golang.org/x/net/idna"
+	"github.com/lohisoft/lohibot/internal/human"
 )
 
 // Formats a report can be written in.
@@ -77,9 +76,9 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 	t := words(lang)
 	tmpl, err := template.New("report").Funcs(template.FuncMap{
 		"t":       t,
-		"when":    fmtWhen,
-		"whenms":  fmtWhenMS,
-		"site":    showSite,
+		"when":    human.Time,
+		"whenms":  human.TimeMS,
+		"site":    human.Site,
 		"outcome": func(o string) string { return outcomeWord(t, o) },
 		"rule":    func(r string) string { return ruleWord(t, r) },
 		"mailw":   func(s string) string { return mailWord(t, s) },
@@ -125,28 +124,6 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	return nil
-}
-
-// fmtWhen renders a time in the report as lohibot shows times to people:
-// UTC, to the second, with the zone (2026-12-01 10:21:50 UTC).
-func fmtWhen(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05 UTC") }
-
-// fmtWhenMS is fmtWhen to the millisecond, for the request log, where the
-// gaps between requests are evidence.
-func fmtWhenMS(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") }
-
-// showSite writes a site as people write it: an IDN in Unicode with its
-// A-label beside it, "bücher.de (xn--bcher-kva.de)"; any other name as it
-// is. JSON keeps the A-label.
-func showSite(name string) string {
-	if !strings.Contains(name, "xn--") {
-		return name
-	}
-	u, err := idna.Lookup.ToUnicode(name)
-	if err != nil || u == name {
-		return name
-	}
-	return u + " (" + name + ")"
 }
 
 // verdictBasis says on what the verdict rests: the counts checked.

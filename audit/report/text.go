@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/lohisoft/lohibot/internal/human"
 )
 
 // WriteText writes r as plain text for a terminal or an email, with the
@@ -66,8 +68,8 @@ func quoted(s string) string {
 // header writes the title, the generation time and the verdict.
 func (x *textWriter) header(r *Report) {
 	t := x.t
-	x.p("LohiSoftBot/1.0 · %s: %s\n", t("title"), cleanLine(showSite(r.Site)))
-	x.p("%s %s\n", t("generated"), fmtWhen(r.GeneratedAt))
+	x.p("LohiSoftBot/1.0 · %s: %s\n", t("title"), cleanLine(human.Site(r.Site)))
+	x.p("%s %s\n", t("generated"), human.Time(r.GeneratedAt))
 	x.p("%s\n", t("from_records"))
 	switch {
 	case !r.Checked():
@@ -87,7 +89,7 @@ func (x *textWriter) status(r *Report) {
 	row := func(k, v string) { fmt.Fprintf(tw, "  %s:\t%s\n", t(k), v) }
 	listed := x.yn(r.Status.Listed)
 	if r.Status.ListedSince != nil {
-		listed += " · " + t("listed_since") + " " + fmtWhen(*r.Status.ListedSince)
+		listed += " · " + t("listed_since") + " " + human.Time(*r.Status.ListedSince)
 	}
 	row("listed", listed)
 	if r.Status.StartURL != "" {
@@ -98,14 +100,14 @@ func (x *textWriter) status(r *Report) {
 	row("requests_n", fmt.Sprint(r.Status.Requests))
 	row("page_requests_n", fmt.Sprint(r.Status.PageRequests))
 	if r.Status.FirstRequest != nil {
-		row("first_request", fmtWhen(*r.Status.FirstRequest))
+		row("first_request", human.Time(*r.Status.FirstRequest))
 	}
 	if r.Status.LastRequest != nil {
-		row("last_request", fmtWhen(*r.Status.LastRequest))
+		row("last_request", human.Time(*r.Status.LastRequest))
 	}
 	row("excluded", x.yn(r.Status.Excluded))
 	if ex := r.Status.Exclusion; ex != nil {
-		row("excluded_since", fmtWhen(ex.Since))
+		row("excluded_since", human.Time(ex.Since))
 		row("asked_by", cleanLine(ex.By))
 		if ex.Reason != "" {
 			row("reason", cleanLine(ex.Reason))
@@ -118,7 +120,7 @@ func (x *textWriter) status(r *Report) {
 		}
 		for _, m := range r.Mail {
 			if m.ID == ex.MailID && ex.MailID != 0 {
-				row("exclusion_mail", fmt.Sprintf("%s · %s · %s", fmtWhen(m.ReceivedAt), cleanLine(m.From), quoted(m.Subject)))
+				row("exclusion_mail", fmt.Sprintf("%s · %s · %s", human.Time(m.ReceivedAt), cleanLine(m.From), quoted(m.Subject)))
 			}
 		}
 		row("since_exclusion", fmt.Sprint(r.Status.RequestsSinceExclusion))
@@ -154,7 +156,7 @@ func (x *textWriter) audit(r *Report) {
 		}
 	}
 	if s := r.Seal; s != nil {
-		x.p("\n%s: %s (%s %d, %s)\n  %s: %s\n", t("seal_head"), s.Hash, t("seal_block"), s.Block, fmtWhen(s.SealedAt), t("seal_check"), s.Check)
+		x.p("\n%s: %s (%s %d, %s)\n  %s: %s\n", t("seal_head"), s.Hash, t("seal_block"), s.Block, human.Time(s.SealedAt), t("seal_check"), s.Check)
 	} else {
 		x.p("\n%s: %s\n", t("seal_head"), t("seal_none"))
 	}
@@ -179,10 +181,10 @@ func (x *textWriter) cycle(cy *Cycle) {
 	} else {
 		meta := []string{}
 		if cy.StartedAt != nil {
-			meta = append(meta, t("started")+" "+fmtWhen(*cy.StartedAt))
+			meta = append(meta, t("started")+" "+human.Time(*cy.StartedAt))
 		}
 		if cy.FinishedAt != nil {
-			meta = append(meta, t("finished")+" "+fmtWhen(*cy.FinishedAt))
+			meta = append(meta, t("finished")+" "+human.Time(*cy.FinishedAt))
 		}
 		meta = append(meta, t("state")+": "+t("state_"+cy.Status))
 		if cy.Node != "" {
@@ -210,7 +212,7 @@ func (x *textWriter) cycle(cy *Cycle) {
 		if notes := x.requestNotes(&rq); len(notes) > 0 {
 			url += "  [" + strings.Join(notes, "; ") + "]"
 		}
-		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", rq.ID, fmtWhenMS(rq.SentAt), t("kind_"+rq.Purpose),
+		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", rq.ID, human.TimeMS(rq.SentAt), t("kind_"+rq.Purpose),
 			fmtStatus(rq.Status), outcome, rq.Bytes, dur, rule, url)
 	}
 	tw.Flush()
@@ -248,7 +250,7 @@ func (x *textWriter) robots(r *Report) {
 		x.p("  %s\n", t("no_robots"))
 	}
 	for _, s := range r.Robots {
-		x.p("\n-- %s/robots.txt · %s %s\n", cleanLine(s.Origin), t("fetched"), fmtWhen(s.FetchedAt))
+		x.p("\n-- %s/robots.txt · %s %s\n", cleanLine(s.Origin), t("fetched"), human.Time(s.FetchedAt))
 		status := fmt.Sprint(s.Status)
 		if s.Status == 0 {
 			status = t("no_answer")
@@ -284,7 +286,7 @@ func (x *textWriter) index(r *Report) {
 		x.p("  %s\n", t("nothing_stored"))
 	}
 	for _, pg := range r.Pages {
-		x.p("\n  %s  (%s %d · %s %s)\n", cleanLine(pg.URL), t("col_status"), pg.Status, t("fetched"), fmtWhen(pg.FetchedAt))
+		x.p("\n  %s  (%s %d · %s %s)\n", cleanLine(pg.URL), t("col_status"), pg.Status, t("fetched"), human.Time(pg.FetchedAt))
 		x.p("    %s: %s\n", t("col_title"), cleanLine(pg.Title))
 		x.p("    %s: %s\n", t("col_desc"), cleanLine(pg.Description))
 		for _, h := range []struct{ tag, v string }{{"h1", pg.H1}, {"h2", pg.H2}, {"h3", pg.H3}} {
@@ -310,7 +312,7 @@ func (x *textWriter) mail(r *Report) {
 		x.p("  %s\n", t("no_mail"))
 	}
 	for _, m := range r.Mail {
-		x.p("\n  %s · %s · %s\n", fmtWhen(m.ReceivedAt), cleanLine(m.From), quoted(m.Subject))
+		x.p("\n  %s · %s · %s\n", human.Time(m.ReceivedAt), cleanLine(m.From), quoted(m.Subject))
 		handled := cleanLine(mailWord(t, m.Outcome))
 		if m.ReviewStatus != "" {
 			handled += " · " + cleanLine(mailWord(t, m.ReviewStatus))
@@ -323,7 +325,7 @@ func (x *textWriter) mail(r *Report) {
 		x.p("    %s\n", t("no_replies"))
 	}
 	for _, rp := range r.Replies {
-		x.p("    %s · %s (%s) · %s · %s · %s\n", fmtWhen(rp.CreatedAt), t("reply_"+rp.Kind), cleanLine(rp.Lang), cleanLine(rp.To),
+		x.p("    %s · %s (%s) · %s · %s · %s\n", human.Time(rp.CreatedAt), t("reply_"+rp.Kind), cleanLine(rp.Lang), cleanLine(rp.To),
 			t("reply_"+rp.Status), cleanLine(rp.MessageID))
 	}
 }
@@ -341,7 +343,7 @@ func (x *textWriter) events(r *Report) {
 		if n := e.IndexPurged; n != nil {
 			what += " · " + fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors)
 		}
-		fmt.Fprintf(tw, "  v%d\t%s\t%s\t%s\t%s\t%s\n", e.Version, fmtWhen(e.HappenedAt), what,
+		fmt.Fprintf(tw, "  v%d\t%s\t%s\t%s\t%s\t%s\n", e.Version, human.Time(e.HappenedAt), what,
 			cleanLine(e.Actor)+" ("+cleanLine(e.Source)+")", cleanLine(e.Evidence), cleanLine(e.Reason))
 	}
 	tw.Flush()

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/audit"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -215,14 +216,14 @@ func printViolation(w io.Writer, v *audit.Violation) {
 	for _, r := range v.Requests {
 		done := "never completed"
 		if r.CompletedAt != nil {
-			done = "completed " + humanTimeMS(*r.CompletedAt)
+			done = "completed " + human.TimeMS(*r.CompletedAt)
 		}
 		status := "-"
 		if r.Status != nil {
 			status = strconv.Itoa(*r.Status)
 		}
 		fmt.Fprintf(w, "    request %d  %s  sent %s  %s  status %s %s  %s\n", r.ID, r.Purpose,
-			humanTimeMS(r.SentAt), done, status, r.Outcome, r.URL)
+			human.TimeMS(r.SentAt), done, status, r.Outcome, r.URL)
 	}
 }
 

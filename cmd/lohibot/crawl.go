@@ -19,6 +19,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/webbotauth"
@@ -435,7 +436,7 @@ func (b *progressBar) stop() {
 // was sent: "example.com: crawled, nothing left to fetch; 5 requests, ...".
 func siteLine(r crawler.SiteResult) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s: %s", showSite(r.Site), strings.ReplaceAll(r.Status, "-", " "))
+	fmt.Fprintf(&b, "%s: %s", human.Site(r.Site), strings.ReplaceAll(r.Status, "-", " "))
 	if r.Reason != "" {
 		fmt.Fprintf(&b, ", %s", r.Reason)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -114,9 +115,9 @@ func runExcludeAdd(ctx context.Context, opts *excludeAddOptions, out io.Writer) 
 			continue
 		}
 		if r.Already {
-			fmt.Fprintf(out, "%s was already excluded since %s; request recorded\n", showSite(r.Site), humanTime(r.Exclusion.ExcludedAt))
+			fmt.Fprintf(out, "%s was already excluded since %s; request recorded\n", human.Site(r.Site), human.Time(r.Exclusion.ExcludedAt))
 		} else {
-			fmt.Fprintf(out, "excluded %s\n", showSite(r.Site))
+			fmt.Fprintf(out, "excluded %s\n", human.Site(r.Site))
 		}
 	}
 	return nil
@@ -166,7 +167,7 @@ func runExcludeRemove(ctx context.Context, opts *excludeRemoveOptions, out io.Wr
 	if opts.JSON {
 		return printJSON(out, map[string]any{"site": site, "excluded": false, "by": opts.By, "reason": opts.Reason})
 	}
-	fmt.Fprintf(out, "re-included %s\n", showSite(site))
+	fmt.Fprintf(out, "re-included %s\n", human.Site(site))
 	return nil
 }
 
@@ -224,7 +225,7 @@ func runExcludeList(ctx context.Context, opts *excludeListOptions, out io.Writer
 			}
 			continue
 		}
-		fmt.Fprintf(out, "%s\t%s\texcluded %s by %s", showSite(ex.Site), verifiedText(ex), humanTime(ex.ExcludedAt), ex.Actor)
+		fmt.Fprintf(out, "%s\t%s\texcluded %s by %s", human.Site(ex.Site), verifiedText(ex), human.Time(ex.ExcludedAt), ex.Actor)
 		if ex.Evidence != "" && ex.Evidence != ex.Actor {
 			fmt.Fprintf(out, " (evidence %s)", ex.Evidence)
 		}
@@ -279,7 +280,7 @@ func runExcludeCheck(ctx context.Context, opts *excludeCheckOptions, out io.Writ
 		if opts.JSON {
 			return printJSON(out, map[string]any{"site": site, "excluded": false})
 		}
-		fmt.Fprintf(out, "%s is not excluded\n", showSite(site))
+		fmt.Fprintf(out, "%s is not excluded\n", human.Site(site))
 		return nil
 	}
 	if opts.JSON {
@@ -287,7 +288,7 @@ func runExcludeCheck(ctx context.Context, opts *excludeCheckOptions, out io.Writ
 			return err
 		}
 	} else {
-		fmt.Fprintf(out, "%s is excluded since %s by %s (%s)", showSite(site), humanTime(ex.ExcludedAt), ex.Actor, verifiedText(ex))
+		fmt.Fprintf(out, "%s is excluded since %s by %s (%s)", human.Site(site), human.Time(ex.ExcludedAt), ex.Actor, verifiedText(ex))
 		if ex.Reason != "" {
 			fmt.Fprintf(out, ": %s", ex.Reason)
 		}

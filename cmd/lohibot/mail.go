@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/internal/boundedread"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
 )
@@ -638,7 +639,7 @@ func runMailReviewList(ctx context.Context, opts *mailReviewListOptions, out io.
 	var tab table
 	tab.add("ID", "DATE", "FROM", "INTENT", "DOMAINS", "SUBJECT", "REASON")
 	for _, it := range items {
-		tab.add(strconv.FormatInt(it.ID, 10), humanTime(it.Date), orDash(it.From),
+		tab.add(strconv.FormatInt(it.ID, 10), human.Time(it.Date), orDash(it.From),
 			string(it.Intent), orDash(strings.Join(it.Domains, " ")), orDash(oneLine(it.Subject, 60)), it.Reason)
 	}
 	// Each row is followed by the first lines of the message's new text.
@@ -782,12 +783,12 @@ func reincludeLine(ap *mailbot.Approval) string {
 	var done []string
 	for _, s := range ap.Sites {
 		if !slices.Contains(ap.NotExcluded, s) {
-			done = append(done, showSite(s))
+			done = append(done, human.Site(s))
 		}
 	}
 	var idle []string
 	for _, s := range ap.NotExcluded {
-		idle = append(idle, showSite(s))
+		idle = append(idle, human.Site(s))
 	}
 	line := fmt.Sprintf("approved message %d: ", ap.ID)
 	switch {

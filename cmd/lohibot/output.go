@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/net/idna"
 )
 
 // This file holds how lohibot speaks to people: error messages, times and
@@ -30,30 +28,6 @@ func userMessage(err error) string {
 		}
 		s = t
 	}
-}
-
-// humanTimeLayout is the one time format of text output.
-const humanTimeLayout = "2006-01-02 15:04:05 UTC"
-
-// humanTime formats t for people: UTC, to the second, with its zone.
-func humanTime(t time.Time) string { return t.UTC().Format(humanTimeLayout) }
-
-// humanTimeMS is humanTime to the millisecond, for request logs, where the
-// gaps between requests are evidence.
-func humanTimeMS(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") }
-
-// showSite writes a site (or host) as people write it: an IDN in Unicode
-// with its A-label beside it, "bücher.de (xn--bcher-kva.de)"; any other
-// name as it is.
-func showSite(name string) string {
-	if !strings.Contains(name, "xn--") {
-		return name
-	}
-	u, err := idna.Lookup.ToUnicode(name)
-	if err != nil || u == name {
-		return name
-	}
-	return u + " (" + name + ")"
 }
 
 // argName is the name of a command's positional argument, from its Use

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/mailbot"
@@ -149,8 +150,8 @@ func TestShowSiteAndUserMessage(t *testing.T) {
 		"example.com":      "example.com",
 		"xn--zz.com":       "xn--zz.com", // not valid punycode: shown as it is
 	} {
-		if got := showSite(in); got != want {
-			t.Errorf("showSite(%q) = %q, want %q", in, got, want)
+		if got := human.Site(in); got != want {
+			t.Errorf("human.Site(%q) = %q, want %q", in, got, want)
 		}
 	}
 	for in, want := range map[string]string{

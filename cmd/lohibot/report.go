@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/audit/report"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -117,7 +118,7 @@ func runReport(ctx context.Context, opts *reportOptions, out io.Writer) error {
 	if rep.NoRecord() {
 		// A typo must not read as a clean bill: say plainly that there is
 		// nothing to report on, and write no report.
-		msg := fmt.Sprintf("lohibot has no record of %s: not listed, never crawled, no email names it", showSite(site))
+		msg := fmt.Sprintf("lohibot has no record of %s: not listed, never crawled, no email names it", human.Site(site))
 		if format == report.FormatText && opts.Output == "" {
 			fmt.Fprintln(out, msg)
 		} else {
@@ -137,7 +138,7 @@ func runReport(ctx context.Context, opts *reportOptions, out io.Writer) error {
 		return fmt.Errorf("report: %w", err)
 	}
 	if !opts.JSON {
-		fmt.Fprintf(opts.errOut(), "wrote the %s report of %s to %s\n", format, showSite(site), opts.Output)
+		fmt.Fprintf(opts.errOut(), "wrote the %s report of %s to %s\n", format, human.Site(site), opts.Output)
 	}
 	return nil
 }

@@ -9,10 +9,10 @@ import (
 	"os"
 	"strconv"
 	"strings"
-	"unicode"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/robotstxt"
 )
@@ -123,11 +123,11 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		if !d.Allowed {
 			verdict = "disallowed"
 		}
-		why := printable(d.Rule)
+		why := termsafe.String(d.Rule)
 		if d.Line > 0 {
 			why = fmt.Sprintf("%s (line %d)", why, d.Line)
 		}
-		tab.add(verdict, printable(policy.MaskPassword(u)), why)
+		tab.add(verdict, termsafe.String(policy.MaskPassword(u)), why)
 	}
 	if err := tab.write(out); err != nil {
 		return err
@@ -150,17 +150,6 @@ func readRobotsFile(in io.Reader, name string) ([]byte, error) {
 		in = f
 	}
 	return io.ReadAll(io.LimitReader(in, robotstxt.MaxSize+1))
-}
-
-// printable quotes s when it holds characters a terminal should not be
-// sent as they are (a robots.txt may contain anything).
-func printable(s string) string {
-	for _, c := range s {
-		if !unicode.IsPrint(c) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }
 
 // testableURL reports whether robots test can decide u: an absolute http or

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -144,7 +145,7 @@ func newRobotsFetchJSON(url string, r *crawler.RobotsResult) robotsFetchJSON {
 // the verdict on url.
 func printRobotsFetch(w io.Writer, url string, r *crawler.RobotsResult) {
 	fmt.Fprintf(w, "origin:      %s\n", r.Origin)
-	fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", humanTime(r.FetchedAt), r.SnapshotID)
+	fmt.Fprintf(w, "fetched:     %s (snapshot %d)\n", human.Time(r.FetchedAt), r.SnapshotID)
 	if r.Status != 0 {
 		fmt.Fprintf(w, "status:      %d\n", r.Status)
 	} else {

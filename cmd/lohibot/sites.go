@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -92,11 +93,11 @@ func runSitesAdd(ctx context.Context, opts *sitesAddOptions, out io.Writer) erro
 		}
 		switch {
 		case s.Replaced != "":
-			fmt.Fprintf(out, "%s was listed already: its start URL is now %s, replacing %s\n", showSite(s.Name), s.StartURL, s.Replaced)
+			fmt.Fprintf(out, "%s was listed already: its start URL is now %s, replacing %s\n", human.Site(s.Name), s.StartURL, s.Replaced)
 		case s.Listed:
-			fmt.Fprintf(out, "%s was listed already, starting at %s\n", showSite(s.Name), s.StartURL)
+			fmt.Fprintf(out, "%s was listed already, starting at %s\n", human.Site(s.Name), s.StartURL)
 		default:
-			fmt.Fprintf(out, "listed %s, starting at %s\n", showSite(s.Name), s.StartURL)
+			fmt.Fprintf(out, "listed %s, starting at %s\n", human.Site(s.Name), s.StartURL)
 		}
 	}
 	return nil
@@ -156,7 +157,7 @@ func runSitesRemove(ctx context.Context, opts *sitesRemoveOptions, out io.Writer
 			}
 			continue
 		}
-		fmt.Fprintf(out, "removed %s from the crawl list\n", showSite(s))
+		fmt.Fprintf(out, "removed %s from the crawl list\n", human.Site(s))
 	}
 	return nil
 }
@@ -199,7 +200,7 @@ func runSitesList(ctx context.Context, opts *sitesListOptions, out io.Writer) er
 		if s.Excluded {
 			status = "\t(excluded)"
 		}
-		_, err := fmt.Fprintf(out, "%s\t%s%s\n", showSite(s.Name), s.StartURL, status)
+		_, err := fmt.Fprintf(out, "%s\t%s%s\n", human.Site(s.Name), s.StartURL, status)
 		return err
 	})
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/identity"
 	"github.com/lohisoft/lohibot/internal/boundedread"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/webbotauth"
 )
@@ -355,7 +356,7 @@ func printLogReport(w io.Writer, name string, rep *identity.LogReport) {
 		var tab table
 		tab.add("LINE", "TIME", "ADDRESS", "REQUEST")
 		for _, u := range rep.Unmatched {
-			tab.add(strconv.Itoa(u.Line), humanTime(u.Time), u.IP, u.Method+" "+u.Host+u.Target)
+			tab.add(strconv.Itoa(u.Line), human.Time(u.Time), u.IP, u.Method+" "+u.Host+u.Target)
 		}
 		tab.write(w)
 	}

@@ -123,3 +123,22 @@ func (t *Writer) Flush() error {
 	t.pending = nil
 	return err
 }
+
+// Line returns s as one short line safe to show and store: valid UTF-8,
+// every control character a space, trimmed, and cut to at most max bytes
+// (on a rune boundary, marked by "…"). It suits an error or panic message
+// built from input.
+func Line(s string, max int) string {
+	s = strings.ToValidUTF8(s, "?")
+	s = strings.Map(func(r rune) rune {
+		if r < 0x20 || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.TrimSpace(s)
+	if len(s) > max {
+		s = strings.ToValidUTF8(s[:max], "") + "…"
+	}
+	return s
+}

@@ -14,6 +14,8 @@ import (
 	"github.com/emersion/go-message/charset"
 	"github.com/emersion/go-message/textproto"
 	"golang.org/x/text/encoding/charmap"
+
+	"github.com/lohisoft/lohibot/internal/termsafe"
 )
 
 // body is what the MIME tree of a message holds for the classifier.
@@ -166,7 +168,7 @@ func (w *walker) attach(h message.Header, mt string, params map[string]string) {
 	if name == "" {
 		name = params["name"]
 	}
-	w.b.attached = append(w.b.attached, Attachment{Name: printable(name), Type: mt})
+	w.b.attached = append(w.b.attached, Attachment{Name: termsafe.Line(name, 200), Type: mt})
 }
 
 // multipart reads the parts of a multipart entity.
@@ -272,7 +274,7 @@ func (w *walker) attachedMessage(r io.Reader, depth int) {
 		w.b.errs = append(w.b.errs, "attached message: "+sub.b.fatal)
 	}
 	subject := headerText(h.Get("Subject"))
-	w.b.attached = append(w.b.attached, Attachment{Name: printable(subject), Type: "message/rfc822"})
+	w.b.attached = append(w.b.attached, Attachment{Name: termsafe.Line(subject, 200), Type: "message/rfc822"})
 	w.b.forwards = append(w.b.forwards, forwarded{subject: subject, text: sb.String()})
 	w.b.forwards = append(w.b.forwards, sub.b.forwards...)
 }

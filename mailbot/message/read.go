@@ -16,6 +16,8 @@ import (
 
 	"github.com/emersion/go-message"
 	"github.com/emersion/go-message/textproto"
+
+	"github.com/lohisoft/lohibot/internal/termsafe"
 )
 
 // Limits that keep Read fast on hostile input. They are far above what a
@@ -58,7 +60,7 @@ func Read(raw []byte) *Message {
 		if err == nil {
 			err = fmt.Errorf("no header fields")
 		}
-		m.Fatal = "malformed: " + printable(err.Error())
+		m.Fatal = "malformed: " + termsafe.Line(err.Error(), 200)
 		fillHeader(m, h) // what was read before the error
 		if m.MessageID == "" {
 			m.MessageID = contentID(raw)
@@ -73,10 +75,10 @@ func Read(raw []byte) *Message {
 	m.BodyRead = true
 	b := extractBody(h, br)
 	if b.fatal != "" {
-		m.Fatal = "malformed: " + printable(b.fatal)
+		m.Fatal = "malformed: " + termsafe.Line(b.fatal, 200)
 	}
 	for _, e := range b.errs {
-		m.Errors = append(m.Errors, printable(e))
+		m.Errors = append(m.Errors, termsafe.Line(e, 200))
 	}
 	m.Text = b.text
 	m.Report = b.report
@@ -104,23 +106,6 @@ func capLen(v string, n int) string {
 		return v[:n]
 	}
 	return v
-}
-
-// printable makes an error message from the input safe to show and store:
-// valid UTF-8, no control characters, at most 200 bytes.
-func printable(s string) string {
-	s = strings.ToValidUTF8(s, "?")
-	s = strings.Map(func(r rune) rune {
-		if r < 0x20 || r == 0x7f {
-			return ' '
-		}
-		return r
-	}, s)
-	s = strings.TrimSpace(s)
-	if len(s) > 200 {
-		s = strings.ToValidUTF8(s[:200], "") + "…"
-	}
-	return s
 }
 
 // readHeader reads a header block with a size limit and returns it with a

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promauto"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/lohisoft/lohibot/crawler"
@@ -50,76 +51,69 @@ var timeToExclusionBuckets = []float64{0.25, 0.5, 1, 2, 5, 10, 30, 60, 120, 300,
 // process collectors.
 func NewMetrics() *Metrics {
 	m := &Metrics{reg: prometheus.NewRegistry()}
-	f := func(c prometheus.Collector) { m.reg.MustRegister(c) }
-	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	a := promauto.With(m.reg)
+	m.requests = a.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_crawler_requests_total",
 		Help: "HTTP requests of the crawler by purpose (page, robots) and status code (\"none\" when no answer came), read back from the request log as each site finishes.",
 	}, []string{"purpose", "status"})
-	m.pages = prometheus.NewCounter(prometheus.CounterOpts{
+	m.pages = a.NewCounter(prometheus.CounterOpts{
 		Name: "lohibot_crawler_pages_total",
 		Help: "Pages fetched and indexed (2xx HTML answers).",
 	})
-	m.robotsRefusals = prometheus.NewCounter(prometheus.CounterOpts{
+	m.robotsRefusals = a.NewCounter(prometheus.CounterOpts{
 		Name: "lohibot_crawler_robots_refusals_total",
 		Help: "URLs not fetched because robots.txt disallows them for LohiSoftBot.",
 	})
-	m.sites = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.sites = a.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_crawler_sites_total",
 		Help: "Sites taken up by the crawl scheduler, by how their crawl ended (crawled, stopped, skipped, excluded, failed).",
 	}, []string{"status"})
-	m.crawlExclusions = prometheus.NewCounter(prometheus.CounterOpts{
+	m.crawlExclusions = a.NewCounter(prometheus.CounterOpts{
 		Name: "lohibot_crawler_exclusions_applied_total",
 		Help: "Crawls refused or stopped because the site is excluded (by the policy gate, before a request).",
 	})
-	m.sitesRunning = prometheus.NewGauge(prometheus.GaugeOpts{
+	m.sitesRunning = a.NewGauge(prometheus.GaugeOpts{
 		Name: "lohibot_crawler_sites_running",
 		Help: "Sites being crawled now.",
 	})
-	m.sitesDue = prometheus.NewGauge(prometheus.GaugeOpts{
+	m.sitesDue = a.NewGauge(prometheus.GaugeOpts{
 		Name: "lohibot_crawler_sites_due",
 		Help: "Sites of the crawl list due for a crawl at the last scan.",
 	})
-	m.scans = prometheus.NewCounter(prometheus.CounterOpts{
+	m.scans = a.NewCounter(prometheus.CounterOpts{
 		Name: "lohibot_crawler_scans_total",
 		Help: "Scans of the crawl list for due sites.",
 	})
-	m.mail = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.mail = a.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_mail_processed_total",
 		Help: "Emails the watcher committed and moved, by intent (exclude, reinclude, other, auto) and outcome (excluded, queued, ignored, failed, duplicate).",
 	}, []string{"intent", "outcome"})
-	m.exclusions = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.exclusions = a.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_exclusions_applied_total",
 		Help: "Sites excluded by this process, by source (mail).",
 	}, []string{"source"})
-	m.timeToExclusion = prometheus.NewHistogram(prometheus.HistogramOpts{
+	m.timeToExclusion = a.NewHistogram(prometheus.HistogramOpts{
 		Name:    "lohibot_mail_time_to_exclusion_seconds",
 		Help:    "Time from an exclusion email's delivery to the mail server (INTERNALDATE) to the commit of its exclusion.",
 		Buckets: timeToExclusionBuckets,
 	})
-	m.watcherUp = prometheus.NewGauge(prometheus.GaugeOpts{
+	m.watcherUp = a.NewGauge(prometheus.GaugeOpts{
 		Name: "lohibot_mail_watcher_connected",
 		Help: "1 while the mailbox watcher is logged in with its mailbox selected.",
 	})
-	m.reloads = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.reloads = a.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_config_reloads_total",
 		Help: "Configuration reloads (SIGHUP) by result (ok, error).",
 	}, []string{"result"})
-	m.lastReload = prometheus.NewGauge(prometheus.GaugeOpts{
+	m.lastReload = a.NewGauge(prometheus.GaugeOpts{
 		Name: "lohibot_config_last_reload_success_timestamp_seconds",
 		Help: "When the configuration in force was loaded, in Unix seconds.",
 	})
-	m.httpReqs = prometheus.NewCounterVec(prometheus.CounterOpts{
+	m.httpReqs = a.NewCounterVec(prometheus.CounterOpts{
 		Name: "lohibot_http_requests_total",
 		Help: "Requests to lohibot's own HTTP server by handler and status code.",
 	}, []string{"handler", "code"})
-	for _, c := range []prometheus.Collector{
-		m.requests, m.pages, m.robotsRefusals, m.sites, m.crawlExclusions, m.sitesRunning, m.sitesDue, m.scans,
-		m.mail, m.exclusions, m.timeToExclusion, m.watcherUp, m.reloads, m.lastReload, m.httpReqs,
-		collectors.NewGoCollector(),
-		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-	} {
-		f(c)
-	}
 	// Series that exist from the start, so that rate() and alerts see a
 	// zero before the first event.
 	for _, s := range []string{crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteSkipped, crawler.SiteExcluded, crawler.SiteFailed} {

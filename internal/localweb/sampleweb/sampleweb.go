@@ -19,6 +19,7 @@ package sampleweb
 import (
 	"fmt"
 	"html"
+	"io"
 	"net"
 	"net/http"
 	"sort"
@@ -221,18 +222,27 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request) {
 }
 
 func (w *Web) robots(rw http.ResponseWriter, kind string) {
+	ServeRobots(rw, kind, strconv.Itoa(secs(w.opts.CrawlDelay)))
+}
+
+// ServeRobots answers a request for /robots.txt on a site of kind: for
+// KindRobots a file that keeps every other agent out and LohiSoftBot out of
+// /private/ (but /private/open.html), for KindCrawlDelay one that asks
+// LohiSoftBot for crawlDelay (the value as written in the file, such as
+// "1" or "0.5"), and 404 for every other kind.
+func ServeRobots(rw http.ResponseWriter, kind, crawlDelay string) {
 	var body string
 	switch kind {
 	case KindRobots:
 		body = "# Everyone else stays out; LohiSoftBot may read all but /private/.\nUser-agent: *\nDisallow: /\n\nUser-agent: LohiSoftBot\nDisallow: /private/\nAllow: /private/open.html\n"
 	case KindCrawlDelay:
-		body = fmt.Sprintf("User-agent: LohiSoftBot\nCrawl-delay: %d\nAllow: /\n", secs(w.opts.CrawlDelay))
+		body = "User-agent: LohiSoftBot\nCrawl-delay: " + crawlDelay + "\nAllow: /\n"
 	default:
 		http.NotFound(rw, nil)
 		return
 	}
 	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprint(rw, body)
+	io.WriteString(rw, body)
 }
 
 // doc writes an HTML page with the canary in its body.

@@ -37,6 +37,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/internal/localweb/localdns"
+	"github.com/lohisoft/lohibot/internal/localweb/sampleweb"
 )
 
 // Canary is the default sentence written into every page body. It must never
@@ -45,27 +46,27 @@ const Canary = "The lohibot canary sings only in page bodies: quartz zebra 7F3A9
 
 // Site kinds. Each scenario kind is served by one site named KIND.test.
 const (
-	KindPlain      = "plain"      // PagesPerSite pages linked in a chain and a fan; links to the next plain site
-	KindRobots     = "robots"     // robots.txt disallows /private/ for LohiSoftBot (allows /private/open.html), everything for *
-	KindCrawlDelay = "crawldelay" // robots.txt sets Crawl-delay (Options.CrawlDelay) for LohiSoftBot; 4 pages
-	KindRetrySecs  = "retry-secs" // the first request of every path gets 429 with Retry-After: N seconds
-	KindRetryDate  = "retry-date" // the first request of every path gets 503 with Retry-After as an HTTP-date
-	KindRetryLong  = "retry-long" // every page gets 429 with Retry-After: 7200 (beyond the 1 h cap)
-	KindFlaky      = "flaky"      // the first two requests of every path get 503 without Retry-After
-	KindDown       = "down"       // every page gets 500
-	KindRedirect   = "redirect"   // chains, a loop, a cross-site hop, a mailto: hop, a hop to 0.0.0.0, a hop to www.redirect.test
-	KindAuth       = "auth"       // /members/ answers 401; /wp-login.php is a login link; /after.html is linked after them
-	KindForbidden  = "forbidden"  // /private.html answers 403
-	KindProxyAuth  = "proxyauth"  // /p.html answers 407
-	KindChallenge  = "challenge"  // every page answers 503 with cf-mitigated: challenge
-	KindCaptcha    = "captcha"    // /search.html answers 403 with a captcha page
-	KindNoindex    = "noindex"    // meta robots noindex, X-Robots-Tag noindex, meta nofollow, rel=nofollow links
-	KindBig        = "big"        // BigPages pages, far more than the budget of 20
-	KindSlow       = "slow"       // /drip.html sends one byte every 50 ms for SlowFor
-	KindHuge       = "huge"       // /huge.html is HugeSize bytes of HTML; /file.bin is binary
-	KindGzip       = "gzip"       // /bomb.html is a gzip bomb expanding to BombSize bytes
-	KindCharset    = "charset"    // / in ISO-8859-1 (header), /sjis.html in Shift_JIS (meta), /cp1252.html in windows-1252 (meta)
-	KindV6Only     = "v6only"     // has only an AAAA record (::1): a tcp4 crawler cannot reach it
+	KindPlain      = "plain"                  // PagesPerSite pages linked in a chain and a fan; links to the next plain site
+	KindRobots     = sampleweb.KindRobots     // robots.txt disallows /private/ for LohiSoftBot (allows /private/open.html), everything for *
+	KindCrawlDelay = sampleweb.KindCrawlDelay // robots.txt sets Crawl-delay (Options.CrawlDelay) for LohiSoftBot; 4 pages
+	KindRetrySecs  = "retry-secs"             // the first request of every path gets 429 with Retry-After: N seconds
+	KindRetryDate  = "retry-date"             // the first request of every path gets 503 with Retry-After as an HTTP-date
+	KindRetryLong  = "retry-long"             // every page gets 429 with Retry-After: 7200 (beyond the 1 h cap)
+	KindFlaky      = "flaky"                  // the first two requests of every path get 503 without Retry-After
+	KindDown       = "down"                   // every page gets 500
+	KindRedirect   = "redirect"               // chains, a loop, a cross-site hop, a mailto: hop, a hop to 0.0.0.0, a hop to www.redirect.test
+	KindAuth       = "auth"                   // /members/ answers 401; /wp-login.php is a login link; /after.html is linked after them
+	KindForbidden  = "forbidden"              // /private.html answers 403
+	KindProxyAuth  = "proxyauth"              // /p.html answers 407
+	KindChallenge  = "challenge"              // every page answers 503 with cf-mitigated: challenge
+	KindCaptcha    = "captcha"                // /search.html answers 403 with a captcha page
+	KindNoindex    = "noindex"                // meta robots noindex, X-Robots-Tag noindex, meta nofollow, rel=nofollow links
+	KindBig        = "big"                    // BigPages pages, far more than the budget of 20
+	KindSlow       = "slow"                   // /drip.html sends one byte every 50 ms for SlowFor
+	KindHuge       = "huge"                   // /huge.html is HugeSize bytes of HTML; /file.bin is binary
+	KindGzip       = "gzip"                   // /bomb.html is a gzip bomb expanding to BombSize bytes
+	KindCharset    = "charset"                // / in ISO-8859-1 (header), /sjis.html in Shift_JIS (meta), /cp1252.html in windows-1252 (meta)
+	KindV6Only     = "v6only"                 // has only an AAAA record (::1): a tcp4 crawler cannot reach it
 )
 
 // ScenarioKinds lists every scenario kind, one site each.
@@ -367,18 +368,7 @@ func (w *Web) serve(rw http.ResponseWriter, r *http.Request, v6 bool) {
 }
 
 func (w *Web) robots(rw http.ResponseWriter, kind string) {
-	var body string
-	switch kind {
-	case KindRobots:
-		body = "# robots.test\nUser-agent: *\nDisallow: /\n\nUser-agent: LohiSoftBot\nDisallow: /private/\nAllow: /private/open.html\n"
-	case KindCrawlDelay:
-		body = "User-agent: LohiSoftBot\nCrawl-delay: " + w.opts.CrawlDelay + "\nAllow: /\n"
-	default:
-		http.NotFound(rw, nil)
-		return
-	}
-	rw.Header().Set("Content-Type", "text/plain; charset=utf-8")
-	fmt.Fprint(rw, body)
+	sampleweb.ServeRobots(rw, kind, w.opts.CrawlDelay)
 }
 
 // doc writes an HTML page with the canary in its body.
