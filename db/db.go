@@ -499,7 +499,7 @@ const sqliteBusyCode = 5
 // never deadlock on a lock upgrade, foreign keys on, and synchronous=FULL
 // so that a commit that returned survives a power failure (with NORMAL, the
 // last commits in the WAL could be lost after the request they log was
-// sent; see docs/durability.md).
+// sent; see docs/architecture.md, "Storage and durability").
 func sqliteDSN(path string) string {
 	q := url.Values{}
 	q.Add("_pragma", "busy_timeout(30000)")

@@ -24,7 +24,7 @@ thumbprint (RFC 7638) that every signature names.
 
 The private key file is what crawler.signing_key_file ('lohibot serve') and
 --signing-key-file ('lohibot crawl') name; 'serve' publishes the public key
-in its key directory. See docs/keys.md for rotation.`
+in its key directory. See docs/operations.md for rotation.`
 	cmd.AddCommand(newKeysGenerateCmd(a, nil), newKeysShowCmd(a, nil))
 	return cmd
 }

@@ -12,7 +12,7 @@ import (
 	"github.com/lohisoft/lohibot/policy"
 )
 
-// This file holds the one shape of every command (docs/command-shape.md):
+// This file holds the one shape of every command (docs/architecture.md, "A command"):
 // the options every command's options embed, and the helpers that end a
 // command's RunE by calling its run function, or its test hook.
 
