@@ -57,7 +57,7 @@ const (
 	// signed request names a key that was published when it was signed
 	// (signing_keys: created not before its not_before, expires not after
 	// its not_after), its validity is positive and at most 24 hours
-	// (botauth.MaxValidity), and it was sent within it. Requests that
+	// (webbotauth.MaxValidity), and it was sent within it. Requests that
 	// never completed are skipped: their evidence is written on completion.
 	RuleSignatures = "signatures"
 	// RuleIntegrity: the sealed records (policy events, requests, robots.txt

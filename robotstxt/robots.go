@@ -1,4 +1,4 @@
-// Package robots parses robots.txt files and decides access exactly as
+// Package robotstxt parses robots.txt files and decides access exactly as
 // RFC 9309 says.
 //
 // Parse accepts any bytes and never fails: it reads the first MaxSize bytes

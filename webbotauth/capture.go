@@ -16,7 +16,7 @@ import (
 )
 
 // ErrCapture is wrapped by errors about a capture that cannot be read.
-var ErrCapture = errors.New("botauth: unreadable capture")
+var ErrCapture = errors.New("webbotauth: unreadable capture")
 
 // Captured is one request a webmaster captured.
 type Captured struct {

@@ -182,20 +182,20 @@ func ParseDirectory(b []byte) (*Directory, error) {
 	t := strings.TrimSpace(string(b))
 	if strings.HasPrefix(t, "{") && strings.Contains(t, `"keys"`) {
 		if err := json.Unmarshal(b, &d); err != nil {
-			return nil, fmt.Errorf("botauth: directory: %w", err)
+			return nil, fmt.Errorf("webbotauth: directory: %w", err)
 		}
 		return &d, nil
 	}
 	p, err := ParsePublicKey(b)
 	if err != nil {
-		return nil, fmt.Errorf("botauth: neither a directory nor a key: %w", err)
+		return nil, fmt.Errorf("webbotauth: neither a directory nor a key: %w", err)
 	}
 	return &Directory{Keys: []JWK{PublicJWK(p)}}, nil
 }
 
 // ErrDirectory is wrapped by errors about a directory that cannot be had
 // or trusted.
-var ErrDirectory = errors.New("botauth: directory")
+var ErrDirectory = errors.New("webbotauth: directory")
 
 // DirectoryURL returns the directory URL of an origin, or agent itself
 // when it has a path already.

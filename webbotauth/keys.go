@@ -1,4 +1,4 @@
-// Package botauth is Web Bot Auth for LohiSoftBot: the Ed25519 key its
+// Package webbotauth is Web Bot Auth for LohiSoftBot: the Ed25519 key its
 // requests are signed with (PKCS#8 PEM files, JWKs per RFC 8037, keyids
 // as RFC 7638 thumbprints), signing a request
 // (draft-ietf-webbotauth-httpsig-protocol-01), the key directory served at
@@ -25,13 +25,13 @@ import (
 )
 
 // ErrKeyFile is wrapped by errors about a key file that cannot be used.
-var ErrKeyFile = errors.New("botauth: unusable key file")
+var ErrKeyFile = errors.New("webbotauth: unusable key file")
 
 // GenerateKey returns a new Ed25519 private key.
 func GenerateKey() (ed25519.PrivateKey, error) {
 	_, k, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
-		return nil, fmt.Errorf("botauth: generate key: %w", err)
+		return nil, fmt.Errorf("webbotauth: generate key: %w", err)
 	}
 	return k, nil
 }
@@ -40,7 +40,7 @@ func GenerateKey() (ed25519.PrivateKey, error) {
 func MarshalPrivateKey(key ed25519.PrivateKey) ([]byte, error) {
 	der, err := x509.MarshalPKCS8PrivateKey(key)
 	if err != nil {
-		return nil, fmt.Errorf("botauth: %w", err)
+		return nil, fmt.Errorf("webbotauth: %w", err)
 	}
 	return pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), nil
 }
@@ -55,16 +55,16 @@ func WritePrivateKey(path string, key ed25519.PrivateKey) error {
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
-		return fmt.Errorf("botauth: %w", err)
+		return fmt.Errorf("webbotauth: %w", err)
 	}
 	if _, err := f.Write(b); err != nil {
 		f.Close()
 		os.Remove(path)
-		return fmt.Errorf("botauth: write key: %w", err)
+		return fmt.Errorf("webbotauth: write key: %w", err)
 	}
 	if err := f.Close(); err != nil {
 		os.Remove(path)
-		return fmt.Errorf("botauth: write key: %w", err)
+		return fmt.Errorf("webbotauth: write key: %w", err)
 	}
 	return nil
 }
@@ -73,7 +73,7 @@ func WritePrivateKey(path string, key ed25519.PrivateKey) error {
 func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
 	b, err := boundedread.ReadFile(path, boundedread.SecretLimit)
 	if err != nil {
-		return nil, fmt.Errorf("botauth: %w", err)
+		return nil, fmt.Errorf("webbotauth: %w", err)
 	}
 	k, err := ParsePrivateKey(b)
 	if err != nil {
@@ -104,7 +104,7 @@ func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
 func ReadPublicKey(path string) (ed25519.PublicKey, error) {
 	b, err := boundedread.ReadFile(path, boundedread.SecretLimit)
 	if err != nil {
-		return nil, fmt.Errorf("botauth: %w", err)
+		return nil, fmt.Errorf("webbotauth: %w", err)
 	}
 	p, err := ParsePublicKey(b)
 	if err != nil {
@@ -168,11 +168,11 @@ func PublicJWK(pub ed25519.PublicKey) JWK {
 // PublicKey returns the key j describes.
 func (j JWK) PublicKey() (ed25519.PublicKey, error) {
 	if j.Kty != "OKP" || j.Crv != "Ed25519" {
-		return nil, fmt.Errorf("botauth: JWK kty %q crv %q is not an Ed25519 key", j.Kty, j.Crv)
+		return nil, fmt.Errorf("webbotauth: JWK kty %q crv %q is not an Ed25519 key", j.Kty, j.Crv)
 	}
 	x, err := base64.RawURLEncoding.DecodeString(j.X)
 	if err != nil || len(x) != ed25519.PublicKeySize {
-		return nil, errors.New("botauth: JWK x is not a base64url Ed25519 public key")
+		return nil, errors.New("webbotauth: JWK x is not a base64url Ed25519 public key")
 	}
 	return ed25519.PublicKey(x), nil
 }

@@ -93,7 +93,7 @@ func Origin(agent string) (string, error) {
 	u, err := url.Parse(agent)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || (u.Path != "" && u.Path != "/") ||
 		u.RawQuery != "" || u.User != nil {
-		return "", fmt.Errorf("botauth: signature agent %q is not an http(s) origin", agent)
+		return "", fmt.Errorf("webbotauth: signature agent %q is not an http(s) origin", agent)
 	}
 	return u.Scheme + "://" + httpsig.Authority(u.Scheme, u.Host), nil
 }
@@ -121,7 +121,7 @@ type Stamp struct {
 func (s *Signer) Sign(req *http.Request) (Stamp, error) {
 	var nonce [nonceLen]byte
 	if _, err := rand.Read(nonce[:]); err != nil {
-		return Stamp{}, fmt.Errorf("botauth: nonce: %w", err)
+		return Stamp{}, fmt.Errorf("webbotauth: nonce: %w", err)
 	}
 	now := s.now()
 	created := now.Unix()
@@ -136,7 +136,7 @@ func (s *Signer) Sign(req *http.Request) (Stamp, error) {
 	p.Meta.Add("tag", Tag)
 	sig, err := httpsig.SignEd25519(httpsig.FromRequest(req), p, s.key)
 	if err != nil {
-		return Stamp{}, fmt.Errorf("botauth: sign: %w", err)
+		return Stamp{}, fmt.Errorf("webbotauth: sign: %w", err)
 	}
 	in, sg, err := httpsig.Fields(httpsig.Signature{Label: Label, Params: p, Sig: sig})
 	if err != nil {

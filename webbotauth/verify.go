@@ -12,7 +12,7 @@ import (
 )
 
 // ErrNotVerified is wrapped by every *VerifyError.
-var ErrNotVerified = errors.New("botauth: signature not verified")
+var ErrNotVerified = errors.New("webbotauth: signature not verified")
 
 // Reasons a request's signature is refused (VerifyError.Code).
 const (
@@ -33,7 +33,7 @@ type VerifyError struct {
 	Reason string // for people
 }
 
-func (e *VerifyError) Error() string { return "botauth: " + e.Reason }
+func (e *VerifyError) Error() string { return "webbotauth: " + e.Reason }
 
 // Unwrap makes errors.Is(err, ErrNotVerified) true.
 func (e *VerifyError) Unwrap() error { return ErrNotVerified }
