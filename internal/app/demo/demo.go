@@ -1,7 +1,8 @@
 // Package demo runs the whole story of lohibot on one machine with nothing
 // but Go, for `lohibot demo`: a small web of sample sites on loopback
 // (internal/localweb: its sites, DNS server and request record), an
-// in-process IMAP server holding sample emails in several languages, and a fresh SQLite database.
+// in-process IMAP server holding sample emails in several languages, and a
+// fresh SQLite database.
 // The mailbox watcher excludes the sites asked for, the crawler crawls the
 // rest politely while a second email arrives and stops one site mid-crawl,
 // the audit re-derives every promise from the records, a report is written
