@@ -22,6 +22,9 @@ type expectedMessage struct {
 	Domains   []string `json:"domains"`
 	Lang      string   `json:"lang"`
 	Note      string   `json:"note"`
+	// Accept lists other intents a message may be read as (an exclusion
+	// asked by a third party may also go to staff as other).
+	Accept []string `json:"accept"`
 	// Review, in our own cases only: the message must go to staff with a
 	// reason ("" when it must not).
 	Review bool `json:"review"`

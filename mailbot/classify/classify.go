@@ -35,18 +35,23 @@ type Result struct {
 	// `auto: header Auto-Submitted: auto-replied`. Nil when there is
 	// nothing to say.
 	Reasons []string
+	// Action is what may be done without a human (see act): apply only
+	// for an exclusion that passes the act-alone rule.
+	Action Action
 }
 
 // Classify decides what a decoded message asks for. It does no I/O, keeps
 // no state and is safe for concurrent use.
 func Classify(m *message.Message) *Result {
 	res := &Result{Intent: IntentOther}
-	classify(res, m)
+	ev := &evidence{}
+	classify(res, m, ev)
+	act(res, ev)
 	return res
 }
 
 // classify fills res from the decoded message.
-func classify(res *Result, m *message.Message) {
+func classify(res *Result, m *message.Message, ev *evidence) {
 	h := m.Header
 	subject := m.Subject
 	text := m.New
@@ -60,7 +65,8 @@ func classify(res *Result, m *message.Message) {
 		fwdText += f.Subject + "\n\n" + f.New + "\n\n"
 	}
 
-	res.Domains = sitesIn(subject + "\n\n" + text)
+	res.Domains, ev.providers = sitesAndProviders(subject + "\n\n" + text)
+	ev.sites = fromText
 
 	// The words: the subject counts unless it is a reply's ("Re: ..."),
 	// which only repeats what we wrote.
@@ -71,6 +77,7 @@ func classify(res *Result, m *message.Message) {
 	toks := tokenize(clip(intentSubject), nil)
 	toks = appendBarrier(toks)
 	toks = appendBarrier(append(toks, token{folded: tokBarrier}))
+	bodyStart := len(toks)
 	toks = tokenize(clip(blankEmails(deobfuscate(text))), toks)
 
 	// Language: of the new text, else of the subject, else the header.
@@ -95,6 +102,7 @@ func classify(res *Result, m *message.Message) {
 		return
 	}
 
+	ev.ourReply = repliesToOurs(m)
 	sc := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
 	attached := false
 	if sc.ex == 0 && sc.re == 0 && fwdText != "" {
@@ -118,7 +126,34 @@ func classify(res *Result, m *message.Message) {
 		// language of the request phrase itself.
 		res.Lang = ruleLangOf(sc.lang, toks, subject+"\n"+text)
 	}
-	decide(res, m, &sc, toks, text)
+	decide(res, m, &sc, toks, text, ev)
+	switch {
+	case attached:
+		ev.cue = fromAttached
+	case ev.cue != "":
+		// A short agreement to our quoted question (agreed).
+	case res.Intent == IntentExclude && sc.ex >= 2:
+		for _, h := range sc.hits {
+			if h.phase != phaseExclude {
+				continue
+			}
+			if h.first >= bodyStart {
+				ev.cue = fromText
+				break
+			}
+			ev.cue = fromSubject
+		}
+	}
+	if res.Intent == IntentExclude {
+		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain)
+		if intentSubject == "" && subject != "" {
+			// A reply's subject is not read for the intent, but words
+			// of the other direction there still call for a human.
+			st := tokenize(clip(blankEmails(deobfuscate(subject))), nil)
+			ssc := scoreIntent(st, plausibleLangs(st, subject))
+			ev.opposite = append(ev.opposite, opposite(ssc.hits, phaseUndo, phaseAgain)...)
+		}
+	}
 	if res.Intent == IntentOther && sc.ex < 2 && sc.re < 2 {
 		// Automatic mail without the headers that say so: a ticket
 		// system's receipt, a vacation notice. Only when the new text
@@ -131,23 +166,46 @@ func classify(res *Result, m *message.Message) {
 		}
 	}
 	request := res.Intent == IntentExclude || res.Intent == IntentReinclude
+	if ev.ourReply != "" && !request {
+		res.Reasons = append(res.Reasons, "reply to our automatic reply <"+ev.ourReply+">: it asks nothing new, so what we did stands")
+	}
 	switch {
 	case len(res.Domains) > 0:
 		if request && !slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.HasPrefix(r, "domain: ") }) {
 			res.Reasons = append(res.Reasons, "domain: text")
 		}
 	case fwdText != "" && len(sitesIn(fwdText)) > 0:
-		res.Domains = sitesIn(fwdText)
+		var dropped []string
+		res.Domains, dropped = sitesAndProviders(fwdText)
+		ev.sites, ev.providers = fromAttached, append(ev.providers, dropped...)
 		if request {
 			res.Reasons = append(res.Reasons, "domain: attached message")
 		}
 	case request && m.Signature != "":
 		// "Please stop crawling our site", and the site only in the
 		// signature below.
-		if res.Domains = sitesIn(m.Signature); len(res.Domains) > 0 {
+		var dropped []string
+		res.Domains, dropped = sitesAndProviders(m.Signature)
+		ev.providers = append(ev.providers, dropped...)
+		if len(res.Domains) > 0 {
+			ev.sites = fromSignature
 			res.Reasons = append(res.Reasons, "domain: signature")
 		}
 	}
+	if len(ev.providers) > 0 && request {
+		res.Reasons = append(res.Reasons, "not a site: mail provider "+strings.Join(ev.providers, " "))
+	}
+}
+
+// opposite returns the reasons of the hits of the given phases.
+func opposite(hits []hit, phases ...int) []string {
+	var out []string
+	for _, h := range hits {
+		if slices.Contains(phases, h.phase) {
+			out = append(out, fmt.Sprintf("'%s' (%s)", strings.Join(h.words, " "), h.lang))
+		}
+	}
+	return out
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
@@ -157,7 +215,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 // site, negated, or in both directions is unclear and goes to staff as
 // other; a short reply agreeing to our quoted proposal takes the
 // proposal's direction.
-func decide(res *Result, m *message.Message, sc *scored, toks []token, text string) {
+func decide(res *Result, m *message.Message, sc *scored, toks []token, text string, ev *evidence) {
 	sentence := sentences(toks)
 	sameSentence := func(phase int) *hit {
 		for i := range sc.signals {
@@ -196,7 +254,7 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 			unclear("negation", neg)
 			return
 		}
-		if agreed(res, m, sc, toks) {
+		if agreed(res, m, sc, toks, ev) {
 			return
 		}
 		res.Intent = IntentOther

@@ -1,0 +1,91 @@
+package classify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Action is what lohibot dares to do about a message without a human.
+type Action string
+
+// The actions.
+const (
+	ActionApply  Action = "apply"  // applied at once, no human asked
+	ActionReview Action = "review" // queued for staff
+	ActionIgnore Action = "ignore" // machine mail: stored and dropped
+)
+
+// Where a request's words or sites were found.
+const (
+	fromText      = "the new text"
+	fromSubject   = "the subject"
+	fromAttached  = "an attached message"
+	fromSignature = "the signature"
+	fromQuote     = "our quoted message"
+)
+
+// evidence is what the act-alone rule looks at, gathered while
+// classifying.
+type evidence struct {
+	cue       string   // where the request's own words are (fromText, ...); "" when none
+	opposite  []string // the opposite direction's words in the new text or the subject
+	sites     string   // where the sites came from (fromText, ...)
+	providers []string // mail providers' domains named and not taken as sites
+	ourReply  string   // the Message-ID of our reply this message answers, "" when none
+}
+
+// act decides the action by the act-alone rule: an exclusion is applied
+// without a human only when its words are in the sender's new text (or
+// subject), no re-inclusion words are there too, no question, doubt,
+// condition or other unclear reading turned it into something else
+// (those are intent other), and its sites are named in the new text or
+// the subject and are not mail providers'. Re-inclusion always waits for
+// staff. It appends a reason saying which part of the rule held or failed.
+func act(res *Result, ev *evidence) {
+	switch res.Intent {
+	case IntentAuto:
+		res.Action = ActionIgnore
+		res.Reasons = append(res.Reasons, "ignore: machine mail")
+		return
+	case IntentReinclude:
+		res.Action = ActionReview
+		res.Reasons = append(res.Reasons, "review: re-inclusion waits for a staff member")
+		return
+	case IntentOther:
+		res.Action = ActionReview
+		res.Reasons = append(res.Reasons, "review: no clear request to apply")
+		return
+	}
+	var failed []string
+	switch ev.cue {
+	case fromText, fromSubject:
+	case "":
+		failed = append(failed, "no exclusion words of the sender's own")
+	default:
+		failed = append(failed, "the exclusion words are in "+ev.cue+", not in the new text")
+	}
+	if len(ev.opposite) > 0 {
+		failed = append(failed, "re-inclusion words too: "+strings.Join(ev.opposite, ", "))
+	}
+	switch {
+	case len(res.Domains) == 0 && len(ev.providers) > 0:
+		failed = append(failed, "no site named: mail providers' domains are not sites ("+strings.Join(ev.providers, " ")+")")
+	case len(res.Domains) == 0:
+		failed = append(failed, "no site named")
+	case ev.sites != fromText && ev.sites != fromSubject:
+		failed = append(failed, "the sites come from "+ev.sites+", not from the new text or the subject")
+	}
+	if len(failed) > 0 {
+		res.Action = ActionReview
+		for _, f := range failed {
+			res.Reasons = append(res.Reasons, "review: "+f)
+		}
+		return
+	}
+	res.Action = ActionApply
+	held := fmt.Sprintf("apply: exclusion words in %s, no re-inclusion words, sites from %s", ev.cue, ev.sites)
+	if len(ev.providers) > 0 {
+		held += "; mail providers' domains left out (" + strings.Join(ev.providers, " ") + ")"
+	}
+	res.Reasons = append(res.Reasons, held)
+}
