@@ -748,11 +748,20 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 	for _, c := range cands {
 		r := &rs.rules[c.rule]
 		signal := r.phase >= phaseDoubt
-		if (counted[c.rule] && !signal) || used[c.pos] {
+		if used[c.pos] {
 			continue
 		}
 		pos, ok := r.matchFrom(toks, used, c.pos)
 		if !ok {
+			continue
+		}
+		if counted[c.rule] && !signal {
+			// A phrase said twice counts once, but its words stay its
+			// own: "remove us from your block list … remove example.com
+			// from your exclusion list" is no exclusion the second time.
+			for _, p := range pos {
+				used[p] = true
+			}
 			continue
 		}
 		counted[c.rule] = true

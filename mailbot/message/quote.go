@@ -252,6 +252,9 @@ func fieldName(l string) string {
 // starting at line i: a From line followed closely by Sent/Date/To/Subject
 // lines.
 func headerBlockAt(lines []string, i int) bool {
+	if headerBlockShape(lines, i) {
+		return true
+	}
 	if i >= len(lines) || !fromFields[fieldName(lines[i])] {
 		return false
 	}
@@ -323,6 +326,9 @@ func attributionAt(lines []string, i int) int {
 			if strings.Contains(f, v) {
 				return n
 			}
+		}
+		if attributionShape(joined) {
+			return n
 		}
 		return 0
 	}
