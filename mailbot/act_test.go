@@ -38,6 +38,9 @@ func TestActAlone(t *testing.T) {
 			if got == want.Intent || slices.Contains(want.Accept, got) {
 				right++
 			}
+			if want.Action != "" && string(m.Action) != want.Action {
+				t.Errorf("%s/%s: action %q, want %q\nreasons: %q", name, want.File, m.Action, want.Action, m.Reasons)
+			}
 			if d := mailbot.Decide(m); d.Action != m.Action {
 				t.Errorf("%s/%s: Parse says action %q, Decide says %q", name, want.File, m.Action, d.Action)
 			}

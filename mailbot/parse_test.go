@@ -25,6 +25,8 @@ type expectedMessage struct {
 	// Accept lists other intents a message may be read as (an exclusion
 	// asked by a third party may also go to staff as other).
 	Accept []string `json:"accept"`
+	// Action, in our own act-alone cases only: what mail import must do.
+	Action string `json:"action"`
 	// Review, in our own cases only: the message must go to staff with a
 	// reason ("" when it must not).
 	Review bool `json:"review"`

@@ -286,6 +286,10 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		unclear("question", sg)
 		return
 	}
+	if questionOnly(sc, toks, sentence) {
+		unclear("question", nil)
+		return
+	}
 	if sg := partial(sc, toks, sentence); sg != nil {
 		unclear("part of a site", sg)
 		return
@@ -307,6 +311,54 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 	} else {
 		res.Intent = IntentExclude
 	}
+}
+
+// askWords (folded) make a question a polite request ("Could you stop
+// crawling example.com?", "Potreste toglierlo dal vostro elenco?"):
+// the forms of "can you", "would you" in the languages we read.
+var askWords = map[string]bool{
+	"could": true, "would": true, "can": true, "will": true, "konnten": true, "konnen": true, "wurden": true,
+	"ware": true, "wurde": true, "pourriez": true, "pouvez": true, "voudriez": true, "serait": true,
+	"pourrait": true, "potreste": true, "potete": true, "potrebbe": true, "sarebbe": true, "vorreste": true,
+	"potrebbero": true, "podrian": true, "pueden": true, "podria": true, "podrias": true, "seria": true,
+	"podeis": true, "poderiam": true, "podem": true, "poderia": true, "kunt": true, "zou": true, "zouden": true,
+	"wilt": true, "kunnen": true, "vil": true, "kan": true, "kunne": true, "kunde": true, "skulle": true,
+	"muzete": true, "mohli": true, "mozete": true, "mohla": true, "mohl": true, "byste": true, "mogliby": true,
+	"mozecie": true, "mozna": true, "moglibyscie": true, "tudnak": true, "lehetne": true, "lennenek": true,
+	"voisitteko": true, "voitteko": true, "voisitko": true, "voisiko": true, "puteti": true, "putea": true,
+	"biste": true, "mogli": true, "lahko": true, "μπορειτε": true, "μπορουσατε": true, "misiniz": true,
+	"musunuz": true, "можете": true, "бихте": true, "могли": true,
+}
+
+// questionOnly reports whether every request of the message is asked in
+// a question ("do we have to email you to be removed from the exclusion
+// list?") that is no polite request: no "please" and no "could you" in
+// its sentence.
+func questionOnly(sc *scored, toks []token, sentence []int) bool {
+	if len(sc.hits) == 0 {
+		return false
+	}
+	for _, h := range sc.hits {
+		if !questionAt(toks, h.first) {
+			return false
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
+				return false
+			}
+		}
+		for k := h.first; k >= 0 && sentence[k] == sentence[h.first]; k-- {
+			if askWords[toks[k].folded] {
+				return false
+			}
+		}
+		for k := h.first; k < len(toks) && sentence[k] == sentence[h.first]; k++ {
+			if askWords[toks[k].folded] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // wholeWords mark a scope word that means everything: "all subdomains".

@@ -22,7 +22,7 @@ var conceptRules = []keywordRule{
 	{"en", phaseUndo, 3, "removed|deleted|dropped|lifted|took ~2 disallow*|block|blocking|ban|restriction*"},
 	{"en", phaseUndo, 3, "whitelist*|allowlist* ~3 us|our|HOST|site|sites|website*|domain*|it"},
 	{"en", phaseAgain, 2, "chang* ~2 mind*"},
-	{"en", phaseAgain, 2, "crawl*|index*|visit* ~3 us|it|HOST|site|website ~1 again"},
+	{"en", phaseAgain, 2, "crawl|index|visit|include|scan ~3 us|it|HOST|site|website ~1 again"},
 	{"de", phaseUndo, 3, "sperrliste*|blacklist*|blockliste*|ausschlussliste*|negativliste* ~4 entfern*|nehmen|streichen|löschen|austragen"},
 	{"de", phaseUndo, 3, "entfern*|nehm*|streich*|lösch*|austrag* ~5 sperrliste*|blacklist*|blockliste*|ausschlussliste*|negativliste*"},
 	{"de", phaseUndo, 3, "sperre|sperrung|blockade|disallow* ~4 entfernt|aufgehoben|gelöscht|herausgenommen"},
