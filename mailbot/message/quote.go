@@ -1,6 +1,7 @@
 package message
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -174,8 +175,15 @@ func isForwardMarker(t string) bool {
 			return true
 		}
 	}
-	return false
+	// Gmail writes its forward marker, in every language, between runs
+	// of eight or more dashes and spaces ("---------- Proslijeđena
+	// poruka ---------"); Outlook's "-----Original Message-----" has
+	// five and no spaces.
+	return gmailMarkerRe.MatchString(t)
 }
+
+// gmailMarkerRe matches Gmail's forward marker in any language.
+var gmailMarkerRe = regexp.MustCompile(`^-{8,} [^-]+(?: [^-]+){0,4} -{8,}$`)
 
 // separatorWords mark the start of a quoted original below a reply.
 var separatorWords = []string{
