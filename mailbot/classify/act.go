@@ -19,6 +19,8 @@ const (
 const (
 	fromText      = "the new text"
 	fromSubject   = "the subject"
+	fromAgreement = "the new text (a short agreement to our quoted question)"
+	fromBoth      = "the new text or the subject"
 	fromAttached  = "an attached message"
 	fromSignature = "the signature"
 	fromQuote     = "our quoted message"
@@ -58,7 +60,7 @@ func act(res *Result, ev *evidence) {
 	}
 	var failed []string
 	switch ev.cue {
-	case fromText, fromSubject:
+	case fromText, fromSubject, fromAgreement:
 	case "":
 		failed = append(failed, "no exclusion words of the sender's own")
 	default:
@@ -72,7 +74,7 @@ func act(res *Result, ev *evidence) {
 		failed = append(failed, "no site named: mail providers' domains are not sites ("+strings.Join(ev.providers, " ")+")")
 	case len(res.Domains) == 0:
 		failed = append(failed, "no site named")
-	case ev.sites != fromText && ev.sites != fromSubject:
+	case ev.sites != fromBoth:
 		failed = append(failed, "the sites come from "+ev.sites+", not from the new text or the subject")
 	}
 	if len(failed) > 0 {

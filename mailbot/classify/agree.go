@@ -90,7 +90,7 @@ func agreed(res *Result, m *message.Message, sc *scored, toks []token, ev *evide
 	}
 	// The agreement is the sender's own word, and it has the direction
 	// of the question it answers.
-	ev.cue = fromText
+	ev.cue = fromAgreement
 	for _, d := range sites {
 		if !contains(res.Domains, d) {
 			res.Domains = append(res.Domains, d)

@@ -66,7 +66,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	}
 
 	res.Domains, ev.providers = sitesAndProviders(subject + "\n\n" + text)
-	ev.sites = fromText
+	ev.sites = fromBoth
 
 	// The words: the subject counts unless it is a reply's ("Re: ..."),
 	// which only repeats what we wrote.
