@@ -91,3 +91,73 @@ func act(res *Result, ev *evidence) {
 	}
 	res.Reasons = append(res.Reasons, held)
 }
+
+// againWords (folded) say "again" in the languages we read; againAfter
+// are those that say it only after a preposition ("di nuovo", "de
+// nouveau", "din nou"), where the word alone means "new".
+var (
+	againWords = map[string]bool{
+		"again": true, "wieder": true, "erneut": true, "nuovamente": true, "nuevamente": true, "novamente": true,
+		"opnieuw": true, "weer": true, "igjen": true, "atter": true, "ismet": true, "ujra": true, "znovu": true,
+		"znova": true, "opet": true, "opat": true, "ponownie": true, "znow": true, "znowu": true, "taas": true,
+		"uudelleen": true, "jalleen": true, "ponovno": true, "ponovo": true, "ξανα": true, "παλι": true,
+		"tekrar": true, "yeniden": true, "отново": true, "знову": true, "iarasi": true,
+	}
+	againAfter = map[string]string{
+		"nuovo": "di", "nouveau": "de|a", "nuevo": "de", "novo": "de", "nou": "din",
+	}
+	// againNegators make "again" part of a refusal: "never again", "nie
+	// wieder", "nikdy znovu".
+	againNegators = map[string]bool{
+		"never": true, "not": true, "no": true, "nie": true, "nicht": true, "nimmer": true, "jamais": true,
+		"plus": true, "mai": true, "nunca": true, "nooit": true, "niet": true, "aldrig": true, "aldri": true,
+		"soha": true, "nikdy": true, "nigdy": true, "nu": true, "ne": true, "non": true, "ei": true, "don": true,
+		"dont": true, "nao": true,
+	}
+)
+
+// againCues returns the "again" words of toks that stand in a sentence
+// about crawling, a list or a site, with no exclusion request of its own
+// and no negation just before ("please crawl us again" in words no rule
+// holds): a re-inclusion may be meant, so the exclusion is not applied
+// alone. "Never crawl us again" and "stop crawling us again" do not count.
+func againCues(sc *scored, toks []token) []string {
+	sentence := sentences(toks)
+	requested := map[int]bool{}
+	for _, h := range sc.hits {
+		if h.phase == phaseExclude {
+			requested[sentence[h.first]] = true
+		}
+	}
+	var out []string
+	for i, t := range toks {
+		w := t.folded
+		again := againWords[w]
+		if prev, ok := againAfter[w]; ok && i > 0 {
+			again = strings.Contains("|"+prev+"|", "|"+toks[i-1].folded+"|")
+		}
+		if !again || requested[sentence[i]] {
+			continue
+		}
+		negated, about := false, false
+		for k := i - 1; k >= 0 && k >= i-4 && sentence[k] == sentence[i]; k-- {
+			if againNegators[toks[k].folded] {
+				negated = true
+			}
+		}
+		for k := i - 1; k >= 0 && sentence[k] == sentence[i]; k-- {
+			if toks[k].folded == tokHost || siteWords.matches(toks[k].folded) {
+				about = true
+			}
+		}
+		for k := i + 1; k < len(toks) && sentence[k] == sentence[i]; k++ {
+			if toks[k].folded == tokHost || siteWords.matches(toks[k].folded) {
+				about = true
+			}
+		}
+		if about && !negated {
+			out = append(out, fmt.Sprintf("'%s'", t.lower))
+		}
+	}
+	return out
+}

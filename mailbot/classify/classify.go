@@ -146,6 +146,9 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	}
 	if res.Intent == IntentExclude {
 		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain)
+		if !attached {
+			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
+		}
 		if intentSubject == "" && subject != "" {
 			// A reply's subject is not read for the intent, but words
 			// of the other direction there still call for a human.
