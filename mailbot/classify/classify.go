@@ -320,17 +320,44 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 // crawling example.com?", "Potreste toglierlo dal vostro elenco?"):
 // the forms of "can you", "would you" in the languages we read.
 var askWords = map[string]bool{
-	"could": true, "would": true, "can": true, "will": true, "konnten": true, "konnen": true, "wurden": true,
+	"konnten": true, "konnen": true, "wurden": true,
 	"ware": true, "wurde": true, "pourriez": true, "pouvez": true, "voudriez": true, "serait": true,
 	"pourrait": true, "potreste": true, "potete": true, "potrebbe": true, "sarebbe": true, "vorreste": true,
 	"potrebbero": true, "podrian": true, "pueden": true, "podria": true, "podrias": true, "seria": true,
 	"podeis": true, "poderiam": true, "podem": true, "poderia": true, "kunt": true, "zou": true, "zouden": true,
-	"wilt": true, "kunnen": true, "vil": true, "kan": true, "kunne": true, "kunde": true, "skulle": true,
+	"wilt": true, "kunnen": true,
 	"muzete": true, "mohli": true, "mozete": true, "mohla": true, "mohl": true, "byste": true, "mogliby": true,
 	"mozecie": true, "mozna": true, "moglibyscie": true, "tudnak": true, "lehetne": true, "lennenek": true,
 	"voisitteko": true, "voitteko": true, "voisitko": true, "voisiko": true, "puteti": true, "putea": true,
 	"biste": true, "mogli": true, "lahko": true, "μπορειτε": true, "μπορουσατε": true, "misiniz": true,
 	"musunuz": true, "можете": true, "бихте": true, "могли": true,
+}
+
+// askYou are the modal verbs that ask something of the reader only when
+// "you" follows ("could you", "kan I", "zou u"): "will removing it be
+// enough?" asks nothing of us.
+var askYou = map[string]map[string]bool{
+	"could": {"you": true}, "would": {"you": true}, "can": {"you": true}, "will": {"you": true},
+	"vil": {"i": true, "du": true, "dere": true, "de": true}, "kan": {"i": true, "du": true, "dere": true, "ni": true, "de": true},
+	"kunne": {"i": true, "du": true, "dere": true, "de": true}, "kunde": {"ni": true, "du": true},
+	"skulle": {"ni": true, "du": true}, "zou": {"u": true, "je": true, "jullie": true},
+}
+
+// asksReader reports whether toks[k] is a word of a polite request.
+func asksReader(toks []token, k int) bool {
+	if askWords[toks[k].folded] {
+		return true
+	}
+	you, ok := askYou[toks[k].folded]
+	if !ok {
+		return false
+	}
+	for j := k + 1; j < len(toks) && j <= k+2; j++ {
+		if you[toks[j].folded] {
+			return true
+		}
+	}
+	return false
 }
 
 // questionOnly reports whether every request of the message is asked in
@@ -351,12 +378,12 @@ func questionOnly(sc *scored, toks []token, sentence []int) bool {
 			}
 		}
 		for k := h.first; k >= 0 && sentence[k] == sentence[h.first]; k-- {
-			if askWords[toks[k].folded] {
+			if asksReader(toks, k) {
 				return false
 			}
 		}
 		for k := h.first; k < len(toks) && sentence[k] == sentence[h.first]; k++ {
-			if askWords[toks[k].folded] {
+			if asksReader(toks, k) {
 				return false
 			}
 		}
