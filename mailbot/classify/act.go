@@ -33,6 +33,7 @@ type evidence struct {
 	opposite  []string // the opposite direction's words in the new text or the subject
 	sites     string   // where the sites came from (fromText, ...)
 	providers []string // mail providers' domains named and not taken as sites
+	outside   []string // sites named outside the request (see uncovered)
 	ourReply  string   // the Message-ID of our reply this message answers, "" when none
 }
 
@@ -76,6 +77,8 @@ func act(res *Result, ev *evidence) {
 		failed = append(failed, "no site named")
 	case ev.sites != fromBoth:
 		failed = append(failed, "the sites come from "+ev.sites+", not from the new text or the subject")
+	case len(ev.outside) > 0:
+		failed = append(failed, "named outside the request, in a sentence that asks nothing: "+strings.Join(ev.outside, " "))
 	}
 	if len(failed) > 0 {
 		res.Action = ActionReview
@@ -157,6 +160,59 @@ func againCues(sc *scored, toks []token) []string {
 		}
 		if about && !negated {
 			out = append(out, fmt.Sprintf("'%s'", t.lower))
+		}
+	}
+	return out
+}
+
+// uncovered returns the sites that the exclusion request does not reach,
+// when it names some of them itself: sites named only in sentences of
+// their own that ask nothing ("we moved from old.com to new.com. Please
+// stop crawling new.com.", "… stop crawling shop.de. Our site was made by
+// agency.de."). A site counts as asked about when a sentence names it
+// together with exclusion words, in a bare list of sites, or in the
+// subject, which names the topic.
+func uncovered(sites []string, sc *scored, toks []token, bodyStart int) []string {
+	sentence := sentences(toks)
+	requested := map[int]bool{}
+	for _, h := range append(sc.hits[:len(sc.hits):len(sc.hits)], sc.repeats...) {
+		if h.phase == phaseExclude {
+			requested[sentence[h.first]] = true
+		}
+	}
+	words := map[int]int{} // words other than hosts, per sentence
+	for i, t := range toks {
+		if t.folded != tokBarrier && t.folded != tokHost {
+			words[sentence[i]]++
+		}
+	}
+	covered := map[string]bool{}
+	seen := map[string]bool{}
+	for i, t := range toks {
+		if t.folded != tokHost {
+			continue
+		}
+		s := siteOfHost(t.host)
+		if s == "" {
+			continue
+		}
+		seen[s] = true
+		if requested[sentence[i]] || words[sentence[i]] <= 2 || i < bodyStart {
+			covered[s] = true
+		}
+	}
+	if len(sites) < 2 || len(covered) == 0 {
+		// One site is what "our site" means; and a request that names
+		// none of its sites itself ("please stop crawling our sites")
+		// refers to those named around it.
+		return nil
+	}
+	var out []string
+	for _, s := range sites {
+		// A site no token shows is in a reply's subject, which is not
+		// read for the intent: the subject names the topic.
+		if seen[s] && !covered[s] {
+			out = append(out, s)
 		}
 	}
 	return out

@@ -148,6 +148,9 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain)
 		if !attached {
 			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
+			if ev.cue != fromAgreement {
+				ev.outside = uncovered(res.Domains, &sc, toks, bodyStart)
+			}
 		}
 		if intentSubject == "" && subject != "" {
 			// A reply's subject is not read for the intent, but words
@@ -293,6 +296,10 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		unclear("question", nil)
 		return
 	}
+	if sg := conditionalOnly(sc, toks, sentence); sg != "" {
+		unclear("conditional: '"+sg+"'", nil)
+		return
+	}
 	if sg := partial(sc, toks, sentence); sg != nil {
 		unclear("part of a site", sg)
 		return
@@ -389,6 +396,75 @@ func questionOnly(sc *scored, toks []token, sentence []int) bool {
 		}
 	}
 	return true
+}
+
+// ifWords (folded) open a condition in the languages we read; words
+// that are also pronouns or prepositions ("si", "se", "om", "ce") are
+// left out.
+var ifWords = map[string]bool{
+	"if": true, "unless": true, "wenn": true, "falls": true, "hvis": true, "ifall": true, "jesli": true,
+	"jezeli": true, "gdyby": true, "pokud": true, "jestli": true, "kdyby": true, "ha": true, "jos": true,
+	"daca": true, "ako": true, "αν": true, "eger": true, "ако": true, "якщо": true, "qualora": true,
+	"indien": true, "mocht": true,
+}
+
+// possibleWords follow an "if" that only softens a request: "if possible",
+// "wenn möglich", "se possibile".
+var possibleWords = map[string]bool{
+	"possible": true, "moglich": true, "possibile": true, "posible": true, "mozno": true, "mozne": true,
+	"lehetseges": true, "mogelijk": true, "muligt": true, "mojliv": true, "mozliwe": true, "you": true,
+}
+
+// gratefulWords before an "if" make it a polite request: "we would
+// appreciate it if", "wir wären dankbar, wenn".
+var gratefulWords = map[string]bool{
+	"appreciate": true, "appreciated": true, "grateful": true, "thankful": true, "glad": true, "pleased": true,
+	"it": true, "dankbar": true, "froh": true, "dankbaar": true, "blij": true, "taknemmelig": true,
+	"tacksam": true, "tacksamma": true, "halas": true, "halasak": true, "vdecni": true, "vdacni": true,
+	"vdacna": true, "wdzieczni": true, "wdzieczny": true, "kiitollisia": true, "recunoscatori": true,
+	"zahvalni": true, "hvalezni": true, "minnettar": true,
+}
+
+// conditionalOnly returns the conditional word when every request of the
+// message is made under a condition ("If LohiSoftBot keeps ignoring our
+// Crawl-delay, we may have to ask you to stop crawling"), with no
+// "please" in its sentence; "" otherwise. "If you do not stop crawling, …"
+// (a negated condition) and "if possible" are demands, not conditions.
+func conditionalOnly(sc *scored, toks []token, sentence []int) string {
+	word := ""
+	for _, h := range sc.hits {
+		found := ""
+		for k := h.first - 1; k >= 0 && sentence[k] == sentence[h.first]; k-- {
+			if !ifWords[toks[k].folded] {
+				continue
+			}
+			demand := false
+			for j := k + 1; j < len(toks) && j <= k+3; j++ {
+				if negators[toks[j].folded] || possibleWords[toks[j].folded] {
+					demand = true
+				}
+			}
+			for j := k - 1; j >= 0 && j >= k-3; j-- {
+				if gratefulWords[toks[j].folded] {
+					demand = true // "we would appreciate it if …"
+				}
+			}
+			if !demand {
+				found = toks[k].lower
+			}
+			break
+		}
+		if found == "" {
+			return ""
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
+				return ""
+			}
+		}
+		word = found
+	}
+	return word
 }
 
 // wholeWords mark a scope word that means everything: "all subdomains".
@@ -781,6 +857,7 @@ func (h *hit) reason() string {
 type scored struct {
 	ex, re  int   // exclusion and re-inclusion weights
 	hits    []hit // exclusion and re-inclusion hits, in order of rule phase
+	repeats []hit // later matches of a rule already counted (weight 0)
 	signals []hit // doubt, scope, object, agreement and politeness hits
 	lang    string
 }
@@ -844,6 +921,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			for _, p := range pos {
 				used[p] = true
 			}
+			sc.repeats = append(sc.repeats, hit{phase: r.phase, lang: r.lang, first: pos[0], last: pos[len(pos)-1]})
 			continue
 		}
 		counted[c.rule] = true

@@ -143,6 +143,14 @@ var conceptRules = []keywordRule{
 	{"fr", phaseExclude, 2, "procédez|procéder ~3 retrait|suppression|exclusion|désindexation"},
 	{"pt", phaseExclude, 2, "prossigam|prosseguir|procedam|proceder ~3 remoção|exclusão|retirada"},
 
+	// A request reported in the past asks nothing now: "last month I
+	// asked you to stop crawling example.com; was it done?".
+	{"en", phaseThanks, 0, "asked|requested|told ~3 stop|remov*|exclud*|delet*|opt|block"},
+	{"fr", phaseThanks, 0, "avions|avais ~0 demandé ~4 retir*|supprim*|exclu*|arrêt*|cess*|bloqu*|ne"},
+	{"it", phaseThanks, 0, "avevamo|avevo ~0 chiesto ~4 rimuov*|esclud*|togli*|smett*|cancell*|blocc*|non"},
+	{"es", phaseThanks, 0, "habíamos|había ~0 pedido|solicitado ~4 elimin*|exclu*|quit*|retir*|dej*|bloque*|no"},
+	{"nl", phaseThanks, 0, "hadden|had ~3 gevraagd ~4 verwijder*|uit*|stop*|blokk*|niet"},
+
 	// Undecided: "we will decide whether to exclude you or not".
 	{"en", phaseUndecided, 0, "decid* ~6 or ~0 not"},
 	{"fr", phaseUndecided, 0, "décid* ~6 ou ~0 non|pas"},
