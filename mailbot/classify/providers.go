@@ -50,16 +50,3 @@ func IsMailProvider(host string) bool {
 	site, err := policy.SiteOf(h)
 	return err == nil && set[site]
 }
-
-// dropProviders returns sites without the mail providers' domains, and
-// those it left out.
-func dropProviders(sites []string) (kept, dropped []string) {
-	for _, s := range sites {
-		if IsMailProvider(s) {
-			dropped = append(dropped, s)
-		} else {
-			kept = append(kept, s)
-		}
-	}
-	return kept, dropped
-}
