@@ -739,6 +739,9 @@ var autoTexts = []string{
 	"nicht im buro", "eingeschrankten zugriff", "je suis absent", "absent du bureau", "fuori ufficio",
 	"fuera de la oficina", "fora do escritorio", "niet op kantoor", "ikke pa kontoret", "inte pa kontoret",
 	"nie ma mnie w biurze", "mimo kancelar", "nem vagyok az irodaban", "szabadsagon vagyok",
+	"olen lomalla", "poissa toimistolta", "sunt in concediu", "in afara biroului", "na godisnjem odmoru",
+	"izven pisarne", "na dopustu", "ofis disindayim", "izindeyim", "εκτος γραφειου", "извън офиса",
+	"в отпуск", "у відпустці", "поза офісом", "er pa ferie",
 }
 
 // autoText returns the phrase of automatic mail that text holds (in its
@@ -776,6 +779,10 @@ var (
 		"automaticka odpoved", "mimo kancelar", "nedorucitelne", "nedorucitelna",
 		"automaticka odpoved", "mimo kancelarie", "nedorucitelna",
 		"automatyczna odpowiedz", "odpowiedz automatyczna", "poza biurem", "nieobecnosc", "niedostarczona",
+		"automaattinen vastaus", "poissa toimistolta", "raspuns automat", "in afara biroului",
+		"automatski odgovor", "odsutan iz ureda", "samodejni odgovor", "odsoten", "otomatik yanit",
+		"ofis disinda", "αυτοματη απαντηση", "εκτος γραφειου", "автоматичен отговор", "извън офиса",
+		"автоматична відповідь", "поза офісом", "fravaer:",
 	}
 	receiptPrefixes = []string{
 		"read:", "gelesen:", "lu :", "lu:", "letto:", "leido:", "lido:", "gelezen:", "laest:", "last:",

@@ -56,6 +56,8 @@ func TestClassify(t *testing.T) {
 		{"rest of the site elsewhere", "x", "Please stop crawling the blog of example.com. The rest of the site is fine.", classify.IntentOther, nil, "unclear: part of a site"},
 		{"one page", "x", "Please remove this page from your index: https://example.com/old/offer.html", classify.IntentOther, nil, "unclear: part of a site"},
 		{"ticket receipt", "[#123] Re: crawl list", "This is an automated response: your request has been received.", classify.IntentAuto, nil, "auto: text"},
+		{"croatian vacation notice", "Automatski odgovor: Robot", "Trenutno sam na godišnjem odmoru do 15.12.", classify.IntentAuto, nil, "auto: subject"},
+		{"ukrainian out of office", "Re: Робот", "Я зараз у відпустці до 15 грудня.", classify.IntentAuto, nil, "auto: text"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
