@@ -137,6 +137,7 @@ func TestNewTextCutsQuotes(t *testing.T) {
 		"Από: LohiSoft <message@lohisoft.com>\nΣτάλθηκε: Τρίτη, 3 Μαρτίου 2026 10:02 πμ\nΠρος: x@example.gr\nΘέμα: Re: x",
 		"Kimden: LohiSoft <message@lohisoft.com>\nGönderildi: 3 Mart 2026 Salı 10:02\nKime: x@example.com\nKonu: x",
 		"Від: LohiSoft <message@lohisoft.com>\nНадіслано: 3 березня 2026 р. 10:02\nКому: x@example.com.ua\nТема: x",
+		"Saatja: LohiSoft\nSaadetud: 3. märts 2026 10:02\nAdressaat: Mari\nTeema: Re: x",
 	} {
 		text := "Please crawl example.com again.\n\n" + a + "\nWe removed example.com. Please stop crawling example.com.\n"
 		if got, q := message.NewText(text, false); got != "Please crawl example.com again." || !strings.Contains(q.Text, "We removed") {

@@ -56,17 +56,18 @@ func labelLine(l string) (label, value string, ok bool) {
 
 // headerBlockShape recognises a quoted or forwarded message's header block
 // at line i in any language ("Από: … / Στάλθηκε: … / Προς: … / Θέμα: …"):
-// at least three consecutive "Label: value" lines, the first naming a
-// sender (an e-mail address, or a label we know for From) and one of the
-// first four carrying a date with a year.
+// consecutive "Label: value" lines, one of the first four carrying a date
+// with a year: three when the first names a sender (an e-mail address, or
+// a label we know for From), four otherwise.
 func headerBlockShape(lines []string, i int) bool {
 	if i >= len(lines) {
 		return false
 	}
 	label, first, ok := labelLine(lines[i])
-	if !ok || (!emailRe.MatchString(first) && !fromFields[Fold(label)]) {
+	if !ok {
 		return false
 	}
+	sender := emailRe.MatchString(first) || fromFields[Fold(label)]
 	n, dated := 1, false
 	for j := i + 1; j < len(lines) && n < 8; j++ {
 		_, v, ok := labelLine(lines[j])
@@ -78,5 +79,7 @@ func headerBlockShape(lines []string, i int) bool {
 			dated = true
 		}
 	}
-	return n >= 3 && dated
+	// A sender we cannot tell by its address or label ("Saatja:
+	// LohiSoft") needs a longer run.
+	return dated && (n >= 3 && sender || n >= 4)
 }
