@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lohisoft/lohibot/mailbot/message"
@@ -160,12 +161,26 @@ var replyWords = []string{
 	"antwoord", "odpovez", "odpovedz", "odpowiedz", "valaszol",
 }
 
+// readerWords name the person who will read a reply: a sentence holding
+// one invites a request ("If you want a site crawled again, reply to this
+// message and say so; a person will read it"), it proposes nothing a
+// "yes" could accept. These are the words of our acknowledgement's offer
+// in its languages.
+var readerWords = []string{
+	"a person", "ein mensch", "une personne", "una persona", "uma pessoa", "een medewerker", "et menneske",
+	"en manniska", "egy munkatarsunk", "clovek", "czlowiek",
+}
+
 // proposals returns the sentences of our quoted text that propose
-// something: its questions, then the sentences asking for a reply.
+// something: its questions, then the sentences asking for a reply, but
+// not an invitation to write to a person.
 func proposals(text string) []string {
 	out := questions(text)
 	for _, s := range sentencesOf(text) {
 		f := message.Fold(s)
+		if slices.ContainsFunc(readerWords, func(w string) bool { return strings.Contains(f, w) }) {
+			continue
+		}
 		for _, w := range replyWords {
 			if strings.Contains(f, w) {
 				out = append(out, strings.TrimSpace(s))

@@ -120,6 +120,8 @@ func TestAction(t *testing.T) {
 		{"yes to our question, site only quoted", "Re: your site", "Yes please.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Shall we remove example.org from our crawl list?\n", "", classify.ActionReview, "review: the sites come from our quoted message"},
 		{"yes to our acknowledgement", "Re: example.org", "Yes, thanks.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> We have removed example.org. If you want a site crawled again, reply to this message and say so.\n",
 			"In-Reply-To: <lohibot-reply.1.ab@lohisoft.com>\n", classify.ActionReview, "reply to our automatic reply"},
+		{"yes to our acknowledgement, without In-Reply-To", "Re: example.org", "Yes, thanks.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> We have removed example.org. If you want a site crawled again, reply to this message and say so; a person will read it.\n",
+			"", classify.ActionReview, "review: no clear request to apply"},
 		{"auto", "Out of office", "I am away.", "Auto-Submitted: auto-replied\n", classify.ActionIgnore, "ignore: machine mail"},
 	}
 	for _, tt := range tests {
