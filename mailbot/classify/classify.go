@@ -145,7 +145,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 		}
 	}
 	if res.Intent == IntentExclude {
-		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain)
+		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain, phaseGoOn)
 		if !attached {
 			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
 			if ev.cue != fromAgreement {
@@ -157,7 +157,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 			// of the other direction there still call for a human.
 			st := tokenize(clip(blankEmails(deobfuscate(subject))), nil)
 			ssc := scoreIntent(st, plausibleLangs(st, subject))
-			ev.opposite = append(ev.opposite, opposite(ssc.hits, phaseUndo, phaseAgain)...)
+			ev.opposite = append(ev.opposite, opposite(ssc.hits, phaseUndo, phaseAgain, phaseGoOn)...)
 		}
 	}
 	if res.Intent == IntentOther && sc.ex < 2 && sc.re < 2 {
@@ -597,7 +597,7 @@ func bothDirections(sc *scored, toks []token, sentence []int) bool {
 		delete(out, "")
 		return out
 	}
-	ex, re := sitesOf(phaseExclude), sitesOf(phaseUndo, phaseAgain)
+	ex, re := sitesOf(phaseExclude), sitesOf(phaseUndo, phaseAgain, phaseGoOn)
 	if len(ex) == 0 || len(re) == 0 {
 		return false
 	}
@@ -839,7 +839,7 @@ func (h *hit) kind() string {
 	switch h.phase {
 	case phaseExclude:
 		return "exclude"
-	case phaseUndo, phaseAgain:
+	case phaseUndo, phaseAgain, phaseGoOn:
 		return "reinclude"
 	case phaseDoubt, phaseUndecided, phaseAsk:
 		return "question"

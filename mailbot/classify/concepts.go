@@ -65,19 +65,19 @@ var conceptRules = []keywordRule{
 	// Crawling that may go on, somewhere in the message ("the booking
 	// pages are fine to crawl", "please keep indexing our shop"): weak
 	// alone, but it pulls the other way.
-	{"en", phaseAgain, 1, "continue|keep ~2 crawl*|index*|visit*|scan*"},
-	{"en", phaseAgain, 1, "free|fine|welcome|ok|okay ~1 to ~0 crawl|index|visit|scan"},
-	{"de", phaseAgain, 1, "weiterhin ~3 crawlen|indexieren|besuchen|erfassen"},
-	{"de", phaseAgain, 1, "dürfen|darf|können ~4 weiter|weiterhin ~2 crawlen|indexieren|besuchen"},
-	{"fr", phaseAgain, 1, "continu* ~3 explorer|indexer|crawler|visiter|parcourir"},
-	{"it", phaseAgain, 1, "continu* ~3 scansionare|indicizzare|visitare|crawlare"},
-	{"es", phaseAgain, 1, "seguir|sigan|continuar|continúen ~3 rastreando|indexando|visitando|rastrear|indexar|visitar"},
-	{"pt", phaseAgain, 1, "continuar|continuem ~3 rastreando|indexando|visitando|rastrear|indexar|visitar"},
-	{"nl", phaseAgain, 1, "blijven ~3 crawlen|indexeren|bezoeken"},
-	{"da", phaseAgain, 1, "fortsæt*|fortsätt* ~3 crawl*|indeks*|index*|besøg*|besök*"},
-	{"cs", phaseAgain, 1, "dál|dále|naďalej|nadalej ~3 {CRAWLV}"},
-	{"pl", phaseAgain, 1, "nadal|dalej ~3 {CRAWLV}"},
-	{"hu", phaseAgain, 1, "továbbra ~0 is ~3 {CRAWLV}"},
+	{"en", phaseGoOn, 1, "continue|keep ~2 crawl*|index*|visit*|scan*"},
+	{"en", phaseGoOn, 1, "free|fine|welcome|ok|okay ~1 to ~0 crawl|index|visit|scan"},
+	{"de", phaseGoOn, 1, "weiterhin ~3 crawlen|indexieren|besuchen|erfassen"},
+	{"de", phaseGoOn, 1, "dürfen|darf|können ~4 weiter|weiterhin ~2 crawlen|indexieren|besuchen"},
+	{"fr", phaseGoOn, 1, "continu* ~3 explorer|indexer|crawler|visiter|parcourir"},
+	{"it", phaseGoOn, 1, "continu* ~3 scansionare|indicizzare|visitare|crawlare"},
+	{"es", phaseGoOn, 1, "seguir|sigan|continuar|continúen ~3 rastreando|indexando|visitando|rastrear|indexar|visitar"},
+	{"pt", phaseGoOn, 1, "continuar|continuem ~3 rastreando|indexando|visitando|rastrear|indexar|visitar"},
+	{"nl", phaseGoOn, 1, "blijven ~3 crawlen|indexeren|bezoeken"},
+	{"da", phaseGoOn, 1, "fortsæt*|fortsätt* ~3 crawl*|indeks*|index*|besøg*|besök*"},
+	{"cs", phaseGoOn, 1, "dál|dále|naďalej|nadalej ~3 {CRAWLV}"},
+	{"pl", phaseGoOn, 1, "nadal|dalej ~3 {CRAWLV}"},
+	{"hu", phaseGoOn, 1, "továbbra ~0 is ~3 {CRAWLV}"},
 
 	// Finnish.
 	{"fi", phaseUndo, 3, "purk*|purka*|poist* ~4 esto*|eston|estot|kielto*|kiellon|disallow*"},
