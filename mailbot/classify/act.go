@@ -119,17 +119,49 @@ var (
 	}
 )
 
+// mayWords (folded) ask for or allow something: "you may", "we would
+// like", "dürfen", "pouvez", "graag", "gärna", "lütfen", "моля".
+var mayWords = map[string]bool{
+	"please": true, "may": true, "can": true, "could": true, "like": true, "want": true, "wish": true,
+	"allowed": true, "welcome": true, "free": true, "durfen": true, "darf": true, "konnen": true, "mochten": true,
+	"gerne": true, "gern": true, "bitte": true, "pouvez": true, "pouvoir": true, "peut": true, "souhaitons": true,
+	"voudrions": true, "merci": true, "potete": true, "puo": true, "vorremmo": true, "desideriamo": true,
+	"pueden": true, "puede": true, "podeis": true, "queremos": true, "deseamos": true, "podem": true, "pode": true,
+	"gostariamos": true, "mag": true, "mogen": true, "kunt": true, "willen": true, "graag": true, "ma": true,
+	"kan": true, "gjerne": true, "garna": true, "far": true, "vil": true, "vill": true, "muzete": true,
+	"mozete": true, "chceme": true, "chteli": true, "chceli": true, "prosim": true, "mozecie": true,
+	"chcemy": true, "prosimy": true, "kerjuk": true, "kerem": true, "lehet": true, "szeretnenk": true,
+	"voitte": true, "saatte": true, "haluamme": true, "pyydamme": true, "puteti": true, "dorim": true,
+	"vrem": true, "rugam": true, "lahko": true, "zelimo": true, "molimo": true, "prosimo": true,
+	"μπορειτε": true, "θελουμε": true, "παρακαλουμε": true, "παρακαλω": true, "lutfen": true,
+	"istiyoruz": true, "можете": true, "искаме": true, "моля": true, "хочемо": true, "ласка": true,
+}
+
 // againCues returns the "again" words of toks that stand in a sentence
-// about crawling, a list or a site, with no exclusion request of its own
-// and no negation just before ("please crawl us again" in words no rule
-// holds): a re-inclusion may be meant, so the exclusion is not applied
-// alone. "Never crawl us again" and "stop crawling us again" do not count.
+// about crawling, a list or a site that asks or allows something, with no
+// exclusion request of its own and no negation just before ("please crawl
+// us again" in words no rule holds): a re-inclusion may be meant, so the
+// exclusion is not applied alone. "Never crawl us again", "stop crawling
+// us again" and "your bot crawled us again" do not count.
 func againCues(sc *scored, toks []token) []string {
 	sentence := sentences(toks)
 	requested := map[int]bool{}
 	for _, h := range sc.hits {
 		if h.phase == phaseExclude {
 			requested[sentence[h.first]] = true
+		}
+	}
+	// Only a sentence that asks or allows something can ask to come
+	// back; "your crawler visited example.com again" reports.
+	asking := map[int]bool{}
+	for _, sg := range sc.signals {
+		if sg.phase == phasePolite {
+			asking[sentence[sg.first]] = true
+		}
+	}
+	for i, t := range toks {
+		if mayWords[t.folded] || asksReader(toks, i) {
+			asking[sentence[i]] = true
 		}
 	}
 	var out []string
@@ -158,7 +190,7 @@ func againCues(sc *scored, toks []token) []string {
 				about = true
 			}
 		}
-		if about && !negated {
+		if about && !negated && asking[sentence[i]] {
 			out = append(out, fmt.Sprintf("'%s'", t.lower))
 		}
 	}

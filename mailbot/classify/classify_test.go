@@ -122,6 +122,12 @@ func TestAction(t *testing.T) {
 			"In-Reply-To: <lohibot-reply.1.ab@lohisoft.com>\n", classify.ActionReview, "reply to our automatic reply"},
 		{"yes to our acknowledgement, without In-Reply-To", "Re: example.org", "Yes, thanks.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> We have removed example.org. If you want a site crawled again, reply to this message and say so; a person will read it.\n",
 			"", classify.ActionReview, "review: no clear request to apply"},
+		{"again in words no rule holds", "x", "Bitte stoppen Sie das Crawling von alt-ex.de. Und neu-ex.de bitte erneut aufnehmen.", "", classify.ActionReview, "review: re-inclusion words too: 'erneut'"},
+		{"again in a report", "x", "Your crawler is hitting example.com again. Please stop crawling example.com.", "", classify.ActionApply, "apply:"},
+		{"never again", "x", "Please stop crawling example.com and never visit example.com again.", "", classify.ActionApply, "apply:"},
+		{"site outside the request", "x", "We moved from old-ex.com to new-ex.com. Please stop crawling new-ex.com.", "", classify.ActionReview, "review: named outside the request"},
+		{"conditional", "x", "If your bot keeps ignoring robots.txt, we may ask you to stop crawling example.com.", "", classify.ActionReview, "unclear: conditional"},
+		{"appreciate it if", "x", "We would appreciate it if your crawler left example.com out from now on.", "", classify.ActionApply, "apply:"},
 		{"auto", "Out of office", "I am away.", "Auto-Submitted: auto-replied\n", classify.ActionIgnore, "ignore: machine mail"},
 	}
 	for _, tt := range tests {
