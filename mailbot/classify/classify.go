@@ -338,6 +338,11 @@ var askWords = map[string]bool{
 	"voisitteko": true, "voitteko": true, "voisitko": true, "voisiko": true, "puteti": true, "putea": true,
 	"biste": true, "mogli": true, "lahko": true, "μπορειτε": true, "μπορουσατε": true, "misiniz": true,
 	"musunuz": true, "можете": true, "бихте": true, "могли": true,
+	// "Is it possible to …?"
+	"possible": true, "possibile": true, "moglich": true, "posible": true, "possivel": true, "mogelijk": true,
+	"muligt": true, "mojligt": true, "mozne": true, "mozliwe": true, "lehetseges": true, "mahdollista": true,
+	"posibil": true, "moguce": true, "mogoce": true, "δυνατον": true, "mumkun": true, "възможно": true,
+	"можливо": true,
 }
 
 // askYou are the modal verbs that ask something of the reader only when

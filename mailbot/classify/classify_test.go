@@ -127,6 +127,8 @@ func TestAction(t *testing.T) {
 		{"never again", "x", "Please stop crawling example.com and never visit example.com again.", "", classify.ActionApply, "apply:"},
 		{"site outside the request", "x", "We moved from old-ex.com to new-ex.com. Please stop crawling new-ex.com.", "", classify.ActionReview, "review: named outside the request"},
 		{"conditional", "x", "If your bot keeps ignoring robots.txt, we may ask you to stop crawling example.com.", "", classify.ActionReview, "unclear: conditional"},
+		{"what we might do ourselves", "x", "Do you respect robots.txt? We might block LohiSoftBot on example.com.", "", classify.ActionReview, "review: no clear request"},
+		{"is it possible", "x", "Ist es möglich, example.de von Ihrer Liste zu entfernen?", "", classify.ActionApply, "apply:"},
 		{"appreciate it if", "x", "We would appreciate it if your crawler left example.com out from now on.", "", classify.ActionApply, "apply:"},
 		{"auto", "Out of office", "I am away.", "Auto-Submitted: auto-replied\n", classify.ActionIgnore, "ignore: machine mail"},
 	}

@@ -168,6 +168,17 @@ var conceptRules = []keywordRule{
 	{"es", phaseThanks, 0, "habíamos|había ~0 pedido|solicitado ~4 elimin*|exclu*|quit*|retir*|dej*|bloque*|no"},
 	{"nl", phaseThanks, 0, "hadden|had ~3 gevraagd ~4 verwijder*|uit*|stop*|blokk*|niet"},
 
+	// What the writer may do on their own side asks nothing of us: "we
+	// might block LohiSoftBot", "wir werden Ihren Bot sperren".
+	{"en", phaseThanks, 0, "we|i ~1 might|may|will|could|would|shall|plan|planning|consider*|thinking|going|intend* ~3 block*|ban*|disallow*|firewall*"},
+	{"de", phaseThanks, 0, "wir|ich ~1 werden|werde|könnten|würden|müssten|überlegen ~6 sperren|blockieren|aussperren"},
+	{"fr", phaseThanks, 0, "nous|je ~1 allons|vais|pourrions|pourrons|devrons|devrions|envisageons ~3 bloquer|interdire"},
+	{"it", phaseThanks, 0, "potremmo|dovremo|dovremmo|bloccheremo|valutiamo ~3 bloccare|blocc*"},
+	{"es", phaseThanks, 0, "podríamos|tendremos|vamos|bloquearemos ~3 bloquear|a"},
+
+	// German: "von Ihrer Liste entfernen", the verb last.
+	{"de", phaseExclude, 2, "von|aus ~3 {LIST}|HOST ~4 entfernen|nehmen|streichen|löschen|austragen|herausnehmen"},
+
 	// Undecided: "we will decide whether to exclude you or not".
 	{"en", phaseUndecided, 0, "decid* ~6 or ~0 not"},
 	{"fr", phaseUndecided, 0, "décid* ~6 ou ~0 non|pas"},
