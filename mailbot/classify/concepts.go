@@ -170,7 +170,7 @@ var conceptRules = []keywordRule{
 
 	// What the writer may do on their own side asks nothing of us: "we
 	// might block LohiSoftBot", "wir werden Ihren Bot sperren".
-	{"en", phaseThanks, 0, "we|i ~1 might|may|will|could|would|shall|plan|planning|consider*|thinking|going|intend* ~3 block*|ban*|disallow*|firewall*"},
+	{"en", phaseThanks, 0, "we|i ~1 might|will|could|shall|plan|planning|consider*|thinking|going|intend* ~3 block*|ban*|disallow*|firewall*"},
 	{"de", phaseThanks, 0, "wir|ich ~1 werden|werde|könnten|würden|müssten|überlegen ~6 sperren|blockieren|aussperren"},
 	{"fr", phaseThanks, 0, "nous|je ~1 allons|vais|pourrions|pourrons|devrons|devrions|envisageons ~3 bloquer|interdire"},
 	{"it", phaseThanks, 0, "potremmo|dovremo|dovremmo|bloccheremo|valutiamo ~3 bloccare|blocc*"},
