@@ -154,6 +154,7 @@ func TestNewTextKeepsFormsAndForwards(t *testing.T) {
 	for _, text := range []string{
 		"Name: Jan Novak\nEmail: jan@example.cz\nWebsite: www.example.cz\nMessage: Please stop crawling example.cz.",
 		"Please stop crawling example.cz and these sites of ours since 2026:\nexample.sk",
+		"Dobrý deň,\nplease stop crawling example.cz now.\nut 3. 3. 2026 o 10:02 LohiSoft <message@lohisoft.com> napísal(a):\n> We crawl example.sk.",
 		"Please act on this.\n\n---------- Proslijeđena poruka ---------\nOd: Ana <ana@example.hr>\nDate: pon, 30. stu 2026. u 08:47\nSubject: x\nTo: Ivan <ivan@example.hr>\n\nPlease stop crawling example.cz.",
 	} {
 		if got, _ := message.NewText(text, false); !strings.Contains(got, "stop crawling example.cz") {

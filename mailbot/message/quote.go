@@ -316,6 +316,16 @@ func attributionAt(lines []string, i int) int {
 		if l == "" || isQuoteLine(l) {
 			return 0
 		}
+		if n > 1 {
+			// A wrapped attribution goes on mid-sentence: a line that
+			// ends a sentence, or a long one, is the sender's text above
+			// it ("prosím zaraďte example.sk späť.\nut 3. 3. 2026 …
+			// napísal(a):").
+			prev := strings.TrimSpace(lines[i+n-2])
+			if strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "!") || strings.HasSuffix(prev, "?") || len(prev) > 100 {
+				return 0
+			}
+		}
 		if joined != "" {
 			joined += " "
 		}
