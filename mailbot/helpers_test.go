@@ -42,6 +42,12 @@ func fakeParse(raw []byte) *mailbot.Message {
 	m.Domains = strings.Fields(h.Get("X-Test-Domains"))
 	slices.Sort(m.Domains)
 	m.Review = h.Get("X-Test-Review")
+	// The classifier's act-alone verdict: an exclusion passes it unless
+	// X-Test-Action says otherwise.
+	m.Action = mailbot.Action(h.Get("X-Test-Action"))
+	if m.Action == "" && m.Intent == mailbot.IntentExclude {
+		m.Action = mailbot.ActionApply
+	}
 	if ar := h.Get("Authentication-Results"); strings.Contains(ar, "dkim=pass") {
 		m.Auth = mailbot.Auth{DKIM: "pass", SPF: "pass", DMARC: "pass"}
 		if at := strings.LastIndexByte(m.From, '@'); at >= 0 {

@@ -33,6 +33,17 @@ const (
 	IntentAuto      = classify.IntentAuto      // machine-generated: auto-reply, bounce, receipt, bulk
 )
 
+// Action is what lohibot dares to do about a message without a human; it
+// is classify.Action.
+type Action = classify.Action
+
+// The actions.
+const (
+	ActionApply  = classify.ActionApply  // applied at once, no human asked
+	ActionReview = classify.ActionReview // queued for staff
+	ActionIgnore = classify.ActionIgnore // machine mail: stored and dropped
+)
+
 // MaxSize is the largest message parsed; larger ones go to staff review.
 const MaxSize = message.MaxSize
 
@@ -69,6 +80,10 @@ type Message struct {
 	// piece of evidence, such as `header Auto-Submitted: auto-replied` or
 	// `exclude (en): "stop crawling"`. Nil when there is nothing to say.
 	Reasons []string
+	// Action is what Processor.Process does with the message (see
+	// Decide): ActionApply only for an exclusion that passed the
+	// act-alone rule and names valid sites.
+	Action Action
 }
 
 // Verified reports whether the message proves that its sender speaks for

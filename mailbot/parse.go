@@ -26,12 +26,12 @@ func Parse(raw []byte) *Message {
 // authserv-id is authservID added on top (RFC 8601 §5); none when
 // authservID is "".
 func ParseTrusting(raw []byte, authservID string) (m *Message) {
-	m = &Message{Intent: IntentOther, Size: len(raw)}
+	m = &Message{Intent: IntentOther, Size: len(raw), Action: ActionReview}
 	defer func() {
 		// Parse promises never to panic; a panic here is a bug, and the
 		// message goes to staff with what is known so far.
 		if r := recover(); r != nil {
-			m.Intent = IntentOther
+			m.Intent, m.Action = IntentOther, ActionReview
 			m.Review = termsafe.Line(fmt.Sprintf("internal error: %v", r), 200)
 			if m.MessageID == "" {
 				m.MessageID = "sha256-" + hexSum(raw) + "@lohibot.invalid"
@@ -52,13 +52,14 @@ func ParseTrusting(raw []byte, authservID string) (m *Message) {
 		m.Reasons = append(m.Reasons, "decoding: "+e)
 	}
 	c := classify.Classify(d)
-	m.Intent, m.Domains, m.Lang = c.Intent, c.Domains, c.Lang
+	m.Intent, m.Domains, m.Lang, m.Action = c.Intent, c.Domains, c.Lang, c.Action
 	m.Reasons = append(m.Reasons, c.Reasons...)
 	if m.Review != "" {
 		// A message we could not read properly is for staff, whatever
 		// its words seemed to say.
 		m.Intent = IntentOther
 	}
+	m.Action = Decide(m).Action
 	return m
 }
 

@@ -22,6 +22,11 @@ type expectedMessage struct {
 	Domains   []string `json:"domains"`
 	Lang      string   `json:"lang"`
 	Note      string   `json:"note"`
+	// Accept lists other intents a message may be read as (an exclusion
+	// asked by a third party may also go to staff as other).
+	Accept []string `json:"accept"`
+	// Action, in our own act-alone cases only: what mail import must do.
+	Action string `json:"action"`
 	// Review, in our own cases only: the message must go to staff with a
 	// reason ("" when it must not).
 	Review bool `json:"review"`

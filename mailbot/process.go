@@ -215,6 +215,44 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 		pl.row.SentDate = &d
 	}
 
+	d := Decide(m)
+	pl.sites = d.Sites
+	pl.review = d.Review
+
+	switch {
+	case len(pl.sites) > 0:
+		pl.row.Outcome = string(OutcomeExcluded)
+	case pl.review != "":
+		pl.row.Outcome = string(OutcomeQueued)
+	default:
+		pl.row.Outcome = string(OutcomeIgnored)
+	}
+	if pl.review != "" {
+		pl.row.ReviewStatus = ReviewPending
+		pl.row.ReviewReason = pl.review
+	}
+	return pl
+}
+
+// Decision is what Process does with a parsed message, decided before
+// touching the database: Parse reports the same decision as
+// Message.Action, so a dry run says what an import would do.
+type Decision struct {
+	Action Action
+	// Sites are the sites excluded at once (Action is ActionApply).
+	Sites []string
+	// Review says why staff must look at the message ("" when they need
+	// not: an applied exclusion or ignored machine mail).
+	Review string
+}
+
+// Decide decides what Process does with m. Only an exclusion whose
+// Action the classifier set to ActionApply (its act-alone rule held), that
+// the parser read whole and that names between 1 and MaxSitesPerMessage
+// valid sites is applied without a human; machine mail is ignored;
+// everything else goes to staff, with the reasons that failed.
+func Decide(m *Message) Decision {
+	var d Decision
 	var why []string
 	if m.Review != "" {
 		why = append(why, clean(m.Review))
@@ -222,24 +260,26 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 	switch m.Intent {
 	case IntentExclude:
 		var bad []string
-		for _, d := range m.Domains {
-			site, err := policy.SiteOf(d)
+		for _, dom := range m.Domains {
+			site, err := policy.SiteOf(dom)
 			if err != nil {
-				bad = append(bad, d)
+				bad = append(bad, dom)
 				continue
 			}
-			pl.sites = appendUnique(pl.sites, site)
+			d.Sites = appendUnique(d.Sites, site)
 		}
 		if len(bad) > 0 {
 			why = append(why, "not a site: "+clean(strings.Join(bad, " ")))
 		}
-		if len(pl.sites) == 0 {
+		if len(d.Sites) == 0 {
 			why = append(why, "exclusion request names no site: a staff member must find it")
 		}
-		if len(pl.sites) > MaxSitesPerMessage {
+		if len(d.Sites) > MaxSitesPerMessage {
 			why = append(why, fmt.Sprintf("names %d sites, more than the %d one email may exclude: a staff member must check it",
-				len(pl.sites), MaxSitesPerMessage))
-			pl.sites = nil
+				len(d.Sites), MaxSitesPerMessage))
+		}
+		if m.Action != ActionApply && len(why) == 0 {
+			why = append(why, reviewReasons(m.Reasons, "exclusion not clear enough to apply without a human")...)
 		}
 	case IntentReinclude:
 		why = append(why, "re-inclusion waits for a staff member")
@@ -257,21 +297,31 @@ func (p *Processor) plan(m *Message, raw []byte, source string) *plan {
 	default:
 		why = append(why, fmt.Sprintf("unknown intent %q", clean(string(m.Intent))))
 	}
-	pl.review = strings.Join(why, "; ")
-
+	d.Review = strings.Join(why, "; ")
 	switch {
-	case len(pl.sites) > 0:
-		pl.row.Outcome = string(OutcomeExcluded)
-	case pl.review != "":
-		pl.row.Outcome = string(OutcomeQueued)
+	case d.Review != "":
+		d.Action, d.Sites = ActionReview, nil
+	case m.Intent == IntentAuto:
+		d.Action = ActionIgnore
 	default:
-		pl.row.Outcome = string(OutcomeIgnored)
+		d.Action = ActionApply
 	}
-	if pl.review != "" {
-		pl.row.ReviewStatus = ReviewPending
-		pl.row.ReviewReason = pl.review
+	return d
+}
+
+// reviewReasons returns the classifier's "review: …" reasons without
+// their prefix, or def when there is none.
+func reviewReasons(reasons []string, def string) []string {
+	var out []string
+	for _, r := range reasons {
+		if rest, ok := strings.CutPrefix(r, "review: "); ok {
+			out = append(out, clean(rest))
+		}
 	}
-	return pl
+	if len(out) == 0 {
+		out = append(out, def)
+	}
+	return out
 }
 
 // apply stores the message and applies its plan in one transaction.

@@ -43,6 +43,7 @@ type mailParseJSON struct {
 	Intent    string   `json:"intent"`
 	Domains   []string `json:"domains"`
 	Reasons   []string `json:"reasons"` // what decided (mailbot.Message.Reasons)
+	Action    string   `json:"action"`  // what mail import would do: apply, review or ignore
 }
 
 type mailParseOptions struct {
@@ -56,7 +57,9 @@ func newMailParseCmd(a *app, runF func(*mailParseOptions) error) *cobra.Command 
 		Use:   "parse FILE.eml...",
 		Short: "Classify messages without applying them (dry run)",
 		Long: `Parse and classify each file as one RFC 5322 message and print its intent
-and the sites it names. Nothing is written anywhere. An unreadable file is
+and the sites it names, and what mail import would do with it: apply (without a
+human), review (queued for staff) or ignore (machine mail). Nothing is written
+anywhere. An unreadable file is
 reported and makes the exit status 2; the other files are still parsed.`,
 		Example: `  lohibot mail parse testdata/mail/010-en-obfuscated-bracket-dot.eml
   lohibot mail parse --json *.eml`,
@@ -94,12 +97,12 @@ func runMailParse(_ context.Context, opts *mailParseOptions, out io.Writer) erro
 		}
 		if opts.JSON {
 			if err := printJSON(out, mailParseJSON{File: f, MessageID: m.MessageID, From: m.From,
-				Intent: string(m.Intent), Domains: domains, Reasons: reasons}); err != nil {
+				Intent: string(m.Intent), Domains: domains, Reasons: reasons, Action: string(m.Action)}); err != nil {
 				return err
 			}
 			continue
 		}
-		row := []string{f, string(m.Intent), orDash(strings.Join(domains, " ")), orDash(m.From)}
+		row := []string{f, string(m.Intent), string(m.Action), orDash(strings.Join(domains, " ")), orDash(m.From)}
 		if m.Review != "" {
 			row = append(row, "review: "+m.Review)
 		}

@@ -22,17 +22,40 @@ var mailTestFiles = []struct {
 	file    string
 	intent  string
 	domains []string // asserted for exclude and reinclude only
+	action  string   // what mail import would do
 }{
-	{"exclude-one.eml", "exclude", []string{"bakery-example.com"}},
-	{"exclude-two.eml", "exclude", []string{"garden-example.org", "toys-example.co.uk"}},
-	{"exclude-nosite.eml", "exclude", []string{}},
-	{"reinclude.eml", "reinclude", []string{"bakery-example.com"}},
-	{"other.eml", "other", nil},
-	{"auto.eml", "auto", nil},
-	{"no-message-id.eml", "exclude", []string{"oldschool-example.com"}},
+	{"exclude-one.eml", "exclude", []string{"bakery-example.com"}, "apply"},
+	{"exclude-two.eml", "exclude", []string{"garden-example.org", "toys-example.co.uk"}, "apply"},
+	{"exclude-nosite.eml", "exclude", []string{}, "review"},
+	{"reinclude.eml", "reinclude", []string{"bakery-example.com"}, "review"},
+	{"other.eml", "other", nil, "review"},
+	{"auto.eml", "auto", nil, "ignore"},
+	{"no-message-id.eml", "exclude", []string{"oldschool-example.com"}, "apply"},
 }
 
 func mailTestdata(name string) string { return filepath.Join("..", "..", "testdata", "mailbot", name) }
+
+// jsonKeys returns the keys of the JSON object line, in their order.
+func jsonKeys(t *testing.T, line string) []string {
+	t.Helper()
+	dec := json.NewDecoder(strings.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		t.Fatalf("line %q is not a JSON object: %v", line, err)
+	}
+	var keys []string
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+		keys = append(keys, tok.(string))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatalf("line %q: %v", line, err)
+		}
+	}
+	return keys
+}
 
 func TestMailParse(t *testing.T) {
 	dbPath := filepath.Join(t.TempDir(), "never.db")
@@ -52,17 +75,9 @@ func TestMailParse(t *testing.T) {
 	}
 	for i, line := range lines {
 		want := mailTestFiles[i]
-		var obj map[string]any
-		if err := json.Unmarshal([]byte(line), &obj); err != nil {
-			t.Fatalf("line %q: %v", line, err)
-		}
-		var keys []string
-		for k := range obj {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
-		if !slices.Equal(keys, []string{"domains", "file", "from", "intent", "message_id", "reasons"}) {
-			t.Errorf("mail parse --json keys = %v, want domains file from intent message_id reasons", keys)
+		keys := jsonKeys(t, line)
+		if want := []string{"file", "message_id", "from", "intent", "domains", "reasons", "action"}; !slices.Equal(keys, want) {
+			t.Errorf("mail parse --json keys = %v, want %v in that order", keys, want)
 		}
 		var got mailParseJSON
 		json.Unmarshal([]byte(line), &got)
@@ -71,6 +86,9 @@ func TestMailParse(t *testing.T) {
 		}
 		if want.domains != nil && !slices.Equal(got.Domains, want.domains) {
 			t.Errorf("mail parse %s: domains %q, want %q", want.file, got.Domains, want.domains)
+		}
+		if got.Action != want.action {
+			t.Errorf("mail parse %s: action %q, want %q", want.file, got.Action, want.action)
 		}
 	}
 	if _, err := os.Stat(dbPath); !os.IsNotExist(err) {

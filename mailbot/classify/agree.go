@@ -1,6 +1,7 @@
 package classify
 
 import (
+	"slices"
 	"strings"
 
 	"github.com/lohisoft/lohibot/mailbot/message"
@@ -20,7 +21,7 @@ var refusals = map[string]bool{
 // proposed ("Yes please, go ahead." below "Shall we remove example.com
 // from our crawl list?"): the reply takes the direction of the proposal
 // and the sites it names. It reports whether it decided.
-func agreed(res *Result, m *message.Message, sc *scored, toks []token) bool {
+func agreed(res *Result, m *message.Message, sc *scored, toks []token, ev *evidence) bool {
 	var yes *hit
 	for i := range sc.signals {
 		if p := sc.signals[i].phase; p == phaseAgree || p == phasePolite {
@@ -44,39 +45,82 @@ func agreed(res *Result, m *message.Message, sc *scored, toks []token) bool {
 	if words > maxAgreeWords {
 		return false
 	}
+	if ev.ourReply != "" {
+		// Our automatic reply proposes nothing: a "yes" or "thanks" to
+		// it leaves its decision as it is (its "reply if you want to
+		// come back" is no question to agree to).
+		return false
+	}
 	ours := ourQuote(m.Quoted)
 	if ours == "" {
 		return false
 	}
+	var found *scored
+	var intent Intent
+	var sites []string
 	for _, q := range proposals(ours) {
 		qt := tokenize(blankEmails(deobfuscate(q)), nil)
 		p := scoreIntent(qt, nil)
-		var intent Intent
+		var in Intent
 		switch {
 		case p.re >= 2 && p.re >= p.ex:
-			intent = IntentReinclude
+			in = IntentReinclude
 		case p.ex >= 2:
-			intent = IntentExclude
+			in = IntentExclude
 		default:
 			continue
 		}
-		res.Intent = intent
-		res.Reasons = append(res.Reasons, yes.reason()+" to our quoted proposal")
-		for _, h := range p.hits {
-			res.Reasons = append(res.Reasons, "proposal: "+h.reason())
+		if found != nil {
+			if in != intent {
+				// "Shall we remove it, or crawl it again?": a yes
+				// answers neither.
+				res.Reasons = append(res.Reasons, "unclear: our quoted message proposes both directions")
+				return false
+			}
+			continue
 		}
-		for _, d := range sitesIn(q) {
-			if !contains(res.Domains, d) {
-				res.Domains = append(res.Domains, d)
+		found, intent, sites = &p, in, sitesIn(q)
+	}
+	if found == nil {
+		return false
+	}
+	res.Intent = intent
+	res.Reasons = append(res.Reasons, yes.reason()+" to our quoted proposal")
+	for _, h := range found.hits {
+		res.Reasons = append(res.Reasons, "proposal: "+h.reason())
+	}
+	// The agreement is the sender's own word, and it has the direction
+	// of the question it answers.
+	ev.cue = fromAgreement
+	for _, d := range sites {
+		if !contains(res.Domains, d) {
+			res.Domains = append(res.Domains, d)
+			ev.sites = fromQuote
+		}
+	}
+	sortStrings(res.Domains)
+	if ev.sites == fromQuote {
+		res.Reasons = append(res.Reasons, "domain: quoted proposal")
+	}
+	return true
+}
+
+// ourReplyPrefix starts the Message-ID of every automatic reply lohibot
+// sends (package reply).
+const ourReplyPrefix = "lohibot-reply."
+
+// repliesToOurs returns the Message-ID of our automatic reply that m
+// answers (named in In-Reply-To or References), "" when none.
+func repliesToOurs(m *message.Message) string {
+	for _, k := range []string{"In-Reply-To", "References"} {
+		for _, f := range strings.Fields(m.Header.Get(k)) {
+			id := strings.Trim(f, "<>,")
+			if strings.HasPrefix(strings.ToLower(id), ourReplyPrefix) && strings.Contains(id, "@") {
+				return id
 			}
 		}
-		sortStrings(res.Domains)
-		if len(res.Domains) > 0 {
-			res.Reasons = append(res.Reasons, "domain: quoted proposal")
-		}
-		return true
 	}
-	return false
+	return ""
 }
 
 // ourQuote returns the part of a quote that LohiSoft wrote: the quote when
@@ -117,12 +161,26 @@ var replyWords = []string{
 	"antwoord", "odpovez", "odpovedz", "odpowiedz", "valaszol",
 }
 
+// readerWords name the person who will read a reply: a sentence holding
+// one invites a request ("If you want a site crawled again, reply to this
+// message and say so; a person will read it"), it proposes nothing a
+// "yes" could accept. These are the words of our acknowledgement's offer
+// in its languages.
+var readerWords = []string{
+	"a person", "ein mensch", "une personne", "una persona", "uma pessoa", "een medewerker", "et menneske",
+	"en manniska", "egy munkatarsunk", "clovek", "czlowiek",
+}
+
 // proposals returns the sentences of our quoted text that propose
-// something: its questions, then the sentences asking for a reply.
+// something: its questions, then the sentences asking for a reply, but
+// not an invitation to write to a person.
 func proposals(text string) []string {
 	out := questions(text)
 	for _, s := range sentencesOf(text) {
 		f := message.Fold(s)
+		if slices.ContainsFunc(readerWords, func(w string) bool { return strings.Contains(f, w) }) {
+			continue
+		}
 		for _, w := range replyWords {
 			if strings.Contains(f, w) {
 				out = append(out, strings.TrimSpace(s))

@@ -35,18 +35,23 @@ type Result struct {
 	// `auto: header Auto-Submitted: auto-replied`. Nil when there is
 	// nothing to say.
 	Reasons []string
+	// Action is what may be done without a human (see act): apply only
+	// for an exclusion that passes the act-alone rule.
+	Action Action
 }
 
 // Classify decides what a decoded message asks for. It does no I/O, keeps
 // no state and is safe for concurrent use.
 func Classify(m *message.Message) *Result {
 	res := &Result{Intent: IntentOther}
-	classify(res, m)
+	ev := &evidence{}
+	classify(res, m, ev)
+	act(res, ev)
 	return res
 }
 
 // classify fills res from the decoded message.
-func classify(res *Result, m *message.Message) {
+func classify(res *Result, m *message.Message, ev *evidence) {
 	h := m.Header
 	subject := m.Subject
 	text := m.New
@@ -60,7 +65,8 @@ func classify(res *Result, m *message.Message) {
 		fwdText += f.Subject + "\n\n" + f.New + "\n\n"
 	}
 
-	res.Domains = sitesIn(subject + "\n\n" + text)
+	res.Domains, ev.providers = sitesAndProviders(subject + "\n\n" + text)
+	ev.sites = fromBoth
 
 	// The words: the subject counts unless it is a reply's ("Re: ..."),
 	// which only repeats what we wrote.
@@ -71,6 +77,7 @@ func classify(res *Result, m *message.Message) {
 	toks := tokenize(clip(intentSubject), nil)
 	toks = appendBarrier(toks)
 	toks = appendBarrier(append(toks, token{folded: tokBarrier}))
+	bodyStart := len(toks)
 	toks = tokenize(clip(blankEmails(deobfuscate(text))), toks)
 
 	// Language: of the new text, else of the subject, else the header.
@@ -95,6 +102,7 @@ func classify(res *Result, m *message.Message) {
 		return
 	}
 
+	ev.ourReply = repliesToOurs(m)
 	sc := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
 	attached := false
 	if sc.ex == 0 && sc.re == 0 && fwdText != "" {
@@ -118,7 +126,40 @@ func classify(res *Result, m *message.Message) {
 		// language of the request phrase itself.
 		res.Lang = ruleLangOf(sc.lang, toks, subject+"\n"+text)
 	}
-	decide(res, m, &sc, toks, text)
+	decide(res, m, &sc, toks, text, ev)
+	switch {
+	case attached:
+		ev.cue = fromAttached
+	case ev.cue != "":
+		// A short agreement to our quoted question (agreed).
+	case res.Intent == IntentExclude && sc.ex >= 2:
+		for _, h := range sc.hits {
+			if h.phase != phaseExclude {
+				continue
+			}
+			if h.first >= bodyStart {
+				ev.cue = fromText
+				break
+			}
+			ev.cue = fromSubject
+		}
+	}
+	if res.Intent == IntentExclude {
+		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain, phaseGoOn)
+		if !attached {
+			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
+			if ev.cue != fromAgreement {
+				ev.outside = uncovered(res.Domains, &sc, toks, bodyStart)
+			}
+		}
+		if intentSubject == "" && subject != "" {
+			// A reply's subject is not read for the intent, but words
+			// of the other direction there still call for a human.
+			st := tokenize(clip(blankEmails(deobfuscate(subject))), nil)
+			ssc := scoreIntent(st, plausibleLangs(st, subject))
+			ev.opposite = append(ev.opposite, opposite(ssc.hits, phaseUndo, phaseAgain, phaseGoOn)...)
+		}
+	}
 	if res.Intent == IntentOther && sc.ex < 2 && sc.re < 2 {
 		// Automatic mail without the headers that say so: a ticket
 		// system's receipt, a vacation notice. Only when the new text
@@ -131,23 +172,46 @@ func classify(res *Result, m *message.Message) {
 		}
 	}
 	request := res.Intent == IntentExclude || res.Intent == IntentReinclude
+	if ev.ourReply != "" && !request {
+		res.Reasons = append(res.Reasons, "reply to our automatic reply <"+ev.ourReply+">: it asks nothing new, so what we did stands")
+	}
 	switch {
 	case len(res.Domains) > 0:
 		if request && !slices.ContainsFunc(res.Reasons, func(r string) bool { return strings.HasPrefix(r, "domain: ") }) {
 			res.Reasons = append(res.Reasons, "domain: text")
 		}
 	case fwdText != "" && len(sitesIn(fwdText)) > 0:
-		res.Domains = sitesIn(fwdText)
+		var dropped []string
+		res.Domains, dropped = sitesAndProviders(fwdText)
+		ev.sites, ev.providers = fromAttached, append(ev.providers, dropped...)
 		if request {
 			res.Reasons = append(res.Reasons, "domain: attached message")
 		}
 	case request && m.Signature != "":
 		// "Please stop crawling our site", and the site only in the
 		// signature below.
-		if res.Domains = sitesIn(m.Signature); len(res.Domains) > 0 {
+		var dropped []string
+		res.Domains, dropped = sitesAndProviders(m.Signature)
+		ev.providers = append(ev.providers, dropped...)
+		if len(res.Domains) > 0 {
+			ev.sites = fromSignature
 			res.Reasons = append(res.Reasons, "domain: signature")
 		}
 	}
+	if len(ev.providers) > 0 && request {
+		res.Reasons = append(res.Reasons, "not a site: mail provider "+strings.Join(ev.providers, " "))
+	}
+}
+
+// opposite returns the reasons of the hits of the given phases.
+func opposite(hits []hit, phases ...int) []string {
+	var out []string
+	for _, h := range hits {
+		if slices.Contains(phases, h.phase) {
+			out = append(out, fmt.Sprintf("'%s' (%s)", strings.Join(h.words, " "), h.lang))
+		}
+	}
+	return out
 }
 
 func sortStrings(s []string) { sort.Strings(s) }
@@ -157,7 +221,7 @@ func sortStrings(s []string) { sort.Strings(s) }
 // site, negated, or in both directions is unclear and goes to staff as
 // other; a short reply agreeing to our quoted proposal takes the
 // proposal's direction.
-func decide(res *Result, m *message.Message, sc *scored, toks []token, text string) {
+func decide(res *Result, m *message.Message, sc *scored, toks []token, text string, ev *evidence) {
 	sentence := sentences(toks)
 	sameSentence := func(phase int) *hit {
 		for i := range sc.signals {
@@ -196,7 +260,7 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 			unclear("negation", neg)
 			return
 		}
-		if agreed(res, m, sc, toks) {
+		if agreed(res, m, sc, toks, ev) {
 			return
 		}
 		res.Intent = IntentOther
@@ -228,6 +292,14 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 		unclear("question", sg)
 		return
 	}
+	if questionOnly(sc, toks, sentence) {
+		unclear("question", nil)
+		return
+	}
+	if sg := conditionalOnly(sc, toks, sentence); sg != "" {
+		unclear("conditional: '"+sg+"'", nil)
+		return
+	}
 	if sg := partial(sc, toks, sentence); sg != nil {
 		unclear("part of a site", sg)
 		return
@@ -249,6 +321,155 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 	} else {
 		res.Intent = IntentExclude
 	}
+}
+
+// askWords (folded) make a question a polite request ("Could you stop
+// crawling example.com?", "Potreste toglierlo dal vostro elenco?"):
+// the forms of "can you", "would you" in the languages we read.
+var askWords = map[string]bool{
+	"konnten": true, "konnen": true, "wurden": true,
+	"ware": true, "wurde": true, "pourriez": true, "pouvez": true, "voudriez": true, "serait": true,
+	"pourrait": true, "potreste": true, "potete": true, "potrebbe": true, "sarebbe": true, "vorreste": true,
+	"potrebbero": true, "podrian": true, "pueden": true, "podria": true, "podrias": true, "seria": true,
+	"podeis": true, "poderiam": true, "podem": true, "poderia": true, "kunt": true, "zou": true, "zouden": true,
+	"wilt": true, "kunnen": true,
+	"muzete": true, "mohli": true, "mozete": true, "mohla": true, "mohl": true, "byste": true, "mogliby": true,
+	"mozecie": true, "mozna": true, "moglibyscie": true, "tudnak": true, "lehetne": true, "lennenek": true,
+	"voisitteko": true, "voitteko": true, "voisitko": true, "voisiko": true, "puteti": true, "putea": true,
+	"biste": true, "mogli": true, "lahko": true, "μπορειτε": true, "μπορουσατε": true, "misiniz": true,
+	"musunuz": true, "можете": true, "бихте": true, "могли": true,
+	// "Is it possible to …?"
+	"possible": true, "possibile": true, "moglich": true, "posible": true, "possivel": true, "mogelijk": true,
+	"muligt": true, "mojligt": true, "mozne": true, "mozliwe": true, "lehetseges": true, "mahdollista": true,
+	"posibil": true, "moguce": true, "mogoce": true, "δυνατον": true, "mumkun": true, "възможно": true,
+	"можливо": true,
+}
+
+// askYou are the modal verbs that ask something of the reader only when
+// "you" follows ("could you", "kan I", "zou u"): "will removing it be
+// enough?" asks nothing of us.
+var askYou = map[string]map[string]bool{
+	"could": {"you": true}, "would": {"you": true}, "can": {"you": true}, "will": {"you": true},
+	"vil": {"i": true, "du": true, "dere": true, "de": true}, "kan": {"i": true, "du": true, "dere": true, "ni": true, "de": true},
+	"kunne": {"i": true, "du": true, "dere": true, "de": true}, "kunde": {"ni": true, "du": true},
+	"skulle": {"ni": true, "du": true}, "zou": {"u": true, "je": true, "jullie": true},
+}
+
+// asksReader reports whether toks[k] is a word of a polite request.
+func asksReader(toks []token, k int) bool {
+	if askWords[toks[k].folded] {
+		return true
+	}
+	you, ok := askYou[toks[k].folded]
+	if !ok {
+		return false
+	}
+	for j := k + 1; j < len(toks) && j <= k+2; j++ {
+		if you[toks[j].folded] {
+			return true
+		}
+	}
+	return false
+}
+
+// questionOnly reports whether every request of the message is asked in
+// a question ("do we have to email you to be removed from the exclusion
+// list?") that is no polite request: no "please" and no "could you" in
+// its sentence.
+func questionOnly(sc *scored, toks []token, sentence []int) bool {
+	if len(sc.hits) == 0 {
+		return false
+	}
+	for _, h := range sc.hits {
+		if !questionAt(toks, h.first) {
+			return false
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
+				return false
+			}
+		}
+		for k := h.first; k >= 0 && sentence[k] == sentence[h.first]; k-- {
+			if asksReader(toks, k) {
+				return false
+			}
+		}
+		for k := h.first; k < len(toks) && sentence[k] == sentence[h.first]; k++ {
+			if asksReader(toks, k) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// ifWords (folded) open a condition in the languages we read; words
+// that are also pronouns or prepositions ("si", "se", "om", "ce") are
+// left out.
+var ifWords = map[string]bool{
+	"if": true, "unless": true, "wenn": true, "falls": true, "hvis": true, "ifall": true, "jesli": true,
+	"jezeli": true, "gdyby": true, "pokud": true, "jestli": true, "kdyby": true, "ha": true, "jos": true,
+	"daca": true, "ako": true, "αν": true, "eger": true, "ако": true, "якщо": true, "qualora": true,
+	"indien": true, "mocht": true,
+}
+
+// possibleWords follow an "if" that only softens a request: "if possible",
+// "wenn möglich", "se possibile".
+var possibleWords = map[string]bool{
+	"possible": true, "moglich": true, "possibile": true, "posible": true, "mozno": true, "mozne": true,
+	"lehetseges": true, "mogelijk": true, "muligt": true, "mojliv": true, "mozliwe": true, "you": true,
+}
+
+// gratefulWords before an "if" make it a polite request: "we would
+// appreciate it if", "wir wären dankbar, wenn".
+var gratefulWords = map[string]bool{
+	"appreciate": true, "appreciated": true, "grateful": true, "thankful": true, "glad": true, "pleased": true,
+	"it": true, "dankbar": true, "froh": true, "dankbaar": true, "blij": true, "taknemmelig": true,
+	"tacksam": true, "tacksamma": true, "halas": true, "halasak": true, "vdecni": true, "vdacni": true,
+	"vdacna": true, "wdzieczni": true, "wdzieczny": true, "kiitollisia": true, "recunoscatori": true,
+	"zahvalni": true, "hvalezni": true, "minnettar": true,
+}
+
+// conditionalOnly returns the conditional word when every request of the
+// message is made under a condition ("If LohiSoftBot keeps ignoring our
+// Crawl-delay, we may have to ask you to stop crawling"), with no
+// "please" in its sentence; "" otherwise. "If you do not stop crawling, …"
+// (a negated condition) and "if possible" are demands, not conditions.
+func conditionalOnly(sc *scored, toks []token, sentence []int) string {
+	word := ""
+	for _, h := range sc.hits {
+		found := ""
+		for k := h.first - 1; k >= 0 && sentence[k] == sentence[h.first]; k-- {
+			if !ifWords[toks[k].folded] {
+				continue
+			}
+			demand := false
+			for j := k + 1; j < len(toks) && j <= k+3; j++ {
+				if negators[toks[j].folded] || possibleWords[toks[j].folded] {
+					demand = true
+				}
+			}
+			for j := k - 1; j >= 0 && j >= k-3; j-- {
+				if gratefulWords[toks[j].folded] {
+					demand = true // "we would appreciate it if …"
+				}
+			}
+			if !demand {
+				found = toks[k].lower
+			}
+			break
+		}
+		if found == "" {
+			return ""
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
+				return ""
+			}
+		}
+		word = found
+	}
+	return word
 }
 
 // wholeWords mark a scope word that means everything: "all subdomains".
@@ -381,7 +602,7 @@ func bothDirections(sc *scored, toks []token, sentence []int) bool {
 		delete(out, "")
 		return out
 	}
-	ex, re := sitesOf(phaseExclude), sitesOf(phaseUndo, phaseAgain)
+	ex, re := sitesOf(phaseExclude), sitesOf(phaseUndo, phaseAgain, phaseGoOn)
 	if len(ex) == 0 || len(re) == 0 {
 		return false
 	}
@@ -523,6 +744,9 @@ var autoTexts = []string{
 	"nicht im buro", "eingeschrankten zugriff", "je suis absent", "absent du bureau", "fuori ufficio",
 	"fuera de la oficina", "fora do escritorio", "niet op kantoor", "ikke pa kontoret", "inte pa kontoret",
 	"nie ma mnie w biurze", "mimo kancelar", "nem vagyok az irodaban", "szabadsagon vagyok",
+	"olen lomalla", "poissa toimistolta", "sunt in concediu", "in afara biroului", "na godisnjem odmoru",
+	"izven pisarne", "na dopustu", "ofis disindayim", "izindeyim", "εκτος γραφειου", "извън офиса",
+	"в отпуск", "у відпустці", "поза офісом", "er pa ferie",
 }
 
 // autoText returns the phrase of automatic mail that text holds (in its
@@ -560,6 +784,10 @@ var (
 		"automaticka odpoved", "mimo kancelar", "nedorucitelne", "nedorucitelna",
 		"automaticka odpoved", "mimo kancelarie", "nedorucitelna",
 		"automatyczna odpowiedz", "odpowiedz automatyczna", "poza biurem", "nieobecnosc", "niedostarczona",
+		"automaattinen vastaus", "poissa toimistolta", "raspuns automat", "in afara biroului",
+		"automatski odgovor", "odsutan iz ureda", "samodejni odgovor", "odsoten", "otomatik yanit",
+		"ofis disinda", "αυτοματη απαντηση", "εκτος γραφειου", "автоматичен отговор", "извън офиса",
+		"автоматична відповідь", "поза офісом", "fravaer:",
 	}
 	receiptPrefixes = []string{
 		"read:", "gelesen:", "lu :", "lu:", "letto:", "leido:", "lido:", "gelezen:", "laest:", "last:",
@@ -616,7 +844,7 @@ func (h *hit) kind() string {
 	switch h.phase {
 	case phaseExclude:
 		return "exclude"
-	case phaseUndo, phaseAgain:
+	case phaseUndo, phaseAgain, phaseGoOn:
 		return "reinclude"
 	case phaseDoubt, phaseUndecided, phaseAsk:
 		return "question"
@@ -641,6 +869,7 @@ func (h *hit) reason() string {
 type scored struct {
 	ex, re  int   // exclusion and re-inclusion weights
 	hits    []hit // exclusion and re-inclusion hits, in order of rule phase
+	repeats []hit // later matches of a rule already counted (weight 0)
 	signals []hit // doubt, scope, object, agreement and politeness hits
 	lang    string
 }
@@ -690,11 +919,21 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 	for _, c := range cands {
 		r := &rs.rules[c.rule]
 		signal := r.phase >= phaseDoubt
-		if (counted[c.rule] && !signal) || used[c.pos] {
+		if used[c.pos] {
 			continue
 		}
 		pos, ok := r.matchFrom(toks, used, c.pos)
 		if !ok {
+			continue
+		}
+		if counted[c.rule] && !signal {
+			// A phrase said twice counts once, but its words stay its
+			// own: "remove us from your block list … remove example.com
+			// from your exclusion list" is no exclusion the second time.
+			for _, p := range pos {
+				used[p] = true
+			}
+			sc.repeats = append(sc.repeats, hit{phase: r.phase, lang: r.lang, first: pos[0], last: pos[len(pos)-1]})
 			continue
 		}
 		counted[c.rule] = true

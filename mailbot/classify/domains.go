@@ -24,24 +24,40 @@ var fileExtensions = map[string]bool{
 // sitesIn returns the sorted, de-duplicated sites named in text: URLs and
 // bare host names, de-obfuscated ("example[.]com", "example dot com"),
 // IDNs as punycode, reduced to registrable domains by policy.SiteOf. E-mail
-// addresses and lohisoft.com do not count.
+// addresses, lohisoft.com and mail providers' domains do not count.
 func sitesIn(text string) []string {
+	sites, _ := sitesAndProviders(text)
+	return sites
+}
+
+// sitesAndProviders is sitesIn that also returns the mail providers'
+// domains it left out (sorted, de-duplicated).
+func sitesAndProviders(text string) (sites, providers []string) {
 	text = blankEmails(text)
 	text = deobfuscate(text)
 	seen := map[string]bool{}
+	dropped := map[string]bool{}
 	forEachHost(text, func(host string) {
 		site, err := policy.SiteOf(host)
 		if err != nil || site == ownSite || seen[site] {
 			return
 		}
+		if IsMailProvider(host) {
+			dropped[site] = true
+			return
+		}
 		seen[site] = true
 	})
-	sites := make([]string, 0, len(seen))
+	sites = make([]string, 0, len(seen))
 	for s := range seen {
 		sites = append(sites, s)
 	}
 	sort.Strings(sites)
-	return sites
+	for s := range dropped {
+		providers = append(providers, s)
+	}
+	sort.Strings(providers)
+	return sites, providers
 }
 
 // forEachHost calls fn with every host name in text.

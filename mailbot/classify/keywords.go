@@ -13,7 +13,8 @@ package classify
 //	phaseUndo: strong re-inclusion phrases ("lift the block", "re-include"),
 //	           which often contain exclusion words themselves;
 //	phaseExclude: exclusion requests ("stop crawling", "remove … from your list");
-//	phaseAgain: weaker re-inclusion phrases ("crawl us again").
+//	phaseAgain: weaker re-inclusion phrases ("crawl us again");
+//	phaseGoOn: crawling that may go on ("fine to crawl"), weight 1.
 //
 // A rule whose first step has a short word ("no", "ne", "pas", "ta") is
 // only tried when its language is plausible for the text (see
@@ -30,6 +31,7 @@ const (
 	phaseUndo
 	phaseExclude
 	phaseAgain
+	phaseGoOn // weak: crawling that may go on ("fine to crawl"); after phaseAgain, so it never takes its words
 	// Signals: matched after the requests, weight 0; they do not ask for
 	// anything but say how to read what was asked (see signals.go).
 	phaseDoubt     // "whether we should block you": a question, not a request

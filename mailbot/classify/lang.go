@@ -144,6 +144,12 @@ func plausibleLangs(toks []token, text string) map[string]bool {
 			out[l] = true
 		}
 	}
+	for l := range extraLangs(toks) {
+		out[l] = true
+	}
+	if l := scriptLang(text); l != "" {
+		out[l] = true
+	}
 	if out["cs"] || out["sk"] {
 		out["cs"], out["sk"] = true, true
 	}
@@ -207,10 +213,11 @@ func headerLang(v string) string {
 }
 
 // scriptLang returns the language a script tells on its own when text is
-// mostly written in it: Greek, Korean (Hangul), Japanese (kana), Chinese
-// (Han without kana); "" otherwise.
+// mostly written in it: Greek, Cyrillic (Ukrainian, Russian or
+// Bulgarian), Korean (Hangul), Japanese (kana), Chinese (Han without kana);
+// "" otherwise.
 func scriptLang(text string) string {
-	var greek, hangul, kana, han, letters int
+	var greek, cyrillic, hangul, kana, han, letters int
 	for _, r := range text {
 		switch {
 		case r < 0x80:
@@ -220,6 +227,8 @@ func scriptLang(text string) string {
 			continue
 		case unicode.Is(unicode.Greek, r):
 			greek++
+		case unicode.Is(unicode.Cyrillic, r):
+			cyrillic++
 		case unicode.Is(unicode.Hangul, r):
 			hangul++
 		case unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r):
@@ -243,8 +252,22 @@ func scriptLang(text string) string {
 		return "zh"
 	case greek*2 >= letters && greek > 0:
 		return "el"
+	case cyrillic*2 >= letters && cyrillic > 0:
+		return cyrillicLang(text)
 	}
 	return ""
+}
+
+// cyrillicLang tells Ukrainian (і, ї, є, ґ) from Russian (ы, э, ё) and
+// Bulgarian (neither) in Cyrillic text.
+func cyrillicLang(text string) string {
+	switch {
+	case strings.ContainsAny(text, "іїєґІЇЄҐ"):
+		return "uk"
+	case strings.ContainsAny(text, "ыэёЫЭЁ"):
+		return "ru"
+	}
+	return "bg"
 }
 
 // extraStopwords are words distinctive of languages beyond the bot page's
@@ -253,11 +276,16 @@ func scriptLang(text string) string {
 // language); the keyword rules still use the thirteen.
 var extraStopwords = map[string]string{
 	"no": "dere deres vennligst vår vårt takk hei nettstedet nettsiden nettside ikkje kjære hilsen dykk",
-	"hr": "molimo hvala poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice vaš naše naših",
-	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša hvala vaš",
-	"ro": "vă rugăm să și mulțumim bună ziua dumneavoastră noastre nostru site-ul îl în din lista pentru",
-	"tr": "lütfen ve bir bu için ile sitemizi merhaba teşekkürler listenizden çıkarın durdurun değil sitesini",
-	"fi": "ja että hei kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme",
+	"fi": "ja että hei kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme " +
+		"teidän sivustomme listalta nyt myös",
+	"ro": "vă rugăm să și mulțumim bună ziua dumneavoastră noastre nostru site-ul îl în din lista pentru " +
+		"cu stimă vă mai nu este al sau că",
+	"hr": "molimo hvala poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice vaš naše naših " +
+		"srdačan lijepi",
+	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša hvala vaš " +
+		"spoštovani lepa",
+	"tr": "lütfen ve bir bu için ile sitemizi merhaba teşekkürler listenizden çıkarın durdurun değil sitesini " +
+		"saygılarımızla iyi günler sitemizin",
 }
 
 // extraStopwordIndex maps a word to its extra language. Never modified.
@@ -265,11 +293,31 @@ var extraStopwordIndex = func() map[string]string {
 	idx := map[string]string{}
 	for lang, words := range extraStopwords {
 		for _, w := range strings.Fields(words) {
-			idx[w] = lang
+			// Folded: Romanian and Turkish are often typed without
+			// their diacritics ("va rugam sa").
+			idx[message.Fold(w)] = lang
 		}
 	}
 	return idx
 }()
+
+// extraLangs returns the extra languages whose distinctive words appear at
+// least twice in toks.
+func extraLangs(toks []token) map[string]bool {
+	count := map[string]int{}
+	var out map[string]bool
+	for _, t := range toks {
+		if l := extraStopwordIndex[t.folded]; l != "" {
+			if count[l]++; count[l] == 2 {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[l] = true
+			}
+		}
+	}
+	return out
+}
 
 // refineLang returns the extra language the words are written in when its
 // distinctive words outnumber the stopwords of the detected language, and
@@ -278,7 +326,7 @@ func refineLang(toks []token, text, lang string) string {
 	count := map[string]int{}
 	best, n := "", 0
 	for _, t := range toks {
-		if l := extraStopwordIndex[t.lower]; l != "" {
+		if l := extraStopwordIndex[t.folded]; l != "" {
 			count[l]++
 			if count[l] > n {
 				best, n = l, count[l]

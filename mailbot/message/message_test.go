@@ -129,10 +129,36 @@ func TestNewTextCutsQuotes(t *testing.T) {
 		"W dniu wt., 3.03.2026 o 10:02 LohiSoft <message@lohisoft.com> napisał(a):",
 		"LohiSoft <message@lohisoft.com> ezt írta (időpont: 2026. márc. 3., K, 10:02):",
 		"From: LohiSoft <message@lohisoft.com>\nSent: Tuesday, March 3, 2026 10:02\nTo: x@example.com\nSubject: Re: x",
+		// By shape, in languages whose words no list holds: an
+		// attribution with an address and a date, a header block naming
+		// a sender and a date.
+		"2026-07-14, antr., 09:12 LohiSoft <message@lohisoft.com> rašė:",
+		"T, 14. juuli 2026 kell 9:12 kirjutas LohiSoft:",
+		"Από: LohiSoft <message@lohisoft.com>\nΣτάλθηκε: Τρίτη, 3 Μαρτίου 2026 10:02 πμ\nΠρος: x@example.gr\nΘέμα: Re: x",
+		"Kimden: LohiSoft <message@lohisoft.com>\nGönderildi: 3 Mart 2026 Salı 10:02\nKime: x@example.com\nKonu: x",
+		"Від: LohiSoft <message@lohisoft.com>\nНадіслано: 3 березня 2026 р. 10:02\nКому: x@example.com.ua\nТема: x",
+		"Saatja: LohiSoft\nSaadetud: 3. märts 2026 10:02\nAdressaat: Mari\nTeema: Re: x",
 	} {
 		text := "Please crawl example.com again.\n\n" + a + "\nWe removed example.com. Please stop crawling example.com.\n"
 		if got, q := message.NewText(text, false); got != "Please crawl example.com again." || !strings.Contains(q.Text, "We removed") {
 			t.Errorf("NewText(… %q …) = %q, quoted %q", a, got, q.Text)
+		}
+	}
+}
+
+// TestNewTextKeepsFormsAndForwards checks what the quote shapes must not
+// take: a contact form's "Label: value" lines (no date), a line ending
+// with a colon without a date and time, and text forwarded inline below a
+// Gmail marker in a language the phrase list does not hold.
+func TestNewTextKeepsFormsAndForwards(t *testing.T) {
+	for _, text := range []string{
+		"Name: Jan Novak\nEmail: jan@example.cz\nWebsite: www.example.cz\nMessage: Please stop crawling example.cz.",
+		"Please stop crawling example.cz and these sites of ours since 2026:\nexample.sk",
+		"Dobrý deň,\nplease stop crawling example.cz now.\nut 3. 3. 2026 o 10:02 LohiSoft <message@lohisoft.com> napísal(a):\n> We crawl example.sk.",
+		"Please act on this.\n\n---------- Proslijeđena poruka ---------\nOd: Ana <ana@example.hr>\nDate: pon, 30. stu 2026. u 08:47\nSubject: x\nTo: Ivan <ivan@example.hr>\n\nPlease stop crawling example.cz.",
+	} {
+		if got, _ := message.NewText(text, false); !strings.Contains(got, "stop crawling example.cz") {
+			t.Errorf("NewText(%q) = %q, want the request kept", text, got)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package message
 
 import (
+	"regexp"
 	"strings"
 )
 
@@ -174,8 +175,15 @@ func isForwardMarker(t string) bool {
 			return true
 		}
 	}
-	return false
+	// Gmail writes its forward marker, in every language, between runs
+	// of eight or more dashes and spaces ("---------- Proslijeđena
+	// poruka ---------"); Outlook's "-----Original Message-----" has
+	// five and no spaces.
+	return gmailMarkerRe.MatchString(t)
 }
+
+// gmailMarkerRe matches Gmail's forward marker in any language.
+var gmailMarkerRe = regexp.MustCompile(`^-{8,} [^-]+(?: [^-]+){0,4} -{8,}$`)
 
 // separatorWords mark the start of a quoted original below a reply.
 var separatorWords = []string{
@@ -252,6 +260,9 @@ func fieldName(l string) string {
 // starting at line i: a From line followed closely by Sent/Date/To/Subject
 // lines.
 func headerBlockAt(lines []string, i int) bool {
+	if headerBlockShape(lines, i) {
+		return true
+	}
 	if i >= len(lines) || !fromFields[fieldName(lines[i])] {
 		return false
 	}
@@ -305,6 +316,16 @@ func attributionAt(lines []string, i int) int {
 		if l == "" || isQuoteLine(l) {
 			return 0
 		}
+		if n > 1 {
+			// A wrapped attribution goes on mid-sentence: a line that
+			// ends a sentence, or a long one, is the sender's text above
+			// it ("prosím zaraďte example.sk späť.\nut 3. 3. 2026 …
+			// napísal(a):").
+			prev := strings.TrimSpace(lines[i+n-2])
+			if strings.HasSuffix(prev, ".") || strings.HasSuffix(prev, "!") || strings.HasSuffix(prev, "?") || len(prev) > 100 {
+				return 0
+			}
+		}
 		if joined != "" {
 			joined += " "
 		}
@@ -323,6 +344,9 @@ func attributionAt(lines []string, i int) int {
 			if strings.Contains(f, v) {
 				return n
 			}
+		}
+		if attributionShape(joined) {
+			return n
 		}
 		return 0
 	}

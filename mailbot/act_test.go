@@ -1,0 +1,73 @@
+package mailbot_test
+
+import (
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/lohisoft/lohibot/mailbot"
+)
+
+// actCorpora are every corpus of the project with expected
+// classifications: the act-alone rule is checked on all of them.
+var actCorpora = []string{
+	"../testdata/mail", "../testdata/mail-extra", "../testdata/mail-hard", "../testdata/mail-holdout",
+	"../testdata/mail-hard-shared", "../testdata/mail-act",
+}
+
+// TestActAlone checks the act-alone rule on every corpus: no message is
+// applied without a human unless it is an exclusion of exactly the right
+// sites (a message whose expected intent is "exclude" with the sites it
+// names), Parse's action is what Decide says, and the intent is right on
+// at least 90% of each corpus. It logs, per corpus, the intent accuracy,
+// the wrong applies and the share of clear exclusions (an exclusion with
+// its sites named) that are applied.
+func TestActAlone(t *testing.T) {
+	for _, dir := range actCorpora {
+		name := filepath.Base(dir)
+		var n, right, wrongApply, clear, clearApplied, applied int
+		for _, want := range loadExpected(t, dir) {
+			raw, err := os.ReadFile(filepath.Join(dir, want.File))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m := mailbot.Parse(raw)
+			n++
+			got := string(m.Intent)
+			if got == want.Intent || slices.Contains(want.Accept, got) {
+				right++
+			}
+			if want.Action != "" && string(m.Action) != want.Action {
+				t.Errorf("%s/%s: action %q, want %q\nreasons: %q", name, want.File, m.Action, want.Action, m.Reasons)
+			}
+			if d := mailbot.Decide(m); d.Action != m.Action {
+				t.Errorf("%s/%s: Parse says action %q, Decide says %q", name, want.File, m.Action, d.Action)
+			}
+			wantDomains := want.Domains
+			if wantDomains == nil {
+				wantDomains = []string{}
+			}
+			isClear := want.Intent == "exclude" && len(wantDomains) > 0
+			if isClear {
+				clear++
+			}
+			if m.Action != mailbot.ActionApply {
+				continue
+			}
+			applied++
+			if !isClear || got != "exclude" || !slices.Equal(m.Domains, wantDomains) {
+				wrongApply++
+				t.Errorf("%s/%s applied without a human: intent %s %q, want %s %q (%s)\nreasons: %q",
+					name, want.File, got, m.Domains, want.Intent, wantDomains, want.Note, m.Reasons)
+				continue
+			}
+			clearApplied++
+		}
+		t.Logf("%s: intent %d/%d, applied %d, wrong applies %d, clear exclusions applied %d/%d",
+			name, right, n, applied, wrongApply, clearApplied, clear)
+		if right*10 < n*9 {
+			t.Errorf("%s: intent right on %d/%d, want at least 90%%", name, right, n)
+		}
+	}
+}
