@@ -141,6 +141,9 @@ type Result struct {
 	// ReplySkipped says why no reply was queued when replies are on ("" when
 	// one was, or replies are off).
 	ReplySkipped string
+	// Auth is what our receiving server's trusted Authentication-Results
+	// say about the sender (zero for a duplicate).
+	Auth Auth
 }
 
 // NeedsReview reports whether the message waits for a staff member.
@@ -292,7 +295,7 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 // newResult is the result of a message before it is applied.
 func newResult(m *Message, pl *plan) *Result {
 	return &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
-		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
+		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang, Auth: m.Auth}
 }
 
 // applyIn stores the message and applies its plan inside tx, filling res.
@@ -312,6 +315,7 @@ func (p *Processor) applyIn(ctx context.Context, tx *db.Tx, m *Message, pl *plan
 		}
 		res.Duplicate = true
 		res.Reasons = nil
+		res.Auth = Auth{}
 		res.ID = old.ID
 		res.Intent = Intent(old.Intent)
 		res.Domains = strings.Fields(old.Domains)
@@ -431,7 +435,8 @@ func (p *Processor) applyGroup(ctx context.Context, group []*pending) {
 // queueReply queues the reply a processed message deserves, if any. A
 // failure is logged: the message and what it caused are committed already.
 func (p *Processor) queueReply(ctx context.Context, raw []byte, res *Result) {
-	req := reply.Request{MailID: res.ID, Raw: raw, Lang: res.Lang, At: res.Committed}
+	// Only a sender our server authenticated is answered (no backscatter).
+	req := reply.Request{MailID: res.ID, Raw: raw, Lang: res.Lang, At: res.Committed, Authenticated: res.Auth.Aligned}
 	switch {
 	case len(res.Excluded) > 0:
 		req.Kind, req.Sites = db.ReplyAck, res.Excluded
