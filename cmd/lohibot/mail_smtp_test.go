@@ -175,3 +175,27 @@ func TestMailImportNoBackscatter(t *testing.T) {
 		}
 	})
 }
+
+// TestURLPasswordsRedacted: a password written into an --imap or --smtp
+// URL is refused without being shown, even when it holds a "/" or a blank
+// (which a URL parser takes for the start of a path or a bad host).
+func TestURLPasswordsRedacted(t *testing.T) {
+	dsn := dbtest.DSN(t, "sqlite")
+	env := []string{"LOHIBOT_DB=" + dsn, "LOHIBOT_SMTP_PASSWORD=x", "LOHIBOT_IMAP_PASSWORD=x"}
+	for _, pw := range []string{"Sl9q/Ash9q", "Bl9q Ank9q", "Bo9q/Th9q Xy9q@Zz9q"} {
+		for _, args := range [][]string{
+			{"mail", "watch", "--once", "--imap", "imaps://bot:" + pw + "@mail.example/INBOX"},
+			{"mail", "import", mailTestdata("exclude-one.eml"), "--smtp", "smtp://bot:" + pw + "@127.0.0.1:2525"},
+		} {
+			r := runCLI(t, env, args...)
+			if r.code != 2 || r.stderr == "" {
+				t.Errorf("%s with a password in the URL: exit %d, stderr %q; want 2", args[1], r.code, r.stderr)
+			}
+			for _, part := range strings.FieldsFunc(pw, func(r rune) bool { return r == '/' || r == ' ' || r == '@' }) {
+				if strings.Contains(r.stderr, part) {
+					t.Errorf("%s: stderr shows part of the password (%q): %q", args[1], part, r.stderr)
+				}
+			}
+		}
+	}
+}
