@@ -56,6 +56,16 @@ func New(store *db.Store, opts *Options) *Policy {
 	return &Policy{store: store, now: o.Now, hold: o.UnverifiedHold}
 }
 
+// WithUnverifiedHold returns a copy of p whose unverified exclusions keep
+// the site's index entries for d (see Options.UnverifiedHold).
+func (p *Policy) WithUnverifiedHold(d time.Duration) *Policy {
+	c := *p
+	if d > 0 {
+		c.hold = d
+	}
+	return &c
+}
+
 // WithNow returns a copy of p that reads the time from now.
 func (p *Policy) WithNow(now func() time.Time) *Policy {
 	c := *p

@@ -128,6 +128,7 @@ type mailImportOptions struct {
 	Paths      []string
 	AuthservID string
 	SMTP       smtpFlags
+	Trust      trustFlags
 	Insecure   bool
 }
 
@@ -163,6 +164,9 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 			if err := checkAuthservID(opts.AuthservID); err != nil {
 				return err
 			}
+			if err := opts.Trust.check(); err != nil {
+				return err
+			}
 			for _, p := range opts.Paths {
 				if _, err := mailbot.DetectSource(p); err != nil {
 					return &exitError{code: exitBadInput, err: err}
@@ -178,6 +182,7 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 	}
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
 	opts.SMTP.register(cmd)
+	opts.Trust.register(cmd)
 	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "send to the SMTP server without TLS (loopback servers only)")
 	return cmd
 }
@@ -198,10 +203,12 @@ const authservIDUsage = "authserv-id of our receiving mail server: only its Auth
 // runMailImport applies the messages of opts.Paths, printing a line per
 // message and a summary; it returns refused (exit 1) when some failed.
 func runMailImport(ctx context.Context, opts *mailImportOptions, out io.Writer) error {
-	pol := opts.Policy
+	pol := opts.Trust.policy(opts.Policy)
 	logger := opts.newLogger(slog.LevelWarn)
+	purgeDue(ctx, pol, logger)
 	replies := opts.SMTP.replier(pol.Store(), opts.Sender, logger)
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies,
+		UnverifiedLimit: opts.Trust.UnverifiedLimit})
 	var mu sync.Mutex // guards out and errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
 		OnResult: func(source string, res *mailbot.Result, err error) {
@@ -343,6 +350,7 @@ type mailWatchOptions struct {
 	Sender   *reply.SMTP            // nil: no replies
 
 	SMTP            smtpFlags
+	Trust           trustFlags
 	IMAP            string
 	PasswordFile    string
 	OAuthTokenFile  string
@@ -386,6 +394,9 @@ server on loopback only.`,
 			if err := checkAuthservID(opts.AuthservID); err != nil {
 				return err
 			}
+			if err := opts.Trust.check(); err != nil {
+				return err
+			}
 			if err := opts.check(a.getenv); err != nil {
 				return err
 			}
@@ -404,6 +415,7 @@ server on loopback only.`,
 	cmd.Flags().StringVar(&opts.ReviewFolder, "review-folder", mailbot.DefaultReviewFolder, "folder for messages waiting for staff")
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
 	opts.SMTP.register(cmd)
+	opts.Trust.register(cmd)
 	return cmd
 }
 
@@ -439,10 +451,19 @@ func (opts *mailWatchOptions) check(getenv func(string) string) error {
 // messages there are processed), then prints a summary, unless the
 // mailbox was never read: then the error alone.
 func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) error {
-	pol, ep := opts.Policy, opts.Endpoint
+	pol, ep := opts.Trust.policy(opts.Policy), opts.Endpoint
 	logger := opts.newLogger(slog.LevelInfo)
+	purgeDue(ctx, pol, logger)
 	replies := opts.SMTP.replier(pol.Store(), opts.Sender, logger, ep.Username)
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies,
+		UnverifiedLimit: opts.Trust.UnverifiedLimit})
+	if !opts.Once {
+		pctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { purgeEvery(pctx, pol, logger) })
+		defer wg.Wait()
+		defer stop()
+	}
 	if replies != nil && !opts.Once {
 		// Replies go out beside the watcher, so a slow or failing mail
 		// server never holds up an exclusion.
