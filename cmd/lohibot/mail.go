@@ -153,8 +153,17 @@ duplicate), then a summary; exit 1 when some messages failed.
 With --smtp, every exclusion is acknowledged to its sender and every message
 queued for staff gets a short "received" reply (RFC 3834 rules: never to
 automatic mail, lists, bounces or no-reply addresses; one per sender and
-site per 24 hours). Replies that cannot be sent stay queued and are retried
-by the next import or by mail watch. Without --smtp nothing is sent.`,
+site per 24 hours). Only a sender our server authenticated (--authserv-id:
+DKIM or SPF pass aligned with From) is answered, at most --reply-limit
+times a day (3), and --reply-daily-limit replies in all (500): no
+backscatter to forged addresses; a withheld reply is recorded for staff.
+Replies that cannot be sent stay queued and are retried by the next import
+or by mail watch. Without --smtp nothing is sent.
+
+An exclusion from a sender not verified for the site applies at once but
+keeps the site's pages (hidden) for --unverified-hold (30 days) unless staff
+confirm or undo it; one such sender excludes at most --unverified-limit (10)
+sites a day, more go to staff.`,
 		Example: `  lohibot mail import ~/mail/exclusions.mbox
   lohibot mail import ~/Maildir/.Exclusions message.eml --json
   LOHIBOT_SMTP_PASSWORD=... lohibot mail import saved/ --smtp smtp://message%40lohisoft.com@smtp.lohisoft.com:587`,
