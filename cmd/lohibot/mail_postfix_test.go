@@ -25,7 +25,7 @@ func TestAcknowledgementsThroughPostfix(t *testing.T) {
 	env := []string{"LOHIBOT_DB=" + dsn}
 	dir := filepath.Join("..", "..", "testdata", "mailbot", "ack")
 	start := time.Now()
-	r := runCLI(t, env, "mail", "import", dir, "--smtp", "smtp://"+pf.Addr, "--insecure", "--from", "message@lohisoft.com")
+	r := runCLI(t, env, "mail", "import", dir, "--authserv-id", "mx1.lohisoft.com", "--smtp", "smtp://"+pf.Addr, "--insecure", "--from", "message@lohisoft.com")
 	if r.code != 0 {
 		t.Fatalf("mail import --smtp: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
