@@ -312,6 +312,9 @@ func TestUnverifiedExclusionKeepsPages(t *testing.T) {
 		if n := searchHits(); n != 0 {
 			t.Errorf("search finds %d pages of an excluded site, want 0", n)
 		}
+		if r := runCLI(t, env, "report", "example.com"); !strings.Contains(r.stdout, "unverified: pages kept, hidden from search, until") {
+			t.Errorf("report does not say the pages are kept:\n%s", r.stdout)
+		}
 		// A mistake: staff re-include it, and it is all there again.
 		if r := runCLI(t, env, "exclude", "remove", "example.com", "--by", "anna"); r.code != 0 {
 			t.Fatalf("exclude remove: exit %d %s", r.code, r.stderr)
