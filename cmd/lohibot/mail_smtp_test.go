@@ -170,7 +170,7 @@ func TestMailImportNoBackscatter(t *testing.T) {
 			t.Errorf("import lines do not say why replies were withheld:\n%s", r.stdout)
 		}
 		r = runCLI(t, env, "mail", "show", "1")
-		if !strings.Contains(r.stdout, "skipped") || !strings.Contains(r.stdout, "not authenticated") {
+		if !strings.Contains(r.stdout, "skipped, not sent: sender not authenticated") {
 			t.Errorf("mail show of a forged message does not show the withheld reply:\n%s", r.stdout)
 		}
 	})
