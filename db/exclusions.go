@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // Exclusion returns the exclusion of site, or an error wrapping ErrNotFound
@@ -51,6 +52,42 @@ func (q queries) VerifyExclusion(ctx context.Context, site string) error {
 		return fmt.Errorf("db: verify exclusion: %w", err)
 	}
 	return nil
+}
+
+// ExclusionsToPurge returns the exclusions whose kept index entries are due
+// to be purged at now (PurgeAfter at or before it), by site. It does I/O.
+func (q queries) ExclusionsToPurge(ctx context.Context, now time.Time) ([]Exclusion, error) {
+	var out []Exclusion
+	if err := q.with(ctx).Where("purge_after IS NOT NULL AND purge_after <= ?", now.UTC()).Order("site").Find(&out).Error; err != nil {
+		return nil, fmt.Errorf("db: list exclusions to purge: %w", err)
+	}
+	return out, nil
+}
+
+// SetExclusionPurgeAfter sets when the kept index entries of site's
+// exclusion are purged; nil records that nothing is kept. It does I/O.
+func (q queries) SetExclusionPurgeAfter(ctx context.Context, site string, at *time.Time) error {
+	var v any
+	if at != nil {
+		v = at.UTC()
+	}
+	if err := q.with(ctx).Model(&Exclusion{}).Where("site = ?", site).Update("purge_after", v).Error; err != nil {
+		return fmt.Errorf("db: set purge time of exclusion: %w", err)
+	}
+	return nil
+}
+
+// CountUnverifiedExclusionsBy counts the current unverified exclusions
+// asked for by actor (an email sender) from source at or after since. It
+// does I/O.
+func (q queries) CountUnverifiedExclusionsBy(ctx context.Context, actor, source string, since time.Time) (int64, error) {
+	var n int64
+	err := q.with(ctx).Model(&Exclusion{}).Where("actor = ? AND source = ? AND NOT verified AND excluded_at >= ?", actor, source, since.UTC()).
+		Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("db: count unverified exclusions: %w", err)
+	}
+	return n, nil
 }
 
 // DeleteExclusion deletes the exclusion of site and reports whether there

@@ -18,6 +18,10 @@ const (
 	ReplyQueued = "queued" // waiting to be sent (or to be retried after a failure)
 	ReplySent   = "sent"   // accepted by the SMTP server
 	ReplyFailed = "failed" // given up after too many attempts
+	// ReplySkipped records a reply that was due and deliberately not sent
+	// (the sender was not authenticated, or a limit was reached): it has
+	// no bytes, and LastError says why.
+	ReplySkipped = "skipped"
 )
 
 // MailReply is one reply to a webmaster's email (RFC 3834 auto-reply),
@@ -61,6 +65,18 @@ func (s *Store) MailRepliesTo(ctx context.Context, recipient string, since time.
 		return nil, fmt.Errorf("db: read mail replies: %w", err)
 	}
 	return out, nil
+}
+
+// CountMailRepliesSince counts the replies created at or after since that
+// were queued to be sent (skipped ones not counted). It does I/O.
+func (s *Store) CountMailRepliesSince(ctx context.Context, since time.Time) (int64, error) {
+	var n int64
+	err := s.DB.WithContext(ctx).Model(&MailReply{}).Where("created_at >= ? AND status <> ?", since.UTC(), ReplySkipped).
+		Count(&n).Error
+	if err != nil {
+		return 0, fmt.Errorf("db: count mail replies: %w", err)
+	}
+	return n, nil
 }
 
 // MailRepliesOf returns the replies to the message with row id mailID,

@@ -308,6 +308,13 @@ DROP INDEX anchors_to;
 	// every index of the table. With room left on the page it is a HOT
 	// update, which touches no index.
 	`{{POSTGRES}}ALTER TABLE requests SET (fillfactor = 70)`,
+	// 13: an unverified exclusion keeps the site's index entries (hidden
+	// from search, as the site is excluded) until purge_after, so that a
+	// stranger's email cannot destroy another site's index at once; NULL
+	// means nothing is kept (purged at exclusion, or since). The
+	// exclusions made before this version purged at once.
+	`ALTER TABLE exclusions ADD COLUMN purge_after {{TIME}};
+CREATE INDEX exclusions_purge_after ON exclusions (purge_after);`,
 }
 
 // sealMigration is the schema version that added the seal tables.

@@ -29,6 +29,11 @@ type Exclusion struct {
 	// the receiving server authenticated for the site (a trusted
 	// Authentication-Results header, DKIM or SPF aligned with From).
 	Verified bool
+	// PurgeAfter, when set, is when the site's index entries, kept since an
+	// unverified exclusion, are purged unless the exclusion is verified
+	// (purged then) or the site re-included (kept) before. Nil means
+	// nothing is kept: the index was purged.
+	PurgeAfter *time.Time
 }
 
 // TableName implements gorm's tabler.
@@ -43,6 +48,7 @@ const (
 	EventSiteUpdate    = "site-update"    // a listed site got a new start URL
 	EventSiteRemove    = "site-remove"    // a site left the crawl list
 	EventMailDismiss   = "mail-dismiss"   // a staff member closed an email without changing the policy
+	EventPurge         = "purge"          // the index entries kept since an unverified exclusion were purged, unopposed
 )
 
 // PolicyEvent is one entry of the append-only policy log. Rows are never

@@ -16,10 +16,13 @@ import (
 //
 // Anyone can write an Authentication-Results header, with any server's id,
 // into the message they send; RFC 8601 §5 asks the receiving server to
-// remove such copies of its own id, but not every setup does. So only the
-// topmost headers are read (trustedAuth): those above the Received header
-// that records the hand-over from outside, and above any Received header
-// once one of ours was seen.
+// remove such copies of its own id, but not every setup does. What our
+// servers add always stands above what the message brought, so only the
+// headers of the trusted zone are read (trustedAuth): from the top down to
+// the first Received header that a server other than ours added. Within
+// it, each method (dkim, spf, dmarc) is taken from the topmost header that
+// reports it: a header of our id further down that reports the method
+// again came with the message, and is ignored.
 //
 // Domain is the DKIM signing domain (d=) of a passing signature, preferring
 // one aligned with the From domain, else the SPF-verified MAIL FROM domain
@@ -30,9 +33,21 @@ func parseAuth(h message.Header, authservID string) Auth {
 		return Auth{}
 	}
 	var results []authres.Result
+	reported := map[string]bool{} // methods reported by a header above
 	for _, v := range values {
 		_, rs, _ := authres.Parse(stripComments(v))
-		results = append(results, rs...)
+		here := map[string]bool{}
+		for _, r := range rs {
+			m := methodOf(r)
+			if reported[m] {
+				continue
+			}
+			here[m] = true
+			results = append(results, r)
+		}
+		for m := range here {
+			reported[m] = true
+		}
 	}
 
 	fromDomain := ""
@@ -98,9 +113,11 @@ func parseAuth(h message.Header, authservID string) Auth {
 // trustedAuth returns, top first, the values of the Authentication-Results
 // headers that authservID's server added: walking the header from the top,
 // it takes those whose authserv-id is authservID, and stops at the first
-// Received header that is not internal (added by our own MTA for a hand-over
-// on this machine) or, once one was taken, at any Received header. What
-// stands below was in the message before our server received it.
+// Received header added by a server other than ours (ourReceived). Our own
+// Received headers, the hand-over from outside included ("from <sender> by
+// <our MX>", above or below which MTAs write their results), do not end
+// it. What stands below a foreign server's Received was written before our
+// server received the message.
 func trustedAuth(h message.Header, authservID string) []string {
 	own := normID(authservID)
 	if own == "" {
@@ -111,7 +128,7 @@ func trustedAuth(h message.Header, authservID string) []string {
 	for fields.Next() {
 		switch strings.ToLower(fields.Key()) {
 		case "received":
-			if len(trusted) > 0 || !internalReceived(fields.Value(), own) {
+			if !ourReceived(fields.Value(), own) {
 				return trusted
 			}
 		case "authentication-results":
@@ -123,6 +140,25 @@ func trustedAuth(h message.Header, authservID string) []string {
 		}
 	}
 	return trusted
+}
+
+// methodOf names the method of an authentication result.
+func methodOf(r authres.Result) string {
+	switch r.(type) {
+	case *authres.DKIMResult:
+		return "dkim"
+	case *authres.SPFResult:
+		return "spf"
+	case *authres.DMARCResult:
+		return "dmarc"
+	case *authres.AuthResult:
+		return "auth"
+	case *authres.IPRevResult:
+		return "iprev"
+	case *authres.DomainKeysResult:
+		return "domainkeys"
+	}
+	return "other"
 }
 
 // ValidAuthservID reports whether id can be the authserv-id of our
@@ -147,65 +183,40 @@ func normID(id string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimSpace(id), "."))
 }
 
-// internalReceived reports whether a Received header records a hand-over
-// inside our own MTA: "by" names our server (the authserv-id's host or
-// another host of its registrable domain) and the message came from no
-// other machine (no "from" clause, or one whose address literals are all
-// loopback). A "from" name alone proves nothing: it is the sender's HELO.
-func internalReceived(v, own string) bool {
-	words := strings.Fields(strings.NewReplacer(";", " ; ").Replace(v))
-	by, from := "", -1
+// ourReceived reports whether a Received header was added by our server:
+// its "by" names our server (the authserv-id's host, or another host of
+// its registrable domain: mx1 and mx2.lohisoft.com are one MTA cluster),
+// or it records a hop inside the receiving system, with no "from" clause
+// and "by" an address rather than a name (Gmail's "Received: by
+// 2002:a05:...  with SMTP id"). A foreign server names itself by host
+// name, even for mail submitted on it ("Received: by mail.example.net
+// (Postfix, from userid 1000)"), so that one ends the trusted zone. The
+// "from" part proves nothing: it is the sender's HELO.
+func ourReceived(v, own string) bool {
+	words := strings.Fields(strings.NewReplacer(";", " ; ").Replace(stripComments(v)))
+	by, from := "", false
 	for i, w := range words {
 		switch strings.ToLower(w) {
+		case ";":
+			// The date follows.
+			return by != "" && (sameServer(by, own) || !from && isAddress(by))
 		case "by":
 			if by == "" && i+1 < len(words) {
 				by = normID(words[i+1])
 			}
 		case "from":
-			if from < 0 {
-				from = i
-			}
+			from = true
 		}
 	}
-	if by == "" || !sameServer(by, own) {
-		return false
-	}
-	if from < 0 {
-		return true
-	}
-	// The from clause, comments included, up to "by".
-	loopback := false
-	for _, w := range words[from+1:] {
-		lw := strings.ToLower(w)
-		if lw == "by" {
-			break
-		}
-		for _, lit := range ipLiterals(w) {
-			ip, err := netip.ParseAddr(strings.TrimPrefix(strings.ToLower(lit), "ipv6:"))
-			if err != nil || !ip.Unmap().IsLoopback() {
-				return false
-			}
-			loopback = true
-		}
-	}
-	return loopback
+	return by != "" && (sameServer(by, own) || !from && isAddress(by))
 }
 
-// ipLiterals returns the [...] address literals in w.
-func ipLiterals(w string) []string {
-	var out []string
-	for {
-		i := strings.IndexByte(w, '[')
-		if i < 0 {
-			return out
-		}
-		j := strings.IndexByte(w[i:], ']')
-		if j < 0 {
-			return out
-		}
-		out = append(out, w[i+1:i+j])
-		w = w[i+j+1:]
-	}
+// isAddress reports whether host is an IP address (bare or as a literal)
+// rather than a name.
+func isAddress(host string) bool {
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	_, err := netip.ParseAddr(strings.TrimPrefix(host, "ipv6:"))
+	return err == nil
 }
 
 // sameServer reports whether host belongs to the server named by own: the

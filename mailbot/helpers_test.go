@@ -52,6 +52,13 @@ func fakeParse(raw []byte) *mailbot.Message {
 		m.Auth = mailbot.Auth{DKIM: "pass", SPF: "pass", DMARC: "pass"}
 		if at := strings.LastIndexByte(m.From, '@'); at >= 0 {
 			m.Auth.Domain = m.From[at+1:]
+			m.Auth.Aligned = m.Auth.Domain
+		}
+	} else if strings.Contains(ar, "spf=pass") {
+		m.Auth = mailbot.Auth{SPF: "pass"}
+		if at := strings.LastIndexByte(m.From, '@'); at >= 0 {
+			m.Auth.Domain = m.From[at+1:]
+			m.Auth.Aligned = m.Auth.Domain
 		}
 	}
 	return m

@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/lohisoft/lohibot/internal/redact"
 )
 
 // ErrBadURL is returned (wrapped) for an IMAP URL that cannot be used.
@@ -40,7 +42,12 @@ type Endpoint struct {
 // or as %40). A password in the URL is refused: it would show in the
 // process list and the shell history. Errors wrap ErrBadURL.
 func ParseIMAPURL(s string) (*Endpoint, error) {
-	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrBadURL, s, why) }
+	bad := func(why string) error { return fmt.Errorf("%w %q: %s", ErrBadURL, redact.URL(s), why) }
+	if redact.HasPassword(s) {
+		// Said before anything else is parsed: a password holding "/" or
+		// a blank would otherwise be taken for a path or a host.
+		return nil, bad("a password does not belong in the URL: use --password-file or LOHIBOT_IMAP_PASSWORD")
+	}
 	var e Endpoint
 	rest, ok := strings.CutPrefix(s, "imaps://")
 	if ok {

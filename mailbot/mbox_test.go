@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -119,8 +121,8 @@ func mustWrite(t testing.TB, path, content string) {
 // TestReadFolderRecursive: a folder of messages is read with its
 // sub-folders, in name order, depth first; a Maildir inside is read as a
 // Maildir (cur/ and new/, not tmp/); hidden files and folders are skipped;
-// a link to a file is read, a link to a folder is not followed (here one
-// that would loop).
+// a link to a file inside the folder is read, one to a file out of it is
+// not, a link to a folder is not followed (here one that would loop).
 func TestReadFolderRecursive(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "saved")
@@ -139,7 +141,10 @@ func TestReadFolderRecursive(t *testing.T) {
 	if err := os.Symlink(dir, filepath.Join(dir, "loop")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(base, "outside.eml"), filepath.Join(dir, "m-link.eml")); err != nil {
+	if err := os.Symlink(filepath.Join(base, "outside.eml"), filepath.Join(dir, "m-link-out.eml")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("b/c.eml", filepath.Join(dir, "m-link.eml")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(filepath.Join(base, "nowhere"), filepath.Join(dir, "n-dangling.eml")); err != nil {
@@ -154,7 +159,7 @@ func TestReadFolderRecursive(t *testing.T) {
 		"b/d.mbox#1|Subject: b/d 1",
 		"b/d.mbox#2|Subject: b/d 2",
 		"b/deeper/e.eml|Subject: b/deeper/e",
-		"m-link.eml|Subject: linked",
+		"m-link.eml|Subject: b/c",
 		"md/cur/1000.a:2,S|Subject: md cur",
 		"md/new/1001.b|Subject: md new",
 		"z.eml|Subject: z",
@@ -244,5 +249,68 @@ func TestReadFolderSkipsOtherFiles(t *testing.T) {
 	mustWrite(t, filepath.Join(other, "README.md"), "# nothing here\n")
 	if _, err := mailbot.DetectSource(other); !errors.Is(err, mailbot.ErrNotMaildir) {
 		t.Errorf("DetectSource(folder of a README) = %v, want ErrNotMaildir", err)
+	}
+}
+
+// TestReadMaildirHostile: a FIFO in cur/ is skipped without blocking (the
+// read would wait for a writer for ever), a link in cur/ to a file out of
+// the Maildir (/etc/passwd) is never read as a message, a link to another
+// message inside it is; the FIFO named on the command line is refused.
+func TestReadMaildirHostile(t *testing.T) {
+	dir := t.TempDir()
+	md := filepath.Join(dir, "Maildir")
+	mustWrite(t, filepath.Join(md, "cur", "1000.a:2,S"), "Subject: first\n\n")
+	mustWrite(t, filepath.Join(md, "new", "1003.d"), "Subject: last\n\n")
+	mustWrite(t, filepath.Join(md, "tmp", "inside"), "Subject: linked inside\n\n")
+	if err := syscall.Mkfifo(filepath.Join(md, "cur", "1001.b:2,S"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(md, "cur", "1002.c:2,S")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../tmp/inside", filepath.Join(md, "cur", "1002.d:2,S")); err != nil {
+		t.Fatal(err)
+	}
+	for _, src := range []string{md, dir} { // a Maildir, and a folder holding it
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		var got []string
+		done := make(chan error, 1)
+		go func() {
+			done <- mailbot.ReadSource(ctx, src, func(raw []byte, source string) error {
+				first, _, _ := strings.Cut(string(raw), "\n")
+				got = append(got, filepath.Base(source)+"|"+first)
+				return nil
+			})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("ReadSource(%s): %v", src, err)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("ReadSource(%s) blocks on the FIFO", src)
+		}
+		cancel()
+		want := []string{"1000.a:2,S|Subject: first", "1002.d:2,S|Subject: linked inside", "1003.d|Subject: last"}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("ReadSource(%s) (-want +got):\n%s", src, diff)
+		}
+	}
+	fifo := filepath.Join(dir, "named.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, err := mailbot.ReadFile(fifo); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadFile(fifo) = %v, want not a regular file", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("ReadFile blocks on a FIFO")
+	}
+	if _, err := mailbot.DetectSource(fifo); err == nil {
+		t.Error("DetectSource(fifo) = nil error, want not a regular file")
 	}
 }

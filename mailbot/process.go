@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -43,6 +44,13 @@ const SourceMail = "mail"
 // naming more goes to staff, and none of it is applied.
 const MaxSitesPerMessage = 10
 
+// DefaultUnverifiedLimit is how many sites one sender may exclude without
+// being verified for them in UnverifiedWindow (Options.UnverifiedLimit).
+const DefaultUnverifiedLimit = 10
+
+// UnverifiedWindow is the period Options.UnverifiedLimit counts over.
+const UnverifiedWindow = 24 * time.Hour
+
 // maxIDLen is the longest Message-ID stored as is; longer ones (which no
 // real mailer writes) are replaced by a hash so the unique index stays
 // usable on every engine.
@@ -70,6 +78,11 @@ type Options struct {
 	// committed; a reply that fails never undoes or delays what was done.
 	// Nil means no reply.
 	Replies *reply.Replier
+	// UnverifiedLimit is the most sites one sender may exclude in
+	// UnverifiedWindow without being shown to speak for them; a message
+	// that would exclude more goes to staff, none of it applied. Zero
+	// means DefaultUnverifiedLimit.
+	UnverifiedLimit int
 }
 
 // Processor applies emails to the policy: it stores every message once in
@@ -85,6 +98,8 @@ type Processor struct {
 	now     func() time.Time
 	log     *slog.Logger
 	replies *reply.Replier
+	// unverifiedLimit is Options.UnverifiedLimit.
+	unverifiedLimit int
 }
 
 // New returns a Processor that applies messages to pol, whose store also
@@ -104,7 +119,11 @@ func New(pol *policy.Policy, opts *Options) *Processor {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger, replies: o.Replies}
+	if o.UnverifiedLimit <= 0 {
+		o.UnverifiedLimit = DefaultUnverifiedLimit
+	}
+	return &Processor{store: pol.Store(), policy: pol, parse: o.Parse, now: o.Now, log: o.Logger, replies: o.Replies,
+		unverifiedLimit: o.UnverifiedLimit}
 }
 
 // Result is what Process did with one message.
@@ -141,6 +160,9 @@ type Result struct {
 	// ReplySkipped says why no reply was queued when replies are on ("" when
 	// one was, or replies are off).
 	ReplySkipped string
+	// Auth is what our receiving server's trusted Authentication-Results
+	// say about the sender (zero for a duplicate).
+	Auth Auth
 }
 
 // NeedsReview reports whether the message waits for a staff member.
@@ -342,7 +364,7 @@ func (p *Processor) apply(ctx context.Context, m *Message, raw []byte, source st
 // newResult is the result of a message before it is applied.
 func newResult(m *Message, pl *plan) *Result {
 	return &Result{MessageID: pl.row.MessageID, From: pl.row.FromAddr, Subject: pl.row.Subject,
-		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang}
+		Intent: m.Intent, Domains: m.Domains, Reasons: m.Reasons, Lang: m.Lang, Auth: m.Auth}
 }
 
 // applyIn stores the message and applies its plan inside tx, filling res.
@@ -362,6 +384,7 @@ func (p *Processor) applyIn(ctx context.Context, tx *db.Tx, m *Message, pl *plan
 		}
 		res.Duplicate = true
 		res.Reasons = nil
+		res.Auth = Auth{}
 		res.ID = old.ID
 		res.Intent = Intent(old.Intent)
 		res.Domains = strings.Fields(old.Domains)
@@ -378,10 +401,29 @@ func (p *Processor) applyIn(ctx context.Context, tx *db.Tx, m *Message, pl *plan
 	if len(pl.sites) == 0 {
 		return nil
 	}
-	if len(pl.sites) == 1 {
+	var why string
+	// In a savepoint, as a failure here is handled as the exclusion's.
+	err = tx.InTx(ctx, func(stx *db.Tx) error {
+		var err error
+		why, err = p.overUnverifiedLimit(ctx, stx, m, &row, pl.sites)
+		return err
+	})
+	switch {
+	case err == nil && why != "":
+		reason := why
+		if row.ReviewReason != "" {
+			reason = row.ReviewReason + "; " + why
+		}
+		if err := tx.SetMailOutcome(ctx, row.ID, string(OutcomeQueued), ReviewPending, reason); err != nil {
+			return fmt.Errorf("record the limit: %w", err)
+		}
+		res.Outcome, res.ReviewStatus, res.ReviewReason = OutcomeQueued, ReviewPending, reason
+		return nil
+	case err != nil:
+	case len(pl.sites) == 1:
 		// policy.Exclude runs in its own savepoint already.
 		err = p.exclude(ctx, tx, m, &row, pl.sites)
-	} else {
+	default:
 		// All the sites or none.
 		err = tx.InTx(ctx, func(stx *db.Tx) error {
 			return p.exclude(ctx, stx, m, &row, pl.sites)
@@ -481,7 +523,8 @@ func (p *Processor) applyGroup(ctx context.Context, group []*pending) {
 // queueReply queues the reply a processed message deserves, if any. A
 // failure is logged: the message and what it caused are committed already.
 func (p *Processor) queueReply(ctx context.Context, raw []byte, res *Result) {
-	req := reply.Request{MailID: res.ID, Raw: raw, Lang: res.Lang, At: res.Committed}
+	// Only a sender our server authenticated is answered (no backscatter).
+	req := reply.Request{MailID: res.ID, Raw: raw, Lang: res.Lang, At: res.Committed, Authenticated: res.Auth.Aligned}
 	switch {
 	case len(res.Excluded) > 0:
 		req.Kind, req.Sites = db.ReplyAck, res.Excluded
@@ -558,7 +601,45 @@ func (p *Processor) exclude(ctx context.Context, tx *db.Tx, m *Message, row *db.
 // policyIn returns a Policy whose changes happen inside tx (as savepoints),
 // so a message and the exclusions it causes commit together.
 func (p *Processor) policyIn(tx *db.Tx) *policy.Policy {
-	return policy.New(p.store, &policy.Options{Now: p.now}).In(tx)
+	return p.policy.WithNow(p.now).In(tx)
+}
+
+// overUnverifiedLimit says why the message's exclusion of sites must wait
+// for staff because of the sender's unverified exclusions ("" when it need
+// not): the new unverified exclusions it would make, with those the sender
+// made in UnverifiedWindow, come to more than the limit. So one sender who
+// cannot prove they speak for the sites cannot take a large part of the
+// crawl list off at once. Sites already excluded do not count.
+func (p *Processor) overUnverifiedLimit(ctx context.Context, tx *db.Tx, m *Message, row *db.MailMessage, sites []string) (string, error) {
+	var fresh int
+	for _, site := range sites {
+		if m.Verified(site) {
+			continue
+		}
+		if _, err := tx.Exclusion(ctx, site); err == nil {
+			continue
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return "", err
+		}
+		fresh++
+	}
+	if fresh == 0 {
+		return "", nil
+	}
+	// Counted under the policy lock, so two messages of one sender
+	// applied at once by two processes cannot both pass.
+	if err := tx.LockPolicy(ctx); err != nil {
+		return "", err
+	}
+	n, err := tx.CountUnverifiedExclusionsBy(ctx, actorOf(row.FromAddr), SourceMail, p.now().Add(-UnverifiedWindow))
+	if err != nil {
+		return "", err
+	}
+	if int(n)+fresh <= p.unverifiedLimit {
+		return "", nil
+	}
+	return fmt.Sprintf("the sender, not verified for these sites, asked to exclude %d sites in 24 hours, more than the %d allowed: a staff member must check it",
+		int(n)+fresh, p.unverifiedLimit), nil
 }
 
 func detailOf(row *db.MailMessage, auth Auth, site, approvedBy string) string {

@@ -10,12 +10,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/mailbot"
+	"github.com/lohisoft/lohibot/policy"
 )
 
 var processTests = []struct {
@@ -270,4 +272,50 @@ func TestProcessExclusionFails(t *testing.T) {
 	if n := countRows(t, store, &db.PolicyEvent{}, ""); n != 0 {
 		t.Errorf("policy events = %d, want 0 (rolled back)", n)
 	}
+}
+
+// TestUnverifiedLimit: one sender not verified for the sites excludes at
+// most ten of them in 24 hours; the message that would pass the limit goes
+// to staff whole, excluding nothing; sites already excluded do not count,
+// and the next day the sender may exclude again. Its pages stay kept.
+func TestUnverifiedLimit(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		store := dbtest.OpenDSN(t, dsn)
+		clock := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		now := func() time.Time { return clock }
+		pol := policy.New(store, &policy.Options{Now: now})
+		proc := mailbot.New(pol, &mailbot.Options{Parse: fakeParse, Logger: quietLogger(), Now: now})
+		for i := range 9 {
+			res, err := proc.Process(ctx, testMessage(fmt.Sprintf("m%d@x", i), "exclude", fmt.Sprintf("site%d.com", i)), "test")
+			if err != nil || res.Outcome != mailbot.OutcomeExcluded {
+				t.Fatalf("message %d = %+v, %v; want excluded", i, res, err)
+			}
+		}
+		// Two more sites: eleven in all, over the limit; none applied.
+		res, err := proc.Process(ctx, testMessage("m9@x", "exclude", "site9.com site10.com"), "test")
+		if err != nil || res.Outcome != mailbot.OutcomeQueued || !res.NeedsReview() || !strings.Contains(res.ReviewReason, "more than the 10 allowed") {
+			t.Fatalf("the message over the limit = %+v, %v; want queued for staff", res, err)
+		}
+		if got := excludedSites(t, pol); len(got) != 9 {
+			t.Errorf("%d sites excluded, want 9: %v", len(got), got)
+		}
+		// A site already excluded does not count; one more new one does.
+		if res, _ := proc.Process(ctx, testMessage("m10@x", "exclude", "site0.com site9.com"), "test"); res.Outcome != mailbot.OutcomeExcluded {
+			t.Errorf("tenth site with a repeat = %+v; want excluded", res)
+		}
+		if res, _ := proc.Process(ctx, testMessage("m11@x", "exclude", "site11.com"), "test"); res.Outcome != mailbot.OutcomeQueued {
+			t.Errorf("eleventh site = %+v; want queued", res)
+		}
+		// A sender verified for the site is not limited.
+		verified := strings.Replace(string(testMessage("m12@x", "exclude", "example.net")), "\r\n\r\n",
+			"\r\nAuthentication-Results: mx1.lohisoft.com; dkim=pass header.d=example.net\r\n\r\n", 1)
+		if res, _ := proc.Process(ctx, []byte(verified), "test"); res.Outcome != mailbot.OutcomeExcluded {
+			t.Errorf("verified sender's exclusion = %+v; want excluded", res)
+		}
+		clock = clock.Add(mailbot.UnverifiedWindow + time.Second)
+		if res, _ := proc.Process(ctx, testMessage("m13@x", "exclude", "site11.com"), "test"); res.Outcome != mailbot.OutcomeExcluded {
+			t.Errorf("the next day = %+v; want excluded", res)
+		}
+	})
 }

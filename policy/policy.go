@@ -18,10 +18,18 @@ var ErrNotListed = errors.New("policy: site is not on the crawl list")
 // ErrNoActor is returned when a change that needs a named person has none.
 var ErrNoActor = errors.New("policy: who made the change must be named")
 
+// DefaultUnverifiedHold is how long an unverified exclusion keeps the
+// site's index entries (hidden from search) before they are purged.
+const DefaultUnverifiedHold = 30 * 24 * time.Hour
+
 // Options configures a Policy. A nil *Options is the zero value.
 type Options struct {
 	// Now returns the current time. Nil means db.Now.
 	Now func() time.Time
+	// UnverifiedHold is how long an unverified exclusion keeps the site's
+	// index entries, hidden from search, before PurgeDue purges them.
+	// Zero means DefaultUnverifiedHold.
+	UnverifiedHold time.Duration
 }
 
 // Policy reads and changes which sites may be crawled. It is safe for
@@ -30,6 +38,7 @@ type Policy struct {
 	store *db.Store
 	tx    *db.Tx // nil, or the transaction every change and read runs in (In)
 	now   func() time.Time
+	hold  time.Duration
 }
 
 // New returns a Policy over store.
@@ -41,7 +50,27 @@ func New(store *db.Store, opts *Options) *Policy {
 	if o.Now == nil {
 		o.Now = db.Now
 	}
-	return &Policy{store: store, now: o.Now}
+	if o.UnverifiedHold <= 0 {
+		o.UnverifiedHold = DefaultUnverifiedHold
+	}
+	return &Policy{store: store, now: o.Now, hold: o.UnverifiedHold}
+}
+
+// WithUnverifiedHold returns a copy of p whose unverified exclusions keep
+// the site's index entries for d (see Options.UnverifiedHold).
+func (p *Policy) WithUnverifiedHold(d time.Duration) *Policy {
+	c := *p
+	if d > 0 {
+		c.hold = d
+	}
+	return &c
+}
+
+// WithNow returns a copy of p that reads the time from now.
+func (p *Policy) WithNow(now func() time.Time) *Policy {
+	c := *p
+	c.now = now
+	return &c
 }
 
 // Store returns the store the policy works on.
@@ -71,6 +100,7 @@ type reader interface {
 	SiteEvents(ctx context.Context, site string) ([]db.PolicyEvent, error)
 	Sites(ctx context.Context) ([]db.Site, error)
 	ExcludedListedSites(ctx context.Context) ([]string, error)
+	ExclusionsToPurge(ctx context.Context, now time.Time) ([]db.Exclusion, error)
 }
 
 // reader returns p.tx when set, else the store.
@@ -132,13 +162,20 @@ func SitesOf(inputs []string) ([]string, error) {
 }
 
 // Exclude takes the sites named by inputs off the crawl list, in one
-// transaction: if any input is not a site, nothing changes. The same
-// transaction deletes what the index keeps of each site (its pages and the
-// link texts pointing to it) and records the counts in the policy event; the
-// request log, robots.txt snapshots and emails stay as evidence. Excluding an
-// already-excluded site changes nothing but still records the request in the
-// event log as evidence (and purges anything indexed since). The exclusion
-// is visible to every Gate's next check.
+// transaction: if any input is not a site, nothing changes. The exclusion
+// is visible to every Gate's next check, and search leaves the site's
+// pages out at once.
+//
+// A verified change (staff, or a sender shown to speak for the site)
+// deletes in the same transaction what the index keeps of each site (its
+// pages and the link texts pointing to it) and records the counts in the
+// policy event; the request log, robots.txt snapshots and emails stay as
+// evidence. An unverified one keeps them, hidden, until the hold ends
+// (Options.UnverifiedHold; PurgeDue purges them then), so that a mistaken
+// or malicious request can be undone by Reinclude with nothing lost.
+// Excluding an already-excluded site records the request in the event log
+// as evidence; a verified one verifies the exclusion and purges what was
+// kept or indexed since.
 func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]ExcludeResult, error) {
 	sites, err := SitesOf(inputs)
 	if err != nil {
@@ -163,12 +200,22 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 			ex, err := tx.Exclusion(ctx, site)
 			switch {
 			case err == nil:
-				purged, err := tx.PurgeIndex(ctx, site)
-				if err != nil {
-					return err
+				var purged db.IndexPurge
+				if !c.Unverified || ex.PurgeAfter == nil {
+					// Verified now, or nothing was kept: purge what was
+					// kept or indexed since.
+					if purged, err = tx.PurgeIndex(ctx, site); err != nil {
+						return err
+					}
 				}
 				if _, err := appendPurgeEvent(ctx, tx, now, db.EventExcludeRepeat, site, c, purged); err != nil {
 					return err
+				}
+				if !c.Unverified && ex.PurgeAfter != nil {
+					if err := tx.SetExclusionPurgeAfter(ctx, site, nil); err != nil {
+						return err
+					}
+					ex.PurgeAfter = nil
 				}
 				if !ex.Verified && !c.Unverified {
 					// Asked again by someone who speaks for the site.
@@ -182,8 +229,14 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 			case !errors.Is(err, db.ErrNotFound):
 				return err
 			}
-			purged, err := tx.PurgeIndex(ctx, site)
-			if err != nil {
+			var (
+				purged     db.IndexPurge
+				purgeAfter *time.Time
+			)
+			if c.Unverified {
+				t := now.UTC().Add(p.hold)
+				purgeAfter = &t
+			} else if purged, err = tx.PurgeIndex(ctx, site); err != nil {
 				return err
 			}
 			ev, err := appendPurgeEvent(ctx, tx, now, db.EventExclude, site, c, purged)
@@ -191,7 +244,7 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 				return err
 			}
 			ex = &db.Exclusion{Site: site, ExcludedAt: now, Actor: c.Actor, Reason: c.Reason,
-				Evidence: c.Evidence, Source: c.Source, EventID: ev.ID, Verified: !c.Unverified}
+				Evidence: c.Evidence, Source: c.Source, EventID: ev.ID, Verified: !c.Unverified, PurgeAfter: purgeAfter}
 			if err := tx.CreateExclusion(ctx, ex); err != nil {
 				return err
 			}
@@ -207,9 +260,12 @@ func (p *Policy) Exclude(ctx context.Context, inputs []string, c Change) ([]Excl
 
 // Reinclude puts an excluded site back on the crawl list. It needs a named
 // actor (a staff member: re-inclusion is never automatic) and fails with
-// ErrNotExcluded when the site is not excluded. The site starts again from
-// an empty index: anything indexed while it was excluded (a request in
-// flight at the exclusion, other sites' links to it) is purged too.
+// ErrNotExcluded when the site is not excluded. An exclusion whose index
+// entries are still kept (unverified, within its hold) is undone whole:
+// the site comes back with its pages and link texts, searchable again.
+// Otherwise the site starts again from an empty index: anything indexed
+// while it was excluded (a request in flight at the exclusion, other
+// sites' links to it) is purged too.
 func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string, error) {
 	site, err := SiteOf(input)
 	if err != nil {
@@ -225,6 +281,13 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 		if err := tx.LockPolicy(ctx); err != nil {
 			return err
 		}
+		ex, err := tx.Exclusion(ctx, site)
+		if errors.Is(err, db.ErrNotFound) {
+			return fmt.Errorf("%w: %s", ErrNotExcluded, site)
+		}
+		if err != nil {
+			return err
+		}
 		deleted, err := tx.DeleteExclusion(ctx, site)
 		if err != nil {
 			return err
@@ -232,9 +295,11 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 		if !deleted {
 			return fmt.Errorf("%w: %s", ErrNotExcluded, site)
 		}
-		purged, err := tx.PurgeIndex(ctx, site)
-		if err != nil {
-			return err
+		var purged db.IndexPurge
+		if ex.PurgeAfter == nil {
+			if purged, err = tx.PurgeIndex(ctx, site); err != nil {
+				return err
+			}
 		}
 		_, err = appendPurgeEvent(ctx, tx, p.now(), db.EventReinclude, site, c, purged)
 		return err
@@ -246,6 +311,61 @@ func (p *Policy) Reinclude(ctx context.Context, input string, c Change) (string,
 		return site, fmt.Errorf("policy: re-include: %w", err)
 	}
 	return site, nil
+}
+
+// PurgeDue purges the index entries kept since unverified exclusions whose
+// hold has ended unopposed (Exclusion.PurgeAfter at or before now), each
+// site in its own transaction with a db.EventPurge event recording the
+// counts, and returns the sites purged. A site re-included or verified in
+// the meantime is not touched. Callers run it when they start and then
+// now and then (serve, crawl, mail import and watch). It does I/O.
+func (p *Policy) PurgeDue(ctx context.Context) ([]string, error) {
+	due, err := p.reader().ExclusionsToPurge(ctx, p.now())
+	if err != nil {
+		return nil, fmt.Errorf("policy: purge: %w", err)
+	}
+	var done []string
+	for _, d := range due {
+		purgedSite := false
+		err := p.inTx(ctx, func(tx *db.Tx) error {
+			purgedSite = false
+			if err := tx.LockPolicy(ctx); err != nil {
+				return err
+			}
+			now := p.now()
+			ex, err := tx.Exclusion(ctx, d.Site)
+			if errors.Is(err, db.ErrNotFound) {
+				return nil // re-included meanwhile
+			}
+			if err != nil {
+				return err
+			}
+			if ex.PurgeAfter == nil || ex.PurgeAfter.After(now) {
+				return nil // verified or asked again meanwhile
+			}
+			purged, err := tx.PurgeIndex(ctx, d.Site)
+			if err != nil {
+				return err
+			}
+			if err := tx.SetExclusionPurgeAfter(ctx, d.Site, nil); err != nil {
+				return err
+			}
+			c := Change{Actor: "lohibot", Source: "purge", Evidence: ex.Evidence,
+				Reason: fmt.Sprintf("unverified exclusion of %s unopposed since %s", d.Site, ex.ExcludedAt.UTC().Format(time.RFC3339))}
+			if _, err := appendPurgeEvent(ctx, tx, now, db.EventPurge, d.Site, c, purged); err != nil {
+				return err
+			}
+			purgedSite = true
+			return nil
+		})
+		if err != nil {
+			return done, fmt.Errorf("policy: purge %s: %w", d.Site, err)
+		}
+		if purgedSite {
+			done = append(done, d.Site)
+		}
+	}
+	return done, nil
 }
 
 // Exclusions lists the current exclusions, sorted by site.

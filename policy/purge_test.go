@@ -113,3 +113,107 @@ func TestExcludePurgesIndex(t *testing.T) {
 		}
 	})
 }
+
+// TestUnverifiedExclusionKeepsIndex: an unverified exclusion stops the site
+// at once and hides its pages from search, but keeps them: a staff
+// re-inclusion restores them; a verification, or the end of the hold with
+// no objection, purges them.
+func TestUnverifiedExclusionKeepsIndex(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		store := dbtest.OpenDSN(t, dsn)
+		clock := time.Date(2026, 3, 10, 9, 0, 0, 0, time.UTC)
+		p := policy.New(store, &policy.Options{Now: func() time.Time { return clock }, UnverifiedHold: 72 * time.Hour})
+		stranger := policy.Change{Actor: "someone@elsewhere.example", Source: "mail", Evidence: "m1@elsewhere.example", Unverified: true}
+		staff := policy.Change{Actor: "anna", Source: "cli"}
+		pages := func() int64 { return count(t, store, "pages", "site = 'shop.com'") }
+		searchable := func() bool {
+			hits, err := store.SearchIndex(ctx, []string{"shop"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, h := range hits {
+				if h.Site == "shop.com" {
+					return true
+				}
+			}
+			return false
+		}
+
+		// Excluded by a stranger, then re-included by staff: all back.
+		indexSite(t, ctx, store)
+		res, err := p.Exclude(ctx, []string{"shop.com"}, stranger)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res[0].Purged != (db.IndexPurge{}) || res[0].Exclusion.PurgeAfter == nil || !res[0].Exclusion.PurgeAfter.Equal(clock.Add(72*time.Hour)) {
+			t.Errorf("unverified Exclude = %+v; want nothing purged, kept until %v", res[0], clock.Add(72*time.Hour))
+		}
+		if _, ex, err := p.Check(ctx, "shop.com"); err != nil || ex == nil {
+			t.Fatalf("shop.com not excluded at once: %v, %v", ex, err)
+		}
+		if pages() != 2 || searchable() {
+			t.Errorf("after an unverified exclusion: %d pages kept (want 2), searchable %v (want false)", pages(), searchable())
+		}
+		// Asked again by a stranger: still kept.
+		if res, err := p.Exclude(ctx, []string{"shop.com"}, stranger); err != nil || res[0].Purged != (db.IndexPurge{}) || pages() != 2 {
+			t.Errorf("repeated unverified Exclude = %+v, %v; %d pages; want nothing purged", res, err, pages())
+		}
+		if _, err := p.Reinclude(ctx, "shop.com", staff); err != nil {
+			t.Fatal(err)
+		}
+		if pages() != 2 || count(t, store, "anchors", "to_site = 'shop.com'") != 3 || !searchable() {
+			t.Errorf("after re-inclusion: %d pages, searchable %v; want the site back whole", pages(), searchable())
+		}
+
+		// Excluded by a stranger, then confirmed by staff: purged then.
+		if _, err := p.Exclude(ctx, []string{"shop.com"}, stranger); err != nil {
+			t.Fatal(err)
+		}
+		res, err = p.Exclude(ctx, []string{"shop.com"}, staff)
+		if err != nil || res[0].Purged != (db.IndexPurge{Pages: 2, Anchors: 3}) || !res[0].Exclusion.Verified || res[0].Exclusion.PurgeAfter != nil {
+			t.Errorf("staff confirmation = %+v, %v; want verified, 2 pages and 3 link texts purged", res, err)
+		}
+		if _, err := p.Reinclude(ctx, "shop.com", staff); err != nil {
+			t.Fatal(err)
+		}
+
+		// Excluded by a stranger, unopposed: purged once the hold ends.
+		indexSite2(t, ctx, store)
+		if _, err := p.Exclude(ctx, []string{"shop.com"}, stranger); err != nil {
+			t.Fatal(err)
+		}
+		clock = clock.Add(71 * time.Hour)
+		if done, err := p.PurgeDue(ctx); err != nil || len(done) != 0 || pages() != 2 {
+			t.Errorf("PurgeDue before the hold ends = %v, %v; %d pages; want nothing", done, err, pages())
+		}
+		clock = clock.Add(time.Hour)
+		if done, err := p.PurgeDue(ctx); err != nil || len(done) != 1 || done[0] != "shop.com" || pages() != 0 {
+			t.Errorf("PurgeDue at the end of the hold = %v, %v; %d pages; want shop.com purged", done, err, pages())
+		}
+		evs, _ := p.History(ctx, "shop.com")
+		if last := evs[len(evs)-1]; last.Kind != db.EventPurge || last.PurgedPages != 2 || last.Evidence != "m1@elsewhere.example" {
+			t.Errorf("last event = %+v; want the purge with its counts and the email as evidence", last)
+		}
+		if _, ex, _ := p.Check(ctx, "shop.com"); ex == nil || ex.PurgeAfter != nil || ex.Verified {
+			t.Errorf("after the purge the exclusion is %+v; want still excluded, unverified, nothing kept", ex)
+		}
+		if done, err := p.PurgeDue(ctx); err != nil || len(done) != 0 {
+			t.Errorf("PurgeDue again = %v, %v; want nothing", done, err)
+		}
+	})
+}
+
+// indexSite2 indexes shop.com's two pages again (after a purge).
+func indexSite2(t *testing.T, ctx context.Context, store *db.Store) {
+	t.Helper()
+	now := time.Now().UTC()
+	for _, r := range []any{
+		&db.Page{URL: "https://shop.com/", Site: "shop.com", Title: "Shop", FetchedAt: now},
+		&db.Page{URL: "https://www.shop.com/team", Site: "shop.com", Title: "Team", FetchedAt: now},
+	} {
+		if err := store.DB.WithContext(ctx).Create(r).Error; err != nil {
+			t.Fatalf("create %T: %v", r, err)
+		}
+	}
+}

@@ -96,6 +96,13 @@ type Exclusion struct {
 	Version  int64     `json:"policy_version"`
 	// IndexPurged counts what the exclusion deleted from the index.
 	IndexPurged *db.IndexPurge `json:"index_purged,omitempty"`
+	// Verified is true for a staff exclusion or an email whose sender was
+	// shown to speak for the site.
+	Verified bool `json:"verified"`
+	// PurgeAfter, for an unverified exclusion, is when the index entries
+	// it keeps (hidden from search, listed in Pages) are purged unless
+	// someone objects; absent when nothing is kept.
+	PurgeAfter *time.Time `json:"purge_after,omitempty"`
 	// MailID is the ID (in Report.Mail) of the email whose Message-ID is
 	// the evidence, 0 when there is none.
 	MailID int64 `json:"mail_id,omitempty"`
@@ -297,7 +304,8 @@ func buildStatus(ctx context.Context, g *db.Store, rep *Report) error {
 	switch {
 	case err == nil:
 		rep.Status.Excluded = true
-		x := &Exclusion{Since: ex.ExcludedAt.UTC(), By: ex.Actor, Reason: ex.Reason, Evidence: ex.Evidence, Source: ex.Source}
+		x := &Exclusion{Since: ex.ExcludedAt.UTC(), By: ex.Actor, Reason: ex.Reason, Evidence: ex.Evidence, Source: ex.Source,
+			Verified: ex.Verified, PurgeAfter: utcPtr(ex.PurgeAfter)}
 		if ev, err := g.PolicyEvent(ctx, ex.EventID); err == nil {
 			x.Version = ev.Version
 			x.IndexPurged = eventPurge(*ev)

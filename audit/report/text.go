@@ -115,7 +115,9 @@ func (x *textWriter) status(r *Report) {
 		row("evidence", cleanLine(ex.Evidence))
 		row("via", cleanLine(ex.Source))
 		row("policy_version", fmt.Sprintf("v%d", ex.Version))
-		if n := ex.IndexPurged; n != nil {
+		if ex.PurgeAfter != nil {
+			row("index_now", fmt.Sprintf(t("index_kept"), human.Time(*ex.PurgeAfter)))
+		} else if n := ex.IndexPurged; n != nil {
 			row("index_now", fmt.Sprintf(t("index_purged"), n.Pages, n.Anchors))
 		}
 		for _, m := range r.Mail {

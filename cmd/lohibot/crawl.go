@@ -249,6 +249,8 @@ func (o *crawlOptions) apply(copts *crawler.Options) error {
 // interrupted.
 func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	p, store, copts := o.Policy, o.Policy.Store(), *o.Crawler
+	// Unverified exclusions whose hold ended are purged before crawling.
+	purgeDue(ctx, p, o.newLogger(slog.LevelWarn))
 	targets, total, err := crawlTargets(ctx, o)
 	if err != nil {
 		return err

@@ -26,11 +26,20 @@ type exclusionJSON struct {
 	// Verified: made by staff, or by an email whose sender the receiving
 	// server authenticated for the site (docs/mail-evidence.md).
 	Verified bool `json:"verified"`
+	// PurgeAfter is when the site's index entries, kept (hidden from
+	// search) since an unverified exclusion, are purged if nobody objects;
+	// absent when nothing is kept.
+	PurgeAfter *time.Time `json:"purge_after,omitempty"`
 }
 
 func toExclusionJSON(ex *db.Exclusion) exclusionJSON {
-	return exclusionJSON{Site: ex.Site, Excluded: true, ExcludedAt: ex.ExcludedAt.UTC(), By: ex.Actor,
+	j := exclusionJSON{Site: ex.Site, Excluded: true, ExcludedAt: ex.ExcludedAt.UTC(), By: ex.Actor,
 		Reason: ex.Reason, Evidence: ex.Evidence, Source: ex.Source, Verified: ex.Verified}
+	if ex.PurgeAfter != nil {
+		t := ex.PurgeAfter.UTC()
+		j.PurgeAfter = &t
+	}
+	return j
 }
 
 // groupCmd is a command that only holds subcommands: with no arguments it
@@ -195,8 +204,11 @@ func newExcludeListCmd(a *app, runF func(*excludeListOptions) error) *cobra.Comm
 		Long: `List the excluded sites with who asked, when, why and the evidence, and
 whether the exclusion is verified: made by staff, or by an email whose
 sender the receiving server authenticated for the site. An unverified
-exclusion applies all the same; --unverified lists only those, for staff
-to check.`,
+exclusion applies all the same (no crawling, no search results) but keeps
+the site's pages until it is confirmed (by staff: 'exclude add' or 'mail
+review exclude'), or its hold ends (30 days by default), so a mistake can be
+undone with 'exclude remove', pages and all; --unverified lists only those,
+for staff to check.`,
 		Example: "  lohibot exclude list\n  lohibot exclude list --unverified --json",
 		Args:    noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -231,6 +243,9 @@ func runExcludeList(ctx context.Context, opts *excludeListOptions, out io.Writer
 		}
 		if ex.Reason != "" {
 			fmt.Fprintf(out, ": %s", ex.Reason)
+		}
+		if ex.PurgeAfter != nil {
+			fmt.Fprintf(out, " [pages kept, hidden, until %s]", human.Time(*ex.PurgeAfter))
 		}
 		fmt.Fprintln(out)
 	}
@@ -291,6 +306,9 @@ func runExcludeCheck(ctx context.Context, opts *excludeCheckOptions, out io.Writ
 		fmt.Fprintf(out, "%s is excluded since %s by %s (%s)", human.Site(site), human.Time(ex.ExcludedAt), ex.Actor, verifiedText(ex))
 		if ex.Reason != "" {
 			fmt.Fprintf(out, ": %s", ex.Reason)
+		}
+		if ex.PurgeAfter != nil {
+			fmt.Fprintf(out, " [pages kept, hidden, until %s]", human.Time(*ex.PurgeAfter))
 		}
 		fmt.Fprintln(out)
 	}

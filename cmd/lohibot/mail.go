@@ -132,6 +132,7 @@ type mailImportOptions struct {
 	Paths      []string
 	AuthservID string
 	SMTP       smtpFlags
+	Trust      trustFlags
 	Insecure   bool
 }
 
@@ -156,8 +157,17 @@ duplicate), then a summary; exit 1 when some messages failed.
 With --smtp, every exclusion is acknowledged to its sender and every message
 queued for staff gets a short "received" reply (RFC 3834 rules: never to
 automatic mail, lists, bounces or no-reply addresses; one per sender and
-site per 24 hours). Replies that cannot be sent stay queued and are retried
-by the next import or by mail watch. Without --smtp nothing is sent.`,
+site per 24 hours). Only a sender our server authenticated (--authserv-id:
+DKIM or SPF pass aligned with From) is answered, at most --reply-limit
+times a day (3), and --reply-daily-limit replies in all (500): no
+backscatter to forged addresses; a withheld reply is recorded for staff.
+Replies that cannot be sent stay queued and are retried by the next import
+or by mail watch. Without --smtp nothing is sent.
+
+An exclusion from a sender not verified for the site applies at once but
+keeps the site's pages (hidden) for --unverified-hold (30 days) unless staff
+confirm or undo it; one such sender excludes at most --unverified-limit (10)
+sites a day, more go to staff.`,
 		Example: `  lohibot mail import ~/mail/exclusions.mbox
   lohibot mail import ~/Maildir/.Exclusions message.eml --json
   LOHIBOT_SMTP_PASSWORD=... lohibot mail import saved/ --smtp smtp://message%40lohisoft.com@smtp.lohisoft.com:587`,
@@ -165,6 +175,9 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Paths = args
 			if err := checkAuthservID(opts.AuthservID); err != nil {
+				return err
+			}
+			if err := opts.Trust.check(); err != nil {
 				return err
 			}
 			for _, p := range opts.Paths {
@@ -182,6 +195,7 @@ by the next import or by mail watch. Without --smtp nothing is sent.`,
 	}
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
 	opts.SMTP.register(cmd)
+	opts.Trust.register(cmd)
 	cmd.Flags().BoolVar(&opts.Insecure, "insecure", false, "send to the SMTP server without TLS (loopback servers only)")
 	return cmd
 }
@@ -202,10 +216,12 @@ const authservIDUsage = "authserv-id of our receiving mail server: only its Auth
 // runMailImport applies the messages of opts.Paths, printing a line per
 // message and a summary; it returns refused (exit 1) when some failed.
 func runMailImport(ctx context.Context, opts *mailImportOptions, out io.Writer) error {
-	pol := opts.Policy
+	pol := opts.Trust.policy(opts.Policy)
 	logger := opts.newLogger(slog.LevelWarn)
+	purgeDue(ctx, pol, logger)
 	replies := opts.SMTP.replier(pol.Store(), opts.Sender, logger)
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies,
+		UnverifiedLimit: opts.Trust.UnverifiedLimit})
 	var mu sync.Mutex // guards out and errOut
 	sum, err := proc.Import(ctx, opts.Paths, &mailbot.ImportOptions{
 		OnResult: func(source string, res *mailbot.Result, err error) {
@@ -347,6 +363,7 @@ type mailWatchOptions struct {
 	Sender   *reply.SMTP            // nil: no replies
 
 	SMTP            smtpFlags
+	Trust           trustFlags
 	IMAP            string
 	PasswordFile    string
 	OAuthTokenFile  string
@@ -390,6 +407,9 @@ server on loopback only.`,
 			if err := checkAuthservID(opts.AuthservID); err != nil {
 				return err
 			}
+			if err := opts.Trust.check(); err != nil {
+				return err
+			}
 			if err := opts.check(a.getenv); err != nil {
 				return err
 			}
@@ -408,6 +428,7 @@ server on loopback only.`,
 	cmd.Flags().StringVar(&opts.ReviewFolder, "review-folder", mailbot.DefaultReviewFolder, "folder for messages waiting for staff")
 	cmd.Flags().StringVar(&opts.AuthservID, "authserv-id", "", authservIDUsage)
 	opts.SMTP.register(cmd)
+	opts.Trust.register(cmd)
 	return cmd
 }
 
@@ -443,10 +464,19 @@ func (opts *mailWatchOptions) check(getenv func(string) string) error {
 // messages there are processed), then prints a summary, unless the
 // mailbox was never read: then the error alone.
 func runMailWatch(ctx context.Context, opts *mailWatchOptions, out io.Writer) error {
-	pol, ep := opts.Policy, opts.Endpoint
+	pol, ep := opts.Trust.policy(opts.Policy), opts.Endpoint
 	logger := opts.newLogger(slog.LevelInfo)
+	purgeDue(ctx, pol, logger)
 	replies := opts.SMTP.replier(pol.Store(), opts.Sender, logger, ep.Username)
-	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies})
+	proc := mailbot.New(pol, &mailbot.Options{Logger: logger, AuthservID: opts.AuthservID, Replies: replies,
+		UnverifiedLimit: opts.Trust.UnverifiedLimit})
+	if !opts.Once {
+		pctx, stop := context.WithCancel(ctx)
+		var wg sync.WaitGroup
+		wg.Go(func() { purgeEvery(pctx, pol, logger) })
+		defer wg.Wait()
+		defer stop()
+	}
 	if replies != nil && !opts.Once {
 		// Replies go out beside the watcher, so a slow or failing mail
 		// server never holds up an exclusion.

@@ -6,7 +6,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
@@ -75,5 +77,44 @@ func TestMailImportFolderRecursive(t *testing.T) {
 	}
 	if r := runCLI(t, env, "mail", "import", empty); r.code != 2 || r.stderr == "" {
 		t.Errorf("mail import of a folder with only hidden messages: exit %d, stderr %q; want 2 with a message", r.code, r.stderr)
+	}
+}
+
+// TestMailImportHostileMaildir: a FIFO in cur/ does not hang mail import,
+// and a link in cur/ to /etc/passwd is not stored as a message; the real
+// message beside them is.
+func TestMailImportHostileMaildir(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "Maildir")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	msg, err := os.ReadFile(mailTestdata("exclude-one.eml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "cur", "1.a:2,S"), msg, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(filepath.Join(dir, "cur", "2.b:2,S"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/etc/passwd", filepath.Join(dir, "cur", "3.c:2,S")); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	done := make(chan cliResult, 1)
+	go func() { done <- runCLI(t, env, "mail", "import", "--json", dir) }()
+	select {
+	case r := <-done:
+		if r.code != 0 || strings.Count(r.stdout, `"source"`) != 1 || !strings.Contains(r.stdout, `"excluded":["bakery-example.com"]`) {
+			t.Errorf("mail import: exit %d, stdout %s, stderr %s; want the one real message", r.code, r.stdout, r.stderr)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("mail import hangs on a FIFO in cur/")
+	}
+	if r := runCLI(t, env, "mail", "show", "2", "--raw"); strings.Contains(r.stdout, "root:") {
+		t.Errorf("/etc/passwd was stored as a message")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/mailbot"
 )
@@ -151,6 +152,11 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 		when := r.CreatedAt
 		if r.SentAt != nil {
 			when = *r.SentAt
+		}
+		if r.Status == db.ReplySkipped {
+			// Withheld on purpose: the reason, no message.
+			fmt.Fprintf(w, "  %s  reply (%s) to %s: skipped, not sent: %s\n", when.Format(time.RFC3339), r.Kind, orDash(r.To), r.LastError)
+			continue
 		}
 		line := fmt.Sprintf("  %s  reply (%s, %s) to %s <%s>: %s", when.Format(time.RFC3339), r.Kind, orDash(r.Lang), r.To, r.MessageID, r.Status)
 		if r.LastError != "" {

@@ -23,17 +23,26 @@ type smtpFlags struct {
 	URL          string
 	PasswordFile string
 	From         string
+	// ReplyLimit and DailyLimit bound the replies per address and in all
+	// in 24 hours (reply.Options).
+	ReplyLimit int
+	DailyLimit int
 }
 
 func (f *smtpFlags) register(cmd *cobra.Command) {
 	cmd.Flags().StringVar(&f.URL, "smtp", "", "send replies through this server: smtp://USER@HOST:PORT (STARTTLS) or smtps://USER@HOST:PORT (default: send nothing)")
 	cmd.Flags().StringVar(&f.PasswordFile, "smtp-password-file", "", "file holding the SMTP password (default: $"+smtpPasswordEnv+")")
 	cmd.Flags().StringVar(&f.From, "from", reply.DefaultFrom, "the address replies come from")
+	cmd.Flags().IntVar(&f.ReplyLimit, "reply-limit", reply.DefaultMaxPerRecipient, "the most replies one address gets in 24 hours")
+	cmd.Flags().IntVar(&f.DailyLimit, "reply-daily-limit", reply.DefaultMaxPerDay, "the most replies sent in all in 24 hours")
 }
 
 // sender checks the flags and returns the SMTP sender, or nil when --smtp
 // is not given. insecure is --insecure, allowed on loopback only.
 func (f *smtpFlags) sender(getenv func(string) string, insecure bool) (*reply.SMTP, error) {
+	if f.ReplyLimit < 1 || f.DailyLimit < 1 {
+		return nil, usageErrorf("--reply-limit and --reply-daily-limit must be at least 1")
+	}
 	if f.URL == "" {
 		if f.PasswordFile != "" {
 			return nil, usageErrorf("--smtp-password-file needs --smtp URL")
@@ -67,7 +76,8 @@ func (f *smtpFlags) replier(store *db.Store, m *reply.SMTP, logger *slog.Logger,
 	if m == nil {
 		return nil
 	}
-	return reply.New(store, &reply.Options{From: strings.ToLower(f.From), Own: own, Sender: m, Logger: logger})
+	return reply.New(store, &reply.Options{From: strings.ToLower(f.From), Own: own, Sender: m, Logger: logger,
+		MaxPerRecipient: f.ReplyLimit, MaxPerDay: f.DailyLimit})
 }
 
 // readSecret reads a secret from file, or else from the environment

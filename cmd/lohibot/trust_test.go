@@ -281,3 +281,68 @@ func TestExitCodes(t *testing.T) {
 		})
 	}
 }
+
+// TestUnverifiedExclusionKeepsPages: a stranger's emailed exclusion stops
+// the site and hides it from search at once, but keeps its pages: staff
+// re-including it get the site back searchable; staff confirming it
+// ('mail review exclude') purge them; exclude list shows until when they
+// are kept.
+func TestUnverifiedExclusionKeepsPages(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		env := []string{"LOHIBOT_DB=" + dsn}
+		writePages(t, dsn, 2) // example.com, titled "Bakery N"
+		dir := t.TempDir()
+		stranger := writeMail(t, dir, "stranger",
+			"From: Someone <someone@elsewhere.example>\nTo: message@lohisoft.com\nSubject: stop\nMessage-ID: <s1@elsewhere.example>\n",
+			"Please stop crawling example.com and remove it from your index.\n")
+		searchHits := func() int {
+			r := runCLI(t, env, "search", "bakery", "--json")
+			return strings.Count(r.stdout, `"url"`)
+		}
+		if r := runCLI(t, env, "mail", "import", stranger); r.code != 0 || !strings.Contains(r.stdout, "excluded example.com") {
+			t.Fatalf("mail import: exit %d, %s%s", r.code, r.stdout, r.stderr)
+		}
+		ex := exclusionsJSON(t, env)["example.com"]
+		if ex == nil || ex["verified"] != false || ex["purge_after"] == nil {
+			t.Fatalf("exclusion = %v; want unverified, with purge_after", ex)
+		}
+		if r := runCLI(t, env, "exclude", "check", "example.com"); r.code != 1 {
+			t.Errorf("exclude check after an unverified exclusion: exit %d, want 1 (excluded at once)", r.code)
+		}
+		if n := searchHits(); n != 0 {
+			t.Errorf("search finds %d pages of an excluded site, want 0", n)
+		}
+		if r := runCLI(t, env, "report", "example.com"); !strings.Contains(r.stdout, "unverified: pages kept, hidden from search, until") {
+			t.Errorf("report does not say the pages are kept:\n%s", r.stdout)
+		}
+		// A mistake: staff re-include it, and it is all there again.
+		if r := runCLI(t, env, "exclude", "remove", "example.com", "--by", "anna"); r.code != 0 {
+			t.Fatalf("exclude remove: exit %d %s", r.code, r.stderr)
+		}
+		if n := searchHits(); n != 2 {
+			t.Errorf("after re-inclusion search finds %d pages, want the 2 kept", n)
+		}
+		// Again, and staff confirm it from the review: purged.
+		stranger2 := writeMail(t, dir, "stranger2",
+			"From: Someone <someone@elsewhere.example>\nTo: message@lohisoft.com\nSubject: stop\nMessage-ID: <s2@elsewhere.example>\n",
+			"Please stop crawling example.com and remove it from your index.\n")
+		r := runCLI(t, env, "mail", "import", "--json", stranger2)
+		var line struct{ ID int64 }
+		if err := json.Unmarshal([]byte(strings.SplitN(r.stdout, "\n", 2)[0]), &line); err != nil || line.ID == 0 {
+			t.Fatalf("mail import: %q %v", r.stdout, err)
+		}
+		if r := runCLI(t, env, "mail", "review", "exclude", itoa(line.ID), "--by", "anna"); r.code != 0 {
+			t.Fatalf("mail review exclude: exit %d %s", r.code, r.stderr)
+		}
+		ex = exclusionsJSON(t, env)["example.com"]
+		if ex == nil || ex["verified"] != true || ex["purge_after"] != nil {
+			t.Errorf("after staff confirmation = %v; want verified, nothing kept", ex)
+		}
+		if r := runCLI(t, env, "exclude", "remove", "example.com", "--by", "anna"); r.code != 0 {
+			t.Fatalf("exclude remove: exit %d", r.code)
+		}
+		if n := searchHits(); n != 0 {
+			t.Errorf("after a confirmed exclusion and re-inclusion search finds %d pages, want 0 (purged)", n)
+		}
+	})
+}

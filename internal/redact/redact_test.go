@@ -21,6 +21,22 @@ var cases = []struct {
 	{"user only", "imaps://bot@mail.example/INBOX", "imaps://bot@mail.example/INBOX"},
 	{"no secret", "lohibot: exclude: example.com is not excluded", "lohibot: exclude: example.com is not excluded"},
 	{"crawl URL", "http://alice:s3cret@host.example/", "http://alice:xxxxx@host.example/"},
+	{"slash in password", `refused imaps://u:pa/ss1@host/INBOX: no user`, `refused imaps://u:xxxxx@host/INBOX: no user`},
+	{"blank in quoted URL", `bad IMAP URL "imaps://u:pa ss2@host/INBOX": a password`, `bad IMAP URL "imaps://u:xxxxx@host/INBOX": a password`},
+	{"slash and blank in quoted URL", `parse "smtp://u:p/a s@s3@host:587": invalid`, `parse "smtp://u:xxxxx@host:587": invalid`},
+}
+
+func TestURL(t *testing.T) {
+	for in, want := range map[string]string{
+		"imaps://u:pa/ss1@host/INBOX":    "imaps://u:xxxxx@host/INBOX",
+		"smtp://u:pa ss@x@host:587":      "smtp://u:xxxxx@host:587",
+		"smtp://bot%40lohisoft.com@host": "smtp://bot%40lohisoft.com@host",
+		"imaps://host/INBOX":             "imaps://host/INBOX",
+	} {
+		if got := redact.URL(in); got != want {
+			t.Errorf("URL(%q) = %q, want %q", in, got, want)
+		}
+	}
 }
 
 func TestString(t *testing.T) {

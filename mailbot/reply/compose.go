@@ -120,6 +120,10 @@ func wrap(s string, width int) string {
 	return b.String()
 }
 
+// headerSafe replaces the characters that may not appear in a header
+// value we write.
+var headerSafe = strings.NewReplacer("\r", " ", "\n", " ", "\x00", "")
+
 // bytes returns the whole reply message: RFC 5322 header with the RFC 3834
 // fields, and the body as UTF-8 quoted-printable text.
 func (d *draft) bytes() []byte {
@@ -132,7 +136,10 @@ func (d *draft) bytes() []byte {
 		subject = "Re: " + subject
 	}
 	var h bytes.Buffer
-	field := func(k, v string) { fmt.Fprintf(&h, "%s: %s\r\n", k, v) }
+	// No value may break the header: a CR or LF (which every value
+	// here is already free of) would start a field of the sender's
+	// choosing.
+	field := func(k, v string) { fmt.Fprintf(&h, "%s: %s\r\n", k, headerSafe.Replace(v)) }
 	field("From", "LohiSoft <"+d.from+">")
 	field("To", "<"+d.to+">")
 	field("Subject", mime.QEncoding.Encode("utf-8", subject))

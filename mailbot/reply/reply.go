@@ -8,10 +8,19 @@
 // of a message that is not automatic, never to a mailing list, a bounce, a
 // no-reply or daemon address or our own address; they carry
 // Auto-Submitted: auto-replied, In-Reply-To and References; at most one
-// goes to a sender about a site in 24 hours. Every reply is stored (its
-// bytes, time and Message-ID) before it is sent; one that cannot be sent
-// stays queued and is retried with backoff, never holding up or undoing
-// the exclusion it acknowledges.
+// goes to a sender about a site in 24 hours.
+//
+// No backscatter: a reply goes only to a sender whose domain our receiving
+// server authenticated (DKIM or SPF pass aligned with From), at an address
+// of that domain, so a forged sender address never receives mail (let
+// alone a quote of the forger's text) from us. At most MaxPerRecipient
+// replies go to one address in 24 hours and MaxPerDay in all; a reply
+// withheld by a limit or for want of authentication is recorded as
+// skipped, with the reason, for staff.
+//
+// Every reply is stored (its bytes, time and Message-ID) before it is
+// sent; one that cannot be sent stays queued and is retried with backoff,
+// never holding up or undoing the exclusion it acknowledges.
 package reply
 
 import (
@@ -20,11 +29,13 @@ import (
 	"fmt"
 	"log/slog"
 	"mime"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/emersion/go-message/charset"
+	"golang.org/x/net/publicsuffix"
 
 	"github.com/lohisoft/lohibot/db"
 )
@@ -32,8 +43,15 @@ import (
 // DefaultFrom is the address replies come from when Options.From is empty.
 const DefaultFrom = "message@lohisoft.com"
 
-// Window is how long a sender gets no second reply about the same site.
+// Window is how long a sender gets no second reply about the same site,
+// and the period the limits on replies count over.
 const Window = 24 * time.Hour
+
+// Default limits on replies (Options.MaxPerRecipient, Options.MaxPerDay).
+const (
+	DefaultMaxPerRecipient = 3
+	DefaultMaxPerDay       = 500
+)
 
 // Sender submits one message. Implementations do I/O and may block.
 type Sender interface {
@@ -62,6 +80,12 @@ type Options struct {
 	// Logger receives one line per reply sent, skipped or failed. Nil
 	// means slog.Default().
 	Logger *slog.Logger
+	// MaxPerRecipient is the most replies one address gets in Window.
+	// Zero means DefaultMaxPerRecipient; negative means no reply at all.
+	MaxPerRecipient int
+	// MaxPerDay is the most replies queued in all in Window. Zero means
+	// DefaultMaxPerDay; negative means no reply at all.
+	MaxPerDay int
 }
 
 // Replier queues and sends replies. It is safe for concurrent use.
@@ -100,6 +124,12 @@ func New(store *db.Store, opts *Options) *Replier {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	if o.MaxPerRecipient == 0 {
+		o.MaxPerRecipient = DefaultMaxPerRecipient
+	}
+	if o.MaxPerDay == 0 {
+		o.MaxPerDay = DefaultMaxPerDay
+	}
 	return &Replier{store: store, opts: o, log: o.Logger, wake: make(chan struct{}, 1)}
 }
 
@@ -120,11 +150,18 @@ type Request struct {
 	Lang string
 	// Text is the sender's own text, quoted briefly in the reply.
 	Text string
+	// Authenticated is the sender's domain as our receiving server
+	// authenticated it, aligned with From (DKIM or SPF pass); "" when it
+	// did not: then no reply is sent. The reply goes to an address of
+	// this domain (or one aligned with it) only.
+	Authenticated string
 }
 
 // Queue decides whether req gets a reply and, when it does, stores the
 // reply as queued and wakes Run. It returns the stored reply, or nil and
-// the reason for not replying (one of the Skip constants). It does I/O.
+// the reason for not replying (one of the Skip constants). A reply
+// withheld for want of authentication or by a limit is stored as
+// db.ReplySkipped, with the reason, so staff see it. It does I/O.
 func (r *Replier) Queue(ctx context.Context, req Request) (*db.MailReply, string, error) {
 	env := ReadEnvelope(req.Raw, append([]string{r.opts.From}, r.opts.Own...))
 	if env.Skip != "" {
@@ -136,10 +173,24 @@ func (r *Replier) Queue(ctx context.Context, req Request) (*db.MailReply, string
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	now := r.opts.Now().UTC()
-	recent, err := r.store.MailRepliesTo(ctx, env.To, now.Add(-Window))
+	skipped := func(to, why string) (*db.MailReply, string, error) {
+		rep := &db.MailReply{MailID: req.MailID, Kind: req.Kind, Recipient: to, Sites: strings.Join(req.Sites, " "),
+			MessageID: newMessageID(r.opts.From, now), CreatedAt: now, Status: db.ReplySkipped, LastError: why}
+		if err := r.store.InsertMailReply(ctx, rep); err != nil {
+			return nil, "", fmt.Errorf("reply: %w", err)
+		}
+		r.log.Info("reply skipped", "mail_id", req.MailID, "to", to, "reason", why)
+		return nil, why, nil
+	}
+	to := replyAddress(env, req.Authenticated)
+	if to == "" {
+		return skipped(env.To, SkipUnauthenticated)
+	}
+	recent, err := r.store.MailRepliesTo(ctx, to, now.Add(-Window))
 	if err != nil {
 		return nil, "", fmt.Errorf("reply: %w", err)
 	}
+	recent = slices.DeleteFunc(recent, func(rep db.MailReply) bool { return rep.Status == db.ReplySkipped })
 	sites := req.Sites
 	if len(recent) > 0 {
 		seen := map[string]bool{}
@@ -167,14 +218,25 @@ func (r *Replier) Queue(ctx context.Context, req Request) (*db.MailReply, string
 			return nil, SkipRecent, nil
 		}
 	}
+	if len(recent) >= r.opts.MaxPerRecipient {
+		return skipped(to, SkipRecipientLimit)
+	}
+	if r.opts.MaxPerDay < 0 {
+		return skipped(to, SkipDailyLimit)
+	}
+	if n, err := r.store.CountMailRepliesSince(ctx, now.Add(-Window)); err != nil {
+		return nil, "", fmt.Errorf("reply: %w", err)
+	} else if n >= int64(r.opts.MaxPerDay) {
+		return skipped(to, SkipDailyLimit)
+	}
 	_, lang := textFor(req.Lang)
-	d := &draft{kind: req.Kind, from: r.opts.From, to: env.To, env: env, sites: sites, at: req.At, lang: lang,
+	d := &draft{kind: req.Kind, from: r.opts.From, to: to, env: env, sites: sites, at: req.At, lang: lang,
 		quote: req.Text, date: now}
 	if d.at.IsZero() {
 		d.at = now
 	}
 	d.messageID = newMessageID(r.opts.From, now)
-	rep := &db.MailReply{MailID: req.MailID, Kind: req.Kind, Recipient: env.To, Sites: strings.Join(sites, " "),
+	rep := &db.MailReply{MailID: req.MailID, Kind: req.Kind, Recipient: to, Sites: strings.Join(sites, " "),
 		Lang: lang, MessageID: d.messageID, CreatedAt: now, Status: db.ReplyQueued, NextAttemptAt: &now, Raw: d.bytes()}
 	if err := r.store.InsertMailReply(ctx, rep); err != nil {
 		return nil, "", fmt.Errorf("reply: %w", err)
@@ -184,6 +246,37 @@ func (r *Replier) Queue(ctx context.Context, req Request) (*db.MailReply, string
 	default:
 	}
 	return rep, "", nil
+}
+
+// replyAddress returns where a reply to env may go given the domain our
+// receiving server authenticated for the sender: the envelope sender when
+// its domain is aligned with it, else the From address when that one is;
+// "" when neither is, or nothing was authenticated.
+func replyAddress(env *Envelope, authenticated string) string {
+	if authenticated == "" {
+		return ""
+	}
+	for _, a := range []string{env.To, env.From} {
+		if at := strings.LastIndexByte(a, '@'); at > 0 && sameSite(a[at+1:], authenticated) {
+			return a
+		}
+	}
+	return ""
+}
+
+// sameSite reports whether two domains share their registrable domain
+// (relaxed DMARC alignment, RFC 7489 3.1).
+func sameSite(a, b string) bool {
+	a, b = strings.ToLower(strings.TrimSuffix(a, ".")), strings.ToLower(strings.TrimSuffix(b, "."))
+	if a == "" || b == "" {
+		return false
+	}
+	if a == b {
+		return true
+	}
+	sa, err1 := publicsuffix.EffectiveTLDPlusOne(a)
+	sb, err2 := publicsuffix.EffectiveTLDPlusOne(b)
+	return err1 == nil && err2 == nil && sa == sb
 }
 
 // Flush tries every queued reply that is due now, once each, and returns

@@ -3,6 +3,7 @@ package reply_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"strings"
@@ -103,7 +104,7 @@ func TestQueueAndSend(t *testing.T) {
 		at := time.Date(2026, 3, 2, 8, 59, 0, 0, time.UTC)
 
 		rep, skip, err := r.Queue(ctx, reply.Request{MailID: 7, Raw: raw, Kind: db.ReplyAck,
-			Sites: []string{"forno-example.it"}, At: at, Lang: "it", Text: "Vi chiedo di non indicizzare forno-example.it.\nGrazie"})
+			Sites: []string{"forno-example.it"}, At: at, Lang: "it", Authenticated: "forno-example.it", Text: "Vi chiedo di non indicizzare forno-example.it.\nGrazie"})
 		if err != nil || rep == nil {
 			t.Fatalf("Queue = %v, %q, %v", rep, skip, err)
 		}
@@ -144,20 +145,20 @@ func TestQueueAndSend(t *testing.T) {
 
 		// The same sender and site within 24 h: no second reply.
 		raw2 := bytes.Replace(raw, []byte("abc.1@"), []byte("abc.2@"), 1)
-		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 8, Raw: raw2, Kind: db.ReplyAck, Sites: []string{"forno-example.it"}}); rep != nil || skip != reply.SkipRecent {
+		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 8, Raw: raw2, Kind: db.ReplyAck, Sites: []string{"forno-example.it"}, Authenticated: "forno-example.it"}); rep != nil || skip != reply.SkipRecent {
 			t.Errorf("second Queue within 24h = %v, %q; want %q", rep, skip, reply.SkipRecent)
 		}
 		// Another site is acknowledged; the same one again after 24 h too.
-		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 8, Raw: raw2, Kind: db.ReplyAck, Sites: []string{"forno-example.it", "pane-example.it"}}); rep == nil || rep.Sites != "pane-example.it" {
+		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 8, Raw: raw2, Kind: db.ReplyAck, Sites: []string{"forno-example.it", "pane-example.it"}, Authenticated: "forno-example.it"}); rep == nil || rep.Sites != "pane-example.it" {
 			t.Errorf("Queue of a new site = %+v, %q; want a reply about pane-example.it only", rep, skip)
 		}
 		c.t = c.t.Add(25 * time.Hour)
-		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 9, Raw: raw2, Kind: db.ReplyAck, Sites: []string{"forno-example.it"}}); rep == nil {
+		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 9, Raw: raw2, Kind: db.ReplyAck, Sites: []string{"forno-example.it"}, Authenticated: "forno-example.it"}); rep == nil {
 			t.Errorf("Queue after 24h = nil, %q; want a reply", skip)
 		}
 		// Unknown language: English.
 		rep, _, _ = r.Queue(ctx, reply.Request{MailID: 10, Raw: []byte(strings.Replace(baseHeader, "m.rossi", "jp", 1) + "\r\nx\r\n"),
-			Kind: db.ReplyReceived, Lang: "ja"})
+			Kind: db.ReplyReceived, Lang: "ja", Authenticated: "forno-example.it"})
 		if rep == nil || rep.Lang != "en" || !bytes.Contains(rep.Raw, []byte("A person at LohiSoft will read it")) {
 			t.Errorf("received reply in an unknown language = %+v", rep)
 		}
@@ -173,7 +174,7 @@ func TestRetryWithBackoff(t *testing.T) {
 		c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
 		r := newReplier(t, store, srv, c)
 		raw := []byte(baseHeader + "\r\nstop\r\n")
-		rep, _, err := r.Queue(ctx, reply.Request{MailID: 1, Raw: raw, Kind: db.ReplyAck, Sites: []string{"forno-example.it"}})
+		rep, _, err := r.Queue(ctx, reply.Request{MailID: 1, Raw: raw, Kind: db.ReplyAck, Sites: []string{"forno-example.it"}, Authenticated: "forno-example.it"})
 		if err != nil || rep == nil {
 			t.Fatal(err)
 		}
@@ -234,5 +235,124 @@ func TestParseSMTPURL(t *testing.T) {
 func TestLanguages(t *testing.T) {
 	if n := len(reply.Languages()); n != 13 {
 		t.Errorf("%d languages, want 13", n)
+	}
+}
+
+// TestNoBackscatter: a sender our server did not authenticate gets no
+// reply (and the skip is recorded for staff); an authenticated one gets at
+// most three a day, whatever the sites; the daily cap holds for all
+// senders together.
+func TestNoBackscatter(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		store := dbtest.OpenDSN(t, dsn)
+		srv := smtptest.New(t, "bot@lohisoft.com", "sekrit")
+		c := &clock{t: time.Date(2026, 3, 2, 9, 0, 0, 0, time.UTC)}
+		r := newReplier(t, store, srv, c)
+		raw := []byte(baseHeader + "\r\nPlease stop crawling forno-example.it.\r\n")
+
+		// Not authenticated: nothing queued, a skipped row for staff.
+		rep, skip, err := r.Queue(ctx, reply.Request{MailID: 1, Raw: raw, Kind: db.ReplyAck, Sites: []string{"forno-example.it"},
+			Text: "Please stop crawling forno-example.it."})
+		if err != nil || rep != nil || skip != reply.SkipUnauthenticated {
+			t.Fatalf("Queue(unauthenticated) = %+v, %q, %v; want skipped as unauthenticated", rep, skip, err)
+		}
+		// Authenticated for another domain than the reply address.
+		rep, skip, _ = r.Queue(ctx, reply.Request{MailID: 2, Raw: raw, Kind: db.ReplyReceived, Authenticated: "attacker-example.com"})
+		if rep != nil || skip != reply.SkipUnauthenticated {
+			t.Errorf("Queue(authenticated elsewhere) = %+v, %q; want skipped", rep, skip)
+		}
+		got, err := store.MailRepliesOf(ctx, 1)
+		if err != nil || len(got) != 1 || got[0].Status != db.ReplySkipped || got[0].LastError != reply.SkipUnauthenticated || len(got[0].Raw) != 0 {
+			t.Errorf("stored skip = %+v, %v; want one skipped row saying why, without bytes", got, err)
+		}
+
+		// A burst of five sites from one authenticated sender: three replies.
+		replies := 0
+		for i := range 5 {
+			site := fmt.Sprintf("site%d-example.it", i)
+			rep, skip, err := r.Queue(ctx, reply.Request{MailID: int64(10 + i), Raw: raw, Kind: db.ReplyAck, Sites: []string{site},
+				Authenticated: "forno-example.it"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rep != nil {
+				replies++
+			} else if i >= 3 && skip != reply.SkipRecipientLimit {
+				t.Errorf("reply %d skipped for %q, want %q", i, skip, reply.SkipRecipientLimit)
+			}
+		}
+		if replies != 3 {
+			t.Errorf("%d replies to one sender's burst of 5, want 3", replies)
+		}
+		if got, _ := store.MailRepliesOf(ctx, 14); len(got) != 1 || got[0].Status != db.ReplySkipped || got[0].Sites != "site4-example.it" {
+			t.Errorf("the fifth site's skip = %+v; want recorded with its site", got)
+		}
+		if sent, _, err := r.Flush(ctx); err != nil || sent != 3 || len(srv.Messages()) != 3 {
+			t.Errorf("Flush = %d sent, %v; server got %d; want 3", sent, err, len(srv.Messages()))
+		}
+		// A day later the sender may be answered again.
+		c.t = c.t.Add(Window() + time.Second)
+		if rep, skip, _ := r.Queue(ctx, reply.Request{MailID: 20, Raw: raw, Kind: db.ReplyAck, Sites: []string{"site9-example.it"},
+			Authenticated: "forno-example.it"}); rep == nil {
+			t.Errorf("Queue a day later = nil, %q", skip)
+		}
+
+		// The daily cap counts every recipient.
+		capped := reply.New(store, &reply.Options{MaxPerDay: 2, Now: c.now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		for i, who := range []string{"a", "b", "c"} {
+			raw := []byte(strings.Replace(baseHeader, "m.rossi@", who+"@", 1) + "\r\nx\r\n")
+			rep, skip, _ := capped.Queue(ctx, reply.Request{MailID: int64(30 + i), Raw: raw, Kind: db.ReplyReceived, Authenticated: "forno-example.it"})
+			if wantSkip := i >= 1; (rep == nil) != wantSkip || wantSkip && skip != reply.SkipDailyLimit {
+				t.Errorf("capped Queue from %s = %+v, %q; want a skip from the second on (one reply already today)", who, rep, skip)
+			}
+		}
+	})
+}
+
+// Window is reply.Window, as a function so a test reads it once.
+func Window() time.Duration { return reply.Window }
+
+// TestReplyHeaderInjection: a bare CR (or LF) in the Message-ID or
+// References of the received message never reaches the reply's header:
+// only well-formed msg-ids are carried over.
+func TestReplyHeaderInjection(t *testing.T) {
+	for _, c := range []struct {
+		name, header    string
+		inReplyTo, refs string
+	}{
+		{"bare CR in Message-ID", "Message-ID: <a@forno-example.it>\rX-Injected: yes\r\n", "", ""},
+		// A bare LF ends the field (LF line ends are common): X-Injected is
+		// a field of the received message, not of the reply.
+		{"bare LF in Message-ID", "Message-ID: <a@forno-example.it>\nX-Injected: yes\r\n", "<a@forno-example.it>", "<a@forno-example.it>"},
+		{"bare CR in References", "Message-ID: <b@forno-example.it>\r\nReferences: <x@y>\rX-Injected: yes\r\n",
+			"<b@forno-example.it>", "<x@y> <b@forno-example.it>"},
+		{"no angle brackets", "Message-ID: b@forno-example.it\r\n", "", ""},
+		{"folded References", "Message-ID: <c@forno-example.it>\r\nReferences: <p@q>\r\n\t<r@s>\r\n",
+			"<c@forno-example.it>", "<p@q> <r@s> <c@forno-example.it>"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			raw := []byte("From: Rossi <m.rossi@forno-example.it>\r\nTo: message@lohisoft.com\r\nSubject: Stop\r\n" +
+				c.header + "\r\nstop\r\n")
+			dbtest.ForEach(t, func(t *testing.T, dsn string) {
+				store := dbtest.OpenDSN(t, dsn)
+				r := reply.New(store, &reply.Options{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+				rep, skip, err := r.Queue(context.Background(), reply.Request{MailID: 1, Raw: raw, Kind: db.ReplyAck,
+					Sites: []string{"forno-example.it"}, Authenticated: "forno-example.it"})
+				if err != nil || rep == nil {
+					t.Fatalf("Queue = %v, %q, %v", rep, skip, err)
+				}
+				head, _, _ := bytes.Cut(rep.Raw, []byte("\r\n\r\n"))
+				for i, line := range bytes.Split(head, []byte("\r\n")) {
+					if bytes.ContainsAny(line, "\r\n") || bytes.Contains(line, []byte("X-Injected")) {
+						t.Errorf("header line %d = %q", i, line)
+					}
+				}
+				h, _ := readReply(t, rep.Raw)
+				if h.Get("In-Reply-To") != c.inReplyTo || h.Get("References") != c.refs {
+					t.Errorf("In-Reply-To %q, References %q; want %q, %q", h.Get("In-Reply-To"), h.Get("References"), c.inReplyTo, c.refs)
+				}
+			})
+		})
 	}
 }

@@ -19,6 +19,13 @@ const (
 	SkipOwnAddress  = "our own address"
 	SkipRecent      = "a reply about these sites went to this sender in the last 24 hours"
 	SkipNothing     = "nothing to acknowledge"
+	// SkipUnauthenticated: our receiving server did not authenticate the
+	// sender (no DKIM or SPF pass aligned with From) for the reply
+	// address: the address may be forged, and a reply would be
+	// backscatter.
+	SkipUnauthenticated = "sender not authenticated by our mail server (no backscatter)"
+	SkipRecipientLimit  = "this address had its replies for the last 24 hours"
+	SkipDailyLimit      = "the daily limit of replies is reached"
 )
 
 // Envelope is what the header of a received message says about replying
@@ -27,11 +34,14 @@ type Envelope struct {
 	// To is the address a reply goes to: the envelope sender (Return-Path)
 	// or else the From address; "" when there is none.
 	To string
-	// MessageID is the received message's Message-ID with angle brackets,
-	// "" when it has none.
+	// From is the address of the From field, lowercase, "" when it has
+	// none that can be written to.
+	From string
+	// MessageID is the received message's Message-ID with angle brackets
+	// when it is a well-formed msg-id (RFC 5322 3.6.4), else "".
 	MessageID string
-	// References is the received message's References (or In-Reply-To)
-	// field, unfolded.
+	// References is the well-formed msg-ids of the received message's
+	// References (or In-Reply-To) field, space-separated.
 	References string
 	// Subject is the decoded subject.
 	Subject string
@@ -84,10 +94,10 @@ func ReadEnvelope(raw []byte, own []string) *Envelope {
 		env.Skip = SkipNoAddress
 		return env
 	}
-	env.MessageID = strings.TrimSpace(h.Get("Message-Id"))
-	env.References = strings.Join(strings.Fields(h.Get("References")), " ")
+	env.MessageID = msgID(h.Get("Message-Id"))
+	env.References = msgIDList(h.Get("References"))
 	if env.References == "" {
-		env.References = strings.Join(strings.Fields(h.Get("In-Reply-To")), " ")
+		env.References = msgIDList(h.Get("In-Reply-To"))
 	}
 	env.Subject = decodeHeader(h.Get("Subject"))
 
@@ -127,6 +137,7 @@ func ReadEnvelope(raw []byte, own []string) *Envelope {
 		env.Skip = SkipBounce
 		return env
 	}
+	env.From = bareAddress(h.Get("From"))
 	to := ""
 	if h.Has("Return-Path") {
 		rp := strings.TrimSpace(h.Get("Return-Path"))
@@ -137,7 +148,7 @@ func ReadEnvelope(raw []byte, own []string) *Envelope {
 		to = bareAddress(rp)
 	}
 	if to == "" {
-		to = bareAddress(h.Get("From"))
+		to = env.From
 	}
 	if to == "" {
 		env.Skip = SkipNoAddress
@@ -187,4 +198,82 @@ func skipFromLine(raw []byte) []byte {
 		}
 	}
 	return raw
+}
+
+// maxReferences is the most msg-ids of the received message's References
+// a reply carries on (the last ones: RFC 5322 3.6.4 allows trimming a long
+// thread), and maxMsgIDLen the longest msg-id taken: with the received
+// message's own, the References line stays under the 998-character limit.
+const (
+	maxReferences = 3
+	maxMsgIDLen   = 200
+)
+
+// msgID returns v when it is one well-formed msg-id, "<id-left@id-right>"
+// (RFC 5322 3.6.4, without the obsolete forms), with surrounding blanks
+// removed; "" otherwise. Nothing it returns holds a CR, LF or blank, so it
+// can be written into a header as is.
+func msgID(v string) string {
+	v = strings.Trim(v, " \t\r\n")
+	if !validMsgID(v) {
+		return ""
+	}
+	return v
+}
+
+// msgIDList returns the well-formed msg-ids of a References or
+// In-Reply-To value, space-separated, at most maxReferences of them (the
+// last). Anything else in the field is dropped.
+func msgIDList(v string) string {
+	var ids []string
+	for _, w := range strings.FieldsFunc(v, func(r rune) bool { return r == ' ' || r == '\t' || r == '\r' || r == '\n' || r == ',' }) {
+		if validMsgID(w) {
+			ids = append(ids, w)
+		}
+	}
+	if len(ids) > maxReferences {
+		ids = ids[len(ids)-maxReferences:]
+	}
+	return strings.Join(ids, " ")
+}
+
+func validMsgID(v string) bool {
+	if len(v) < 5 || len(v) > maxMsgIDLen || v[0] != '<' || v[len(v)-1] != '>' {
+		return false
+	}
+	left, right, ok := strings.Cut(v[1:len(v)-1], "@")
+	if !ok {
+		return false
+	}
+	if !dotAtomText(left) {
+		return false
+	}
+	if strings.HasPrefix(right, "[") && strings.HasSuffix(right, "]") && len(right) >= 2 {
+		// no-fold-literal: dtext only.
+		for i := 1; i < len(right)-1; i++ {
+			if c := right[i]; c < 33 || c > 126 || c == '[' || c == ']' || c == '\\' {
+				return false
+			}
+		}
+		return true
+	}
+	return dotAtomText(right)
+}
+
+// dotAtomText reports whether s is RFC 5322 dot-atom-text: atext runs
+// joined by single dots.
+func dotAtomText(s string) bool {
+	if s == "" || s[0] == '.' || s[len(s)-1] == '.' || strings.Contains(s, "..") {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.':
+		case strings.IndexByte("!#$%&'*+-/=?^_`{|}~", c) >= 0:
+		default:
+			return false
+		}
+	}
+	return true
 }

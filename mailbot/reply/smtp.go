@@ -14,6 +14,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"github.com/lohisoft/lohibot/internal/redact"
 )
 
 // ErrBadSMTPURL is wrapped by ParseSMTPURL's errors.
@@ -43,8 +45,17 @@ type SMTP struct {
 // user is optional, "%40" spells an @ in it). A password in the URL is
 // refused: it comes from a file or the environment.
 func ParseSMTPURL(s string) (*SMTP, error) {
+	if redact.HasPassword(s) {
+		// Refused before parsing: a password holding "/" or a blank
+		// would come back, whole or in part, in the parser's error.
+		return nil, fmt.Errorf("%w %q: no password in the URL; use --smtp-password-file or LOHIBOT_SMTP_PASSWORD", ErrBadSMTPURL, redact.URL(s))
+	}
 	u, err := url.Parse(s)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return nil, fmt.Errorf("%w %q: %w", ErrBadSMTPURL, s, err)
 	}
 	m := &SMTP{}

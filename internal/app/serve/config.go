@@ -22,6 +22,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
+	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/robotstxt"
 	"github.com/lohisoft/lohibot/webbotauth"
 )
@@ -86,6 +87,19 @@ type MailConfig struct {
 	// From is the address replies come from. Empty means
 	// reply.DefaultFrom (message@lohisoft.com).
 	From string `toml:"from"`
+	// ReplyLimit is the most replies one address gets in 24 hours
+	// (default reply.DefaultMaxPerRecipient); ReplyDailyLimit the most
+	// sent in all in 24 hours (default reply.DefaultMaxPerDay).
+	ReplyLimit      int `toml:"reply_limit"`
+	ReplyDailyLimit int `toml:"reply_daily_limit"`
+	// UnverifiedLimit is the most sites one sender not verified for them
+	// may exclude in 24 hours; more go to staff (default
+	// mailbot.DefaultUnverifiedLimit).
+	UnverifiedLimit int `toml:"unverified_limit"`
+	// UnverifiedHold is how long an unverified exclusion keeps the site's
+	// index entries, hidden from search, before they are purged (default
+	// policy.DefaultUnverifiedHold, 720h).
+	UnverifiedHold Duration `toml:"unverified_hold"`
 }
 
 // CrawlerConfig is the crawler and its schedule.
@@ -239,6 +253,10 @@ func DefaultConfig() *Config {
 		Mail: MailConfig{
 			ProcessedFolder: mailbot.DefaultProcessedFolder,
 			ReviewFolder:    mailbot.DefaultReviewFolder,
+			ReplyLimit:      reply.DefaultMaxPerRecipient,
+			ReplyDailyLimit: reply.DefaultMaxPerDay,
+			UnverifiedLimit: mailbot.DefaultUnverifiedLimit,
+			UnverifiedHold:  Duration(policy.DefaultUnverifiedHold),
 		},
 		Crawler: CrawlerConfig{
 			Enabled:        true,
@@ -331,6 +349,7 @@ var settingKeys = []string{
 	"db", "http", "node", "resolver",
 	"mail.imap", "mail.password_file", "mail.insecure", "mail.processed_folder", "mail.review_folder",
 	"mail.authserv_id", "mail.smtp", "mail.smtp_password_file", "mail.smtp_insecure", "mail.from",
+	"mail.reply_limit", "mail.reply_daily_limit", "mail.unverified_limit", "mail.unverified_hold",
 	"crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
 	"crawler.max_sites_parallel", "crawler.scan_interval", "crawler.allow_private", "crawler.timeout", "crawler.fleet",
 	"crawler.signing_key_file", "crawler.signature_agent", "crawler.signature_validity",
@@ -369,10 +388,12 @@ func (c *Config) Set(key, value string) error {
 	dur := map[string]*Duration{
 		"crawler.delay": &c.Crawler.Delay, "crawler.recrawl_after": &c.Crawler.RecrawlAfter,
 		"crawler.scan_interval": &c.Crawler.ScanInterval, "crawler.timeout": &c.Crawler.Timeout,
-		"crawler.signature_validity": &c.Crawler.SignatureValidity,
+		"crawler.signature_validity": &c.Crawler.SignatureValidity, "mail.unverified_hold": &c.Mail.UnverifiedHold,
 	}
 	integer := map[string]*int{
 		"crawler.max_sites_parallel": &c.Crawler.MaxSitesParallel, "page.budget": &c.Page.Budget,
+		"mail.reply_limit": &c.Mail.ReplyLimit, "mail.reply_daily_limit": &c.Mail.ReplyDailyLimit,
+		"mail.unverified_limit": &c.Mail.UnverifiedLimit,
 	}
 	switch {
 	case str[key] != nil:
@@ -521,6 +542,12 @@ func (c *Config) Validate() error {
 		if _, err := c.SMTPSender(); err != nil {
 			add("%v", err)
 		}
+	}
+	if c.Mail.ReplyLimit < 1 || c.Mail.ReplyDailyLimit < 1 || c.Mail.UnverifiedLimit < 1 {
+		add("mail.reply_limit, mail.reply_daily_limit and mail.unverified_limit must be at least 1")
+	}
+	if c.Mail.UnverifiedHold <= 0 {
+		add("mail.unverified_hold must be positive")
 	}
 	cr := &c.Crawler
 	if cr.UserAgent != crawler.UserAgent && cr.UserAgent != crawler.UserAgentEmail {

@@ -26,6 +26,10 @@ imap = "imaps://message%40lohisoft.com@imap.lohisoft.com/INBOX"
 password_file = "/etc/lohibot/imap-password"
 processed_folder = "Done"
 review_folder = "Staff"
+reply_limit = 2
+reply_daily_limit = 100
+unverified_limit = 5
+unverified_hold = "240h"
 
 [crawler]
 enabled = true
@@ -72,7 +76,8 @@ func TestParseFull(t *testing.T) {
 	want.Node = "crawler1"
 	want.Resolver = "127.0.0.1:5353"
 	want.Mail = serve.MailConfig{IMAP: "imaps://message%40lohisoft.com@imap.lohisoft.com/INBOX", PasswordFile: "/etc/lohibot/imap-password",
-		ProcessedFolder: "Done", ReviewFolder: "Staff"}
+		ProcessedFolder: "Done", ReviewFolder: "Staff", ReplyLimit: 2, ReplyDailyLimit: 100, UnverifiedLimit: 5,
+		UnverifiedHold: serve.Duration(240 * time.Hour)}
 	want.Crawler = serve.CrawlerConfig{Enabled: true, UserAgent: crawler.UserAgentEmail, SourceIP: "79.139.58.121",
 		Delay: serve.Duration(7 * time.Second), RecrawlAfter: serve.Duration(72 * time.Hour), MaxSitesParallel: 8,
 		ScanInterval: serve.Duration(30 * time.Second), Timeout: serve.Duration(20 * time.Second),

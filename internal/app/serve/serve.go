@@ -20,6 +20,7 @@ import (
 	"net"
 	"net/http"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -213,6 +214,7 @@ func (s *Server) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	wg.Go(func() { s.runWatcher(workCtx) })
 	wg.Go(func() { s.runScheduler(workCtx) })
+	wg.Go(func() { s.runPurge(workCtx) })
 
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
@@ -340,4 +342,30 @@ func publishKeys(ctx context.Context, store *db.Store, sg *Signing, now time.Tim
 		}
 	}
 	return nil
+}
+
+// purgeInterval is how often serve purges the index entries of unverified
+// exclusions whose hold has ended.
+const purgeInterval = time.Hour
+
+// runPurge runs policy.PurgeDue at once and then every purgeInterval until
+// ctx ends: an unverified exclusion unopposed for its hold loses its kept
+// index entries within the hour. A failure is logged and retried.
+func (s *Server) runPurge(ctx context.Context) {
+	t := time.NewTicker(purgeInterval)
+	defer t.Stop()
+	for {
+		done, err := s.pol.PurgeDue(ctx)
+		if len(done) > 0 {
+			s.log.Info("unverified exclusions unopposed: index purged", "sites", strings.Join(done, " "))
+		}
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("purge of unverified exclusions failed; retried within the hour", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/mailbot/reply"
@@ -69,9 +70,12 @@ func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, *reply.Replier, erro
 	}
 	var replies *reply.Replier
 	if sender != nil {
-		replies = reply.New(s.pol.Store(), &reply.Options{From: cfg.Mail.From, Own: []string{ep.Username}, Sender: sender, Logger: s.log})
+		replies = reply.New(s.pol.Store(), &reply.Options{From: cfg.Mail.From, Own: []string{ep.Username}, Sender: sender, Logger: s.log,
+			MaxPerRecipient: cfg.Mail.ReplyLimit, MaxPerDay: cfg.Mail.ReplyDailyLimit})
 	}
-	proc := mailbot.New(s.pol, &mailbot.Options{Logger: s.log, AuthservID: cfg.Mail.AuthservID, Replies: replies})
+	pol := s.pol.WithUnverifiedHold(time.Duration(cfg.Mail.UnverifiedHold))
+	proc := mailbot.New(pol, &mailbot.Options{Logger: s.log, AuthservID: cfg.Mail.AuthservID, Replies: replies,
+		UnverifiedLimit: cfg.Mail.UnverifiedLimit})
 	return mailbot.NewWatcher(proc, &mailbot.WatchOptions{
 		Endpoint:        *ep,
 		Password:        cfg.Mail.Password,

@@ -24,11 +24,12 @@ import (
 
 // exclusionMail is a plain exclusion request for site.
 func exclusionMail(site string, n int) []byte {
-	return []byte(fmt.Sprintf("From: Webmaster <webmaster@%s>\r\nTo: message@lohisoft.com\r\n"+
+	return []byte(fmt.Sprintf("Authentication-Results: mx.lohibot.test; dkim=pass header.d=%s\r\n"+
+		"From: Webmaster <webmaster@%s>\r\nTo: message@lohisoft.com\r\n"+
 		"Subject: Please stop crawling %s\r\nMessage-ID: <tte-%d-%d@%s>\r\nDate: %s\r\n"+
 		"MIME-Version: 1.0\r\nContent-Type: text/plain; charset=us-ascii\r\n\r\n"+
 		"Hello,\r\n\r\nplease stop crawling %s and remove it from your crawl list.\r\n\r\nThanks\r\n",
-		site, site, n, time.Now().UnixNano(), site, time.Now().Format(time.RFC1123Z), site))
+		site, site, site, n, time.Now().UnixNano(), site, time.Now().Format(time.RFC1123Z), site))
 }
 
 // BenchmarkTimeToExclusion measures the time from the moment the mail
@@ -83,7 +84,7 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 			b.Fatal(err)
 		}
 		m.Insecure = true
-		replies = reply.New(store, &reply.Options{Sender: m, Logger: quiet})
+		replies = reply.New(store, &reply.Options{Sender: m, Logger: quiet, MaxPerDay: 1 << 30})
 		rctx, stop := context.WithCancel(ctx)
 		rdone := make(chan struct{})
 		go func() { _ = replies.Run(rctx); close(rdone) }()
@@ -91,7 +92,8 @@ func benchTimeToExclusion(b *testing.B, ep mailbot.Endpoint, password string, de
 	}
 	// On a fake clock, a pending timer says the watcher waits in IDLE.
 	fc := clocktest.New(time.Time{})
-	w := mailbot.NewWatcher(mailbot.New(policy.New(store, nil), &mailbot.Options{Logger: quiet, Replies: replies}), &mailbot.WatchOptions{
+	w := mailbot.NewWatcher(mailbot.New(policy.New(store, nil), &mailbot.Options{Logger: quiet, Replies: replies,
+		AuthservID: "mx.lohibot.test"}), &mailbot.WatchOptions{
 		Endpoint: ep, Password: password, Insecure: true, Logger: quiet, Clock: fc,
 		OnMessage: func(ev mailbot.WatchEvent) { events <- ev },
 		OnState:   func(mailbot.WatchState) {},

@@ -31,10 +31,34 @@ type Postfix struct {
 	dir     string
 }
 
+// Hostname is the name Postfix gives itself (myhostname): the "by" of the
+// Received header it adds, and the authserv-id of OpenDKIM's results.
+const Hostname = "mx.lohibot.test"
+
+// Options configures StartWith. A nil *Options is the zero value.
+type Options struct {
+	// DKIMKeys, when not nil, puts OpenDKIM (Debian's opendkim) in front
+	// of smtpd as a verifying milter, as a receiving MX is set up: it adds
+	// an Authentication-Results header with authserv-id Hostname, and
+	// removes those with that id that came with the message. It reads the
+	// public keys from this map (selector._domainkey.domain -> the TXT
+	// record, "v=DKIM1; k=rsa; p=...") instead of DNS.
+	DKIMKeys map[string]string
+}
+
 // Start starts Postfix and stops it when the test ends. It skips the test
 // when LOHIBOT_TEST_POSTFIX is not 1, and fails it when Postfix cannot run.
 func Start(t testing.TB) *Postfix {
 	t.Helper()
+	return StartWith(t, nil)
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, opts *Options) *Postfix {
+	t.Helper()
+	if opts == nil {
+		opts = &Options{}
+	}
 	if os.Getenv("LOHIBOT_TEST_POSTFIX") != "1" {
 		t.Skip("set LOHIBOT_TEST_POSTFIX=1 to run the tests against a real Postfix")
 	}
@@ -87,7 +111,7 @@ mail_owner = postfix
 setgid_group = postdrop
 inet_interfaces = loopback-only
 inet_protocols = ipv4
-myhostname = mx.lohibot.test
+myhostname = %[4]s
 mydestination =
 mynetworks = 127.0.0.0/8
 relay_domains =
@@ -100,7 +124,10 @@ virtual_gid_maps = static:%[3]d
 maillog_file = %[1]s/maillog
 maillog_file_prefixes = %[1]s
 syslog_name = postfix-lohibot-test
-`, dir, nuid, ngid)
+`, dir, nuid, ngid, Hostname)
+	if opts.DKIMKeys != nil {
+		main += fmt.Sprintf("smtpd_milters = inet:127.0.0.1:%d\nmilter_default_action = tempfail\n", startOpenDKIM(t, dir, opts.DKIMKeys))
+	}
 	if err := os.WriteFile(filepath.Join(dir, "conf", "main.cf"), []byte(main), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -251,4 +278,81 @@ func freePort(t testing.TB) int {
 	}
 	defer ln.Close()
 	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// startOpenDKIM runs opendkim in verifying mode on a free loopback port,
+// with its files under dir, until the test ends, and returns the port.
+func startOpenDKIM(t testing.TB, dir string, keys map[string]string) int {
+	t.Helper()
+	bin, err := exec.LookPath("opendkim")
+	if err != nil {
+		t.Fatalf("opendkim is not installed (apt install opendkim): %v", err)
+	}
+	odk := filepath.Join(dir, "opendkim")
+	if err := os.MkdirAll(odk, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var kb strings.Builder
+	for name, rec := range keys {
+		fmt.Fprintf(&kb, "%s %s\n", name, rec)
+	}
+	if err := os.WriteFile(filepath.Join(odk, "keys"), []byte(kb.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	conf := fmt.Sprintf(`Mode v
+Socket inet:%d@127.0.0.1
+PidFile %s/opendkim.pid
+AuthservID %s
+TestPublicKeys %s/keys
+Syslog no
+UserID opendkim
+`, port, odk, Hostname, odk)
+	if err := os.WriteFile(filepath.Join(odk, "opendkim.conf"), []byte(conf), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "-f", "-x", filepath.Join(odk, "opendkim.conf"))
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	logf, err := os.Create(filepath.Join(odk, "log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	cmd.Stdout, cmd.Stderr = logf, logf
+	logText := func() string {
+		b, _ := os.ReadFile(logf.Name())
+		return string(b)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("opendkim: %v", err)
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+			<-done
+		}
+	})
+	addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		c, err := net.DialTimeout("tcp", addr, time.Second)
+		if err == nil {
+			c.Close()
+			return port
+		}
+		select {
+		case <-done:
+			t.Fatalf("opendkim exited: %s", logText())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("opendkim does not listen on %s: %v\n%s", addr, err, logText())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
