@@ -108,7 +108,7 @@ func othersWait(delay, leaseTTL time.Duration) time.Duration {
 // total is the length of the list (db.Store.CountSites).
 func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, error] {
 	l := engine.NewLister(c.store, db.ListPace{Holder: c.holder, LeaseTTL: c.opts.LeaseTTL, Clock: c.clock,
-		Starting: cap(c.starting), StartingAtMost: c.startingAtMost, OthersAfter: c.othersAfter, Turn: c.leaseConn})
+		Starting: cap(c.starting), StartingAtMost: c.startingAtMost, OthersAfter: c.othersAfter, Turn: c.w.Turn})
 	return targets(l.List(ctx, total))
 }
 

@@ -5,6 +5,8 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/db/postgres"
 	"github.com/lohisoft/lohibot/db/sqlite"
@@ -16,4 +18,16 @@ func NewLister(store *db.Store, pace db.ListPace) db.Lister {
 		return postgres.NewLister(store, pace)
 	}
 	return sqlite.NewLister(store, pace)
+}
+
+// NewWriter starts store's Writer with o. It does I/O.
+func NewWriter(ctx context.Context, store *db.Store, o db.WriterOptions) (db.Writer, error) {
+	if store.Dialect == db.Postgres {
+		return postgres.NewWriter(ctx, store, o), nil
+	}
+	w, err := sqlite.NewWriter(ctx, store, o)
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
 }
