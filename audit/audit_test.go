@@ -40,14 +40,14 @@ func newLogWriter(t *testing.T, dsn string) *logWriter {
 
 func (w *logWriter) create(v any) {
 	w.t.Helper()
-	if err := w.store.DB.WithContext(w.ctx).Create(v).Error; err != nil {
+	if err := dbtest.Gorm(w.store).WithContext(w.ctx).Create(v).Error; err != nil {
 		w.t.Fatalf("create %T: %v", v, err)
 	}
 }
 
 func (w *logWriter) exec(q string, args ...any) {
 	w.t.Helper()
-	if err := w.store.DB.WithContext(w.ctx).Exec(q, args...).Error; err != nil {
+	if err := dbtest.Gorm(w.store).WithContext(w.ctx).Exec(q, args...).Error; err != nil {
 		w.t.Fatalf("%s: %v", q, err)
 	}
 }
@@ -513,7 +513,7 @@ func (w *logWriter) reset() {
 func robotsRequestOf(t *testing.T, w *logWriter, snap int64) int64 {
 	t.Helper()
 	var sn db.RobotsSnapshot
-	if err := w.store.DB.First(&sn, snap).Error; err != nil {
+	if err := dbtest.Gorm(w.store).First(&sn, snap).Error; err != nil {
 		t.Fatal(err)
 	}
 	return *sn.RequestID
@@ -522,7 +522,7 @@ func robotsRequestOf(t *testing.T, w *logWriter, snap int64) int64 {
 func pageIDs(t *testing.T, w *logWriter, u string) []int64 {
 	t.Helper()
 	var ids []int64
-	if err := w.store.DB.Model(&db.Request{}).Where("url = ?", u).Order("id").Pluck("id", &ids).Error; err != nil {
+	if err := dbtest.Gorm(w.store).Model(&db.Request{}).Where("url = ?", u).Order("id").Pluck("id", &ids).Error; err != nil {
 		t.Fatal(err)
 	}
 	return ids

@@ -19,6 +19,7 @@ import (
 
 	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // BenchmarkAuditMillion audits a generated log of 1,000,000 requests on
@@ -51,7 +52,7 @@ func BenchmarkAuditMillion(b *testing.B) {
 	defer store.Close()
 	var rows int
 	if statErr == nil {
-		if err := store.SQL.QueryRowContext(ctx, "SELECT COUNT(*) FROM requests").Scan(&rows); err != nil {
+		if err := dbtest.SQL(store).QueryRowContext(ctx, "SELECT COUNT(*) FROM requests").Scan(&rows); err != nil {
 			b.Fatal(err)
 		}
 		b.Logf("reusing %s: %d request rows", path, rows)
@@ -172,7 +173,7 @@ func generateLog(ctx context.Context, store *db.Store, n int) (int, error) {
 	sites := max(1, n/(perCycle*cycles))
 	base := time.Date(2026, 6, 1, 0, 0, 0, 0, time.UTC)
 
-	tx, err := store.SQL.BeginTx(ctx, nil)
+	tx, err := dbtest.SQL(store).BeginTx(ctx, nil)
 	if err != nil {
 		return 0, err
 	}

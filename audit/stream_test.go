@@ -25,7 +25,7 @@ func writeOutsideCycles(t *testing.T, w *logWriter, n int) {
 		reqs = append(reqs, db.Request{Site: site, Host: site, Origin: "https://" + site, URL: fmt.Sprintf("https://%s/p%d", site, i),
 			Method: "GET", Purpose: db.PurposePage, SentAt: sent, CompletedAt: &c, Status: &st, Outcome: "ok"})
 	}
-	if err := w.store.DB.WithContext(w.ctx).CreateInBatches(reqs, 100).Error; err != nil {
+	if err := dbtest.Gorm(w.store).WithContext(w.ctx).CreateInBatches(reqs, 100).Error; err != nil {
 		t.Fatal(err)
 	}
 }
@@ -96,7 +96,7 @@ func TestBackgroundRulesReportAfterStream(t *testing.T) {
 				URL: fmt.Sprintf("https://www.example.org/p%d", i), Method: "GET", Purpose: db.PurposePage, Node: "n1",
 				SentAt: sent, CompletedAt: &c, Status: &st, Outcome: "ok"})
 		}
-		if err := w.store.DB.WithContext(w.ctx).CreateInBatches(reqs, 100).Error; err != nil {
+		if err := dbtest.Gorm(w.store).WithContext(w.ctx).CreateInBatches(reqs, 100).Error; err != nil {
 			t.Fatal(err)
 		}
 		if _, err := w.store.Seal(w.ctx); err != nil {

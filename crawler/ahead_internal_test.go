@@ -3,6 +3,8 @@ package crawler
 import (
 	"testing"
 	"time"
+
+	"github.com/lohisoft/lohibot/db"
 )
 
 // TestReserveAhead checks how far ahead of its time a request is reserved:
@@ -29,7 +31,7 @@ func TestReserveAhead(t *testing.T) {
 		{"sqlite, short gap", false, 0, 20 * time.Millisecond, 5 * time.Millisecond},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			c := &Crawler{pg: tt.pg, inFlight: make(chan struct{}, 8)}
+			c := &Crawler{traits: db.Traits{HeldAhead: tt.pg}, inFlight: make(chan struct{}, 8)}
 			c.reserveTook.Store(int64(took))
 			for range tt.busy {
 				c.inFlight <- struct{}{}

@@ -75,7 +75,7 @@ func TestEndRefusedKeepsLastCompletion(t *testing.T) {
 					`CREATE TRIGGER refuse_end BEFORE UPDATE ON crawl_cycles FOR EACH ROW EXECUTE FUNCTION refuse_end()`}
 			}
 			for _, q := range refuse {
-				if _, err := e.store.SQL.ExecContext(t.Context(), q); err != nil {
+				if _, err := dbtest.SQL(e.store).ExecContext(t.Context(), q); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -85,11 +85,11 @@ func TestEndRefusedKeepsLastCompletion(t *testing.T) {
 			}
 			var sent, open int
 			var status string
-			if err := e.store.SQL.QueryRowContext(t.Context(),
+			if err := dbtest.SQL(e.store).QueryRowContext(t.Context(),
 				`SELECT COUNT(*), COUNT(*) - COUNT(completed_at) FROM requests`).Scan(&sent, &open); err != nil {
 				t.Fatal(err)
 			}
-			if err := e.store.SQL.QueryRowContext(t.Context(), `SELECT status FROM crawl_cycles`).Scan(&status); err != nil {
+			if err := dbtest.SQL(e.store).QueryRowContext(t.Context(), `SELECT status FROM crawl_cycles`).Scan(&status); err != nil {
 				t.Fatal(err)
 			}
 			if sent != crawler.Budget+1 || open != 0 {

@@ -39,7 +39,7 @@ func TestConditionalRecrawl(t *testing.T) {
 				t.Fatalf("first crawl: %+v, %v", first, err)
 			}
 			var indexed int64
-			e.store.DB.Model(&db.Page{}).Where("site = ?", site.Name).Count(&indexed)
+			dbtest.Gorm(e.store).Model(&db.Page{}).Where("site = ?", site.Name).Count(&indexed)
 			fc.Advance(opts.RecrawlAfter) // the site is due again
 			e.web.Reset()
 			second, err := c.Crawl(ctx, ts)
@@ -80,7 +80,7 @@ func TestConditionalRecrawl(t *testing.T) {
 				}
 			}
 			var still int64
-			e.store.DB.Model(&db.Page{}).Where("site = ?", site.Name).Count(&still)
+			dbtest.Gorm(e.store).Model(&db.Page{}).Where("site = ?", site.Name).Count(&still)
 			if indexed == 0 || still != indexed {
 				t.Errorf("index holds %d pages of the site after the recrawl, %d before", still, indexed)
 			}

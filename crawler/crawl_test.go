@@ -12,6 +12,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
@@ -26,7 +27,7 @@ func TestCrawlPlainSites(t *testing.T) {
 			// Each cycle's end gave its leases back (the site's and its
 			// hosts'), before the crawler's Close would.
 			var held int64
-			e.store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+			dbtest.Gorm(e.store).Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
 			if held != 0 {
 				t.Errorf("%d leases still held after the crawl", held)
 			}
@@ -89,12 +90,12 @@ func TestCrawlPlainSites(t *testing.T) {
 				}
 			}
 			var pages int64
-			e.store.DB.Model(&db.Page{}).Count(&pages)
+			dbtest.Gorm(e.store).Model(&db.Page{}).Count(&pages)
 			if pages != 3*crawler.Budget {
 				t.Errorf("pages indexed = %d, want %d", pages, 3*crawler.Budget)
 			}
 			var anchors int64
-			e.store.DB.Model(&db.Anchor{}).Where("to_site = ?", "big.test").Count(&anchors)
+			dbtest.Gorm(e.store).Model(&db.Anchor{}).Where("to_site = ?", "big.test").Count(&anchors)
 			if anchors == 0 {
 				t.Errorf("no anchor text stored for the cross-site links to big.test")
 			}
@@ -249,7 +250,7 @@ func TestScenarios(t *testing.T) {
 			t.Errorf("hop /chain/2 logged as %+v, want a page request with redirect_of and a budget slot", rs)
 		}
 		var zero int64
-		e.store.DB.Model(&db.Request{}).Where("host = ?", "zero.test").Count(&zero)
+		dbtest.Gorm(e.store).Model(&db.Request{}).Where("host = ?", "zero.test").Count(&zero)
 		if zero != 0 {
 			t.Errorf("%d requests logged to zero.test (0.0.0.0), want none", zero)
 		}
@@ -282,7 +283,7 @@ func TestScenarios(t *testing.T) {
 	t.Run("noindex and nofollow", func(t *testing.T) {
 		never(t, "noindex.test", "/hidden-rel.html", "/hidden-meta.html")
 		var urls []string
-		e.store.DB.Model(&db.Page{}).Where("site = ?", "noindex.test").Pluck("url", &urls)
+		dbtest.Gorm(e.store).Model(&db.Page{}).Where("site = ?", "noindex.test").Pluck("url", &urls)
 		want := e.web.URL("noindex.test", "/")
 		if len(urls) != 2 || !contains(urls, want) || !contains(urls, e.web.URL("noindex.test", "/nofollow.html")) {
 			t.Errorf("indexed pages of noindex.test = %v, want / and /nofollow.html only", urls)
@@ -333,7 +334,7 @@ func TestScenarios(t *testing.T) {
 		}
 		for p, title := range want {
 			var pg db.Page
-			if err := e.store.DB.Where("url = ?", e.web.URL("charset.test", p)).Take(&pg).Error; err != nil {
+			if err := dbtest.Gorm(e.store).Where("url = ?", e.web.URL("charset.test", p)).Take(&pg).Error; err != nil {
 				t.Errorf("page %s: %v", p, err)
 				continue
 			}
@@ -440,7 +441,7 @@ func checkCanary(t *testing.T, e *env) {
 	}
 	// The canary test can fail: it is in every page body the server sent.
 	var pages int64
-	e.store.DB.Model(&db.Page{}).Count(&pages)
+	dbtest.Gorm(e.store).Model(&db.Page{}).Count(&pages)
 	if pages == 0 {
 		t.Errorf("no pages indexed: the canary check proves nothing")
 	}
@@ -485,7 +486,7 @@ func TestExclusionMidCrawl(t *testing.T) {
 		t.Errorf("excluded site got %d requests, want 0", len(hs))
 	}
 	var last db.Request
-	e.store.DB.Order("id DESC").Take(&last)
+	dbtest.Gorm(e.store).Order("id DESC").Take(&last)
 	if !strings.HasPrefix(last.PolicyCheck, "allowed (policy v") {
 		t.Errorf("policy_check = %q, want the gate's verdict", last.PolicyCheck)
 	}
@@ -554,12 +555,12 @@ func TestInterruptAndResume(t *testing.T) {
 		}
 	}
 	var cy db.CrawlCycle
-	e.store.DB.Take(&cy)
+	dbtest.Gorm(e.store).Take(&cy)
 	if cy.Status != db.CycleStopped || cy.FinishedAt == nil {
 		t.Errorf("cycle = %+v, want stopped with finished_at", cy)
 	}
 	var held int64
-	e.store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+	dbtest.Gorm(e.store).Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
 	if held != 0 {
 		t.Errorf("%d leases still held after a clean stop", held)
 	}

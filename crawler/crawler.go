@@ -47,6 +47,7 @@ import (
 	lru "github.com/hashicorp/golang-lru/v2"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/db/engine"
 	"github.com/lohisoft/lohibot/internal/clock"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
@@ -186,7 +187,7 @@ type Options struct {
 	// Clock tells the time written to the request log, the cycles and the
 	// leases, and times every wait: the gap, backoffs, Retry-After, the
 	// waits for a lease held by another crawler, the lease heartbeat and
-	// the SQLite checkpointer. Nil means the system clock (clock.Real).
+	// the database writer's own timers. Nil means the system clock (clock.Real).
 	// Tests pass a fake (package clocktest); a fleet sharing a database
 	// must share one time.
 	Clock clock.Clock
@@ -206,7 +207,10 @@ type Crawler struct {
 	// lookups resolves names for the client and for redirect checks.
 	lookups *lookuper
 	holder  string // this process's lease holder id: node/pid/random
-	pg      bool
+	// w commits every write of the crawl; traits are what its engine
+	// lets the crawler rely on.
+	w      db.Writer
+	traits db.Traits
 	// reserveTook is the moving average of the time a request's
 	// reservation took, in nanoseconds (noteReserve).
 	reserveTook atomic.Int64
@@ -220,24 +224,15 @@ type Crawler struct {
 	inFlight chan struct{} // one token per request in flight (Options.MaxInFlight)
 	starting chan struct{} // one token per site starting (Options.MaxInFlight)
 
-	stepsMu    sync.Mutex    // guards steps and stepsReady
-	steps      int           // sites' steps running (see step)
-	stepsReady []func()      // steps due, waiting for one of maxSteps
-	maxSteps   int           // 2 × Options.MaxInFlight
-	writes     chan *writeOp // to the writers (withTx)
-	reserves   chan *writeOp // to the writers, taken first (reserveTx)
-	writerDone chan struct{} // closed when the writers (and SQLite's checkpointer) stopped
-	stopWriter context.CancelFunc
-	unsealVia  func()                 // gives the seal's block writes back to the store (SQLite)
+	stepsMu    sync.Mutex             // guards steps and stepsReady
+	steps      int                    // sites' steps running (see step)
+	stepsReady []func()               // steps due, waiting for one of maxSteps
+	maxSteps   int                    // 2 × Options.MaxInFlight
 	leaseReads keyReads[db.HostLease] // the reads of leases other crawlers hold (startCycle)
-	// robotsReads are the reads of robots.txt snapshots (PostgreSQL:
-	// loadSnapshot).
+	// robotsReads are the reads of robots.txt snapshots, batched
+	// (db.Traits.Batched: loadSnapshot).
 	robotsReads keyReads[*db.RobotsSnapshot]
-	starts      cycleStarts   // the starts of due sites waiting for a batch (PostgreSQL: startCycleLeased)
-	leaseConns  chan struct{} // one token per lease transaction running (pgLeaseConns)
-	walDirty    atomic.Bool   // the SQLite writer committed since the last checkpoint
-	walLong     atomic.Bool   // the WAL is long: the writer should let it start over
-	writerIdle  atomic.Bool   // the SQLite writer found no caller waiting since the last checkpoint
+	starts      cycleStarts // the starts of due sites waiting for a batch (db.Traits.Batched: startCycleLeased)
 
 	robotsMu sync.Mutex // guards robots
 	robots   map[string]*robotsEntry
@@ -297,7 +292,6 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 		ua:     o.UserAgent,
 		log:    o.Logger,
 		holder: fmt.Sprintf("%s/%d/%s", o.Node, os.Getpid(), hex.EncodeToString(rnd[:])),
-		pg:     store.Dialect == db.Postgres,
 		robots: map[string]*robotsEntry{},
 		hosts:  map[string]*hostState{},
 
@@ -312,39 +306,12 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
 	c.leaseReads.read = store.Leases
 	c.robotsReads.read = store.LatestRobotsSnapshots
-	c.leaseConns = make(chan struct{}, pgLeaseConns)
-	c.writes = make(chan *writeOp)
-	c.reserves = make(chan *writeOp)
-	c.writerDone = make(chan struct{})
-	wctx, wcancel := context.WithCancel(context.WithoutCancel(ctx))
-	c.stopWriter = wcancel
-	if c.pg {
-		c.startPGWriters(wctx, c.writerDone)
-	} else {
-		lc, ck, wal, err := c.openWriter(ctx)
-		if err != nil {
-			wcancel()
-			gate.Close()
-			return nil, err
-		}
-		var wg sync.WaitGroup
-		synced := make(chan syncGroup, 64)
-		sg := newSyncGate()
-		wg.Go(func() { c.writer(wctx, lc, synced, sg) })
-		wg.Go(func() {
-			defer wal.close()
-			syncer(synced, wal.sync, sg.answered)
-		})
-		wg.Go(func() { c.checkpointer(wctx, ck) })
-		go func() {
-			wg.Wait()
-			close(c.writerDone)
-		}()
-		// The records' seal is written by the writer too, in its turn,
-		// rather than by a sealer waiting for the database's write lock
-		// (see db.Store.SealVia).
-		c.unsealVia = store.SealVia(c.withTx)
+	w, err := engine.NewWriter(ctx, store, db.WriterOptions{Clock: c.clock, Log: c.log, Refused: logicalError})
+	if err != nil {
+		gate.Close()
+		return nil, fmt.Errorf("crawler: %w", err)
 	}
+	c.w, c.traits = w, w.Traits()
 	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stopHeartbeat = cancel
 	c.heartbeatDone = make(chan struct{})
@@ -426,11 +393,7 @@ func (c *Crawler) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.releaseAll(ctx)
-	if c.unsealVia != nil {
-		c.unsealVia()
-	}
-	c.stopWriter()
-	<-c.writerDone
+	c.w.Close()
 	c.client.closeIdle()
 	c.gate.Close()
 	return err

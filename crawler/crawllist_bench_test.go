@@ -18,6 +18,7 @@ import (
 	"github.com/lohisoft/lohibot/audit/report"
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/policy"
 )
 
@@ -76,7 +77,7 @@ func benchCrawlList(b *testing.B, dsn string, sites int) {
 	}
 	defer store.Close()
 	var have int
-	if err := store.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM sites`).Scan(&have); err != nil {
+	if err := dbtest.SQL(store).QueryRowContext(ctx, `SELECT COUNT(*) FROM sites`).Scan(&have); err != nil {
 		b.Fatal(err)
 	}
 	if have != sites {
@@ -176,7 +177,7 @@ func generateCrawlList(ctx context.Context, store *db.Store, sites int, withLog,
 	sum := sha256.Sum256(body)
 	digest := hex.EncodeToString(sum[:])
 
-	conn, err := store.SQL.Conn(ctx)
+	conn, err := dbtest.SQL(store).Conn(ctx)
 	if err != nil {
 		return err
 	}

@@ -42,14 +42,10 @@ func cycleKey(site string) string { return "cycle:" + site }
 // nil, is called before it waits for another crawler's lease. The lease of
 // first (the start URL's host, held by the caller in this process) is
 // taken in the same transaction when no other crawler holds it: one write
-// fewer before the site's first request. (On PostgreSQL this transaction
-// is one of its own, outside the writers' groups, like every other that
-// takes a host's lease: none of them holds the row long. A site that is
-// due and whose lease no one holds, the usual case, starts in one
-// statement instead: startCycleLeased. Measured with BenchmarkCrawlFleet,
-// the transaction's six round trips made 1,000 sites' starts last 1.2-1.5
-// s, and their transactions held the connections the writers and the
-// policy's reads waited for.)
+// fewer before the site's first request (db.Writer.Refusable). Where
+// starts are batched (db.Traits.Batched), a site that is due and whose
+// lease no one holds, the usual case, starts in one statement instead:
+// startCycleLeased.
 func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
@@ -57,19 +53,21 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 	// when it expires unrenewed, its holder died (kill -9, a lost machine)
 	// and its cycle is taken over. Either way a fleet's second crawler
 	// learns within one heartbeat that a site is taken, not a lease TTL;
-	// on PostgreSQL, within about a gap, from the start host's lease.
+	// where every request renews its host's lease
+	// (db.Traits.LeaseEveryRequest), within about a gap, from the start
+	// host's lease.
 	var (
 		firstBusy time.Time
 		cy        *cycle
 		busy      time.Time
 		hostSeen  time.Time // the start host's lease as first seen held by the site's holder
 	)
-	// On PostgreSQL a site that is due starts in a batch of sites
+	// Where starts are batched, a site that is due starts in a batch of sites
 	// starting at once, in one statement (startCycleLeased). When another
 	// crawler of the fleet holds its lease, a read shared with the other
 	// sites starting (leaseExpiry) says so, rather than a transaction that
 	// fails to take it.
-	if c.pg {
+	if c.traits.Batched {
 		if cy := c.startCycleLeased(ctx, site, first); cy != nil {
 			return cy, nil
 		}
@@ -125,7 +123,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
-			// On PostgreSQL each request renews its host's lease: when the
+			// Where each request renews its host's lease: when the
 			// holder of the site's lease has renewed the start host's
 			// since this crawler first looked, it is alive and on the
 			// site. That takes about a gap, where the site lease's renewal
@@ -137,7 +135,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			// up to 0.9 s from the last request to the crawlers' exit).
 			// Both leases are read in the same query.
 			keys := []string{cycleKey(site)}
-			if c.pg && first != nil {
+			if c.traits.LeaseEveryRequest && first != nil {
 				keys = append(keys, first.host)
 			}
 			leases, err := c.leaseReads.getAll(ctx, keys...)
@@ -167,18 +165,18 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 	return cy, nil
 }
 
-// Batched starts on PostgreSQL (startCycleLeased).
+// Batched starts (db.Traits.Batched: startCycleLeased).
 const (
 	// startBatch bounds the sites started in one statement.
 	startBatch = 128
 	// startBatches bounds the batches running at once (each holds one of
-	// the pgLeaseConns turns while it runs). At a crawl's start they may
+	// the writer's lease turns while it runs: db.Writer.Turn). At a crawl's start they may
 	// take every turn: the lease of a host a site reaches later then waits
 	// for a batch to end (tens of milliseconds).
 	startBatches = 2
 )
 
-// cycleStarts batches the starts of due sites on PostgreSQL: a site
+// cycleStarts batches the starts of due sites (db.Traits.Batched): a site
 // starting joins the next batch, and up to startBatches batches run at
 // once, each one statement (db.Store.StartCyclesLeased). Thousands of
 // sites starting at once each ran a statement of their own, a round trip
@@ -202,7 +200,7 @@ type cycleStartReq struct {
 	err  error
 }
 
-// startCycleLeased starts the site's cycle on PostgreSQL, in a batch of
+// startCycleLeased starts the site's cycle, in a batch of
 // sites starting at once (cycleStarts), when no one holds its lease and
 // its last cycle is neither running nor recent (a site's first cycle, and
 // its next once it is due): it returns the cycle, having leased first's
@@ -296,7 +294,7 @@ func (c *Crawler) runStartBatch(batch []*cycleStartReq) {
 		b.Sites[i] = q.site
 	}
 	var rs []db.CycleStarted
-	release, err := c.leaseConn(ctx)
+	release, err := c.w.Turn(ctx)
 	if err == nil {
 		b.Now = c.now()
 		b.Expires, b.Cutoff = b.Now.Add(c.opts.LeaseTTL), b.Now.Add(-c.opts.RecrawlAfter)
@@ -380,8 +378,7 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 // the leases of hosts (the hosts the cycle still holds), in the same write:
 // one write at a site's end rather than one per lease. When last is not
 // nil, the completion of the cycle's last request goes first in that write
-// (see siteRun.handle). On PostgreSQL its
-// statements go in a pipeline with the completions of its group. (Lease
+// (see siteRun.handle). (Lease
 // rows are what the crawlers of a fleet contend for, but these are held by
 // this crawler, unexpired: another crawler's transactions take only free
 // or expired leases, so the group waits on none of them; at most on this
@@ -398,10 +395,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	if last != nil {
 		lastWrite, lastPipe = c.completionWrite(last)
 	}
-	// (On SQLite the end is answered before the WAL's sync, as the
-	// crawler's own state; a completion with it, as every completion,
-	// after.)
-	op := &writeOp{early: last == nil, f: func(tx db.WriteTx) error {
+	write := func(tx db.WriteTx) error {
 		if last != nil {
 			if err := lastWrite(ctx, tx); err != nil {
 				return err
@@ -422,30 +416,31 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 			}
 		}
 		return db.ReleaseLease(ctx, tx, cycleKey(site), c.holder, now, time.Time{})
-	}}
-	if c.pg {
-		// It never refuses: no savepoint.
-		op.noSavepoint = true
-		// Its statements need no answer: in a pipeline, with the
-		// completions of its group (a group with one op that is not
-		// pipelined runs statement by statement, each a round trip).
-		op.pipe = func(p *db.Pipeline) func() error {
-			if last != nil {
-				lastPipe(p)
-			}
-			now := c.now()
-			p.Anchors(c.indexable(anchors))
-			p.EndCycle(cy.ID, site, status, reason, now)
-			for _, hs := range hosts.m {
-				if hs.leased {
-					p.ReleaseLease(hs.host, c.holder, now, hs.nextAt.UTC().Truncate(time.Microsecond))
-				}
-			}
-			p.ReleaseLease(cycleKey(site), c.holder, now, time.Time{})
-			return func() error { return nil }
-		}
 	}
-	if err := c.write(ctx, c.writes, op); err != nil {
+	// Its statements need no answer: on an engine that pipelines, they go
+	// with the completions of its group.
+	pipe := func(p *db.Pipeline) func() error {
+		if last != nil {
+			lastPipe(p)
+		}
+		now := c.now()
+		p.Anchors(c.indexable(anchors))
+		p.EndCycle(cy.ID, site, status, reason, now)
+		for _, hs := range hosts.m {
+			if hs.leased {
+				p.ReleaseLease(hs.host, c.holder, now, hs.nextAt.UTC().Truncate(time.Microsecond))
+			}
+		}
+		p.ReleaseLease(cycleKey(site), c.holder, now, time.Time{})
+		return func() error { return nil }
+	}
+	// The end alone is the crawler's own state; with a completion it is
+	// answered as every completion is, once durable.
+	end := c.w.End
+	if last != nil {
+		end = c.w.Complete
+	}
+	if err := end(ctx, write, pipe); err != nil {
 		return fmt.Errorf("crawler: end cycle %d: %w", cy.ID, err)
 	}
 	c.store.SealSoon() // seal the cycle's records now, if a sealer runs

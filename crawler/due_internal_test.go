@@ -89,7 +89,7 @@ func TestReservedForDueTime(t *testing.T) {
 	}()
 	fc.WaitTimers(t, 1) // reserved, and waiting for its time
 	var rows []db.Request
-	if err := s.DB.Find(&rows).Error; err != nil {
+	if err := dbtest.Gorm(s).Find(&rows).Error; err != nil {
 		t.Fatal(err)
 	}
 	if len(rows) != 1 || !rows[0].SentAt.Equal(due) {

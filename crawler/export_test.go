@@ -1,6 +1,10 @@
 package crawler
 
-import "time"
+import (
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+)
 
 // CacheSizes returns how many hosts, robots.txt entries and resolved host
 // names the crawler keeps in memory (tests of the bounded caches).
@@ -14,9 +18,9 @@ func (c *Crawler) CacheSizes() (hosts, robots, names int) {
 	return hosts, robots, c.lookups.names.Len()
 }
 
-// ClaimSizes is claimSizes: the block of the crawl list a crawler claims,
+// ClaimSizes is db.ListBlocks: the block of the crawl list a crawler claims,
 // and how many blocks it claims at first (ListAll).
-func ClaimSizes(total int64, starting int) (block, ahead int) { return claimSizes(total, starting) }
+func ClaimSizes(total int64, starting int) (block, ahead int) { return db.ListBlocks(total, starting) }
 
 // SetOthersAfter sets how long ListAll waits, once the crawler's own sites
 // have started, before it yields the blocks other crawlers claimed

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -59,11 +60,11 @@ func BenchmarkCrawlFleet(b *testing.B) {
 					b.Fatal(err)
 				}
 				stat := func() (commits, rollbacks int64) {
-					e.store.SQL.QueryRowContext(ctx, `SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&commits, &rollbacks)
+					dbtest.SQL(e.store).QueryRowContext(ctx, `SELECT xact_commit, xact_rollback FROM pg_stat_database WHERE datname = current_database()`).Scan(&commits, &rollbacks)
 					return
 				}
 				c0, r0 := stat()
-				pg := postmasterOf(ctx, e.store.SQL)
+				pg := postmasterOf(ctx, dbtest.SQL(e.store))
 				pg0, pgOK := pg.cpu()
 				// The peak of the connections the crawlers hold.
 				var (
@@ -78,7 +79,7 @@ func BenchmarkCrawlFleet(b *testing.B) {
 					defer t.Stop()
 					for {
 						var n int
-						e.store.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'bench-probe' AND pid <> pg_backend_pid()`).Scan(&n)
+						dbtest.SQL(e.store).QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND application_name <> 'bench-probe' AND pid <> pg_backend_pid()`).Scan(&n)
 						mu.Lock()
 						peak = max(peak, n)
 						mu.Unlock()
@@ -128,10 +129,10 @@ func BenchmarkCrawlFleet(b *testing.B) {
 				pg1, ok := pg.cpu()
 				for i := 0; ok && i < 40; i++ {
 					var n int
-					e.store.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
+					dbtest.SQL(e.store).QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&n)
 					time.Sleep(100 * time.Millisecond)
 					var again time.Duration
-					if again, ok = pg.cpu(); n < e.store.SQL.Stats().OpenConnections && again == pg1 {
+					if again, ok = pg.cpu(); n < dbtest.SQL(e.store).Stats().OpenConnections && again == pg1 {
 						break
 					}
 					pg1 = again
@@ -144,11 +145,11 @@ func BenchmarkCrawlFleet(b *testing.B) {
 					served += t.Requests
 				}
 				var requests, fewest int64
-				e.store.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests`).Scan(&requests)
+				dbtest.SQL(e.store).QueryRowContext(ctx, `SELECT COUNT(*) FROM requests`).Scan(&requests)
 				// How the crawl was shared: the requests of the crawler that
 				// sent fewest (a crawler that sent none counts).
 				if fleet.procs > 1 {
-					e.store.SQL.QueryRowContext(ctx, `SELECT CASE WHEN COUNT(DISTINCT node) < $1 THEN 0 ELSE MIN(n) END FROM (SELECT node, COUNT(*) AS n FROM requests GROUP BY node) t`, fleet.procs).Scan(&fewest)
+					dbtest.SQL(e.store).QueryRowContext(ctx, `SELECT CASE WHEN COUNT(DISTINCT node) < $1 THEN 0 ELSE MIN(n) END FROM (SELECT node, COUNT(*) AS n FROM requests GROUP BY node) t`, fleet.procs).Scan(&fewest)
 				}
 				b.ReportMetric(elapsed.Seconds(), "s/crawl")
 				b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "x-bound")

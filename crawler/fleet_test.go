@@ -15,6 +15,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
@@ -113,12 +114,12 @@ func TestFleet(t *testing.T) {
 		}
 	}
 	var nodes []string
-	e.store.DB.Model(&db.Request{}).Distinct("node").Pluck("node", &nodes)
+	dbtest.Gorm(e.store).Model(&db.Request{}).Distinct("node").Pluck("node", &nodes)
 	t.Logf("requests: %d, nodes: %v", len(hits), nodes)
 	if len(hits) < 50*(crawler.Budget+1) {
 		t.Errorf("server saw %d requests, want every site crawled (%d)", len(hits), 50*(crawler.Budget+1))
 		var cycles []db.CrawlCycle
-		e.store.DB.Where("status <> ? OR spent < budget", db.CycleDone).Find(&cycles)
+		dbtest.Gorm(e.store).Where("status <> ? OR spent < budget", db.CycleDone).Find(&cycles)
 		for _, cy := range cycles {
 			t.Logf("cycle %d of %s (%s): %s, %d/%d: %s", cy.ID, cy.Site, cy.Node, cy.Status, cy.Spent, cy.Budget, cy.Reason)
 		}
@@ -126,7 +127,7 @@ func TestFleet(t *testing.T) {
 	}
 	checkLogCoversHits(t, e, hits, true)
 	var failed []db.Request
-	e.store.DB.Where("error <> ''").Find(&failed)
+	dbtest.Gorm(e.store).Where("error <> ''").Find(&failed)
 	for _, r := range failed {
 		t.Logf("failed request %d %s: %s %s", r.ID, r.URL, r.Outcome, r.Error)
 	}
@@ -152,7 +153,7 @@ func TestFleetAll(t *testing.T) {
 	checkLogCoversHits(t, e, hits, true)
 	// Each site was crawled by one crawler, in one cycle.
 	var cycles []db.CrawlCycle
-	e.store.DB.Find(&cycles)
+	dbtest.Gorm(e.store).Find(&cycles)
 	bySite, byNode := map[string]int{}, map[string]int{}
 	for _, cy := range cycles {
 		bySite[cy.Site]++
@@ -169,7 +170,7 @@ func TestFleetAll(t *testing.T) {
 	t.Logf("sites per crawler: %v", byNode)
 	// The claims are given back as each crawler ends.
 	var held int64
-	e.store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+	dbtest.Gorm(e.store).Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
 	if held != 0 {
 		t.Errorf("%d leases still held after both crawlers ended, want 0", held)
 	}
@@ -217,7 +218,7 @@ func TestKillAndRestart(t *testing.T) {
 			}
 			checkLogCoversHits(t, e, hits, false)
 			var cycles []db.CrawlCycle
-			e.store.DB.Find(&cycles)
+			dbtest.Gorm(e.store).Find(&cycles)
 			if len(cycles) != 5 {
 				t.Errorf("cycles = %d, want 5 (interrupted ones taken up again)", len(cycles))
 			}

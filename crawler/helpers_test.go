@@ -113,7 +113,7 @@ func (e *env) crawl(t *testing.T, c *crawler.Crawler, kinds ...string) map[strin
 func (e *env) requests(t *testing.T) []db.Request {
 	t.Helper()
 	var rs []db.Request
-	if err := e.store.DB.Order("id").Find(&rs).Error; err != nil {
+	if err := dbtest.Gorm(e.store).Order("id").Find(&rs).Error; err != nil {
 		t.Fatal(err)
 	}
 	return rs

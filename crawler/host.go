@@ -218,17 +218,13 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	c.noteReserve(time.Since(asked))
 	if wait := max(c.until(row.SentAt), c.untilDue(hs)); wait > 0 {
 		// Reserved ahead of its time: sent at that time, if its site was
-		// not excluded meanwhile (on SQLite, confirm says; on PostgreSQL,
-		// an exclusion waits out the requests reserved ahead before it
-		// takes its time: db.Tx.AwaitReservedAhead).
+		// not excluded meanwhile (confirm: db.Writer.Confirm).
 		if err := c.sleep(ctx, wait); err != nil {
 			c.withdraw(ctx, row)
 			return nil, time.Time{}, err
 		}
-		if !c.pg {
-			if err := c.confirm(ctx, row); err != nil {
-				return nil, time.Time{}, err
-			}
+		if err := c.confirm(ctx, row); err != nil {
+			return nil, time.Time{}, err
 		}
 	}
 	// The connection is kept for the host's next request only across a

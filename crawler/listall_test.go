@@ -207,7 +207,7 @@ func TestListAll(t *testing.T) {
 		// Closed, the first crawler gives its blocks back; the other's
 		// claim, left to expire, is taken once expired.
 		c.Close()
-		if _, err := e.store.SQL.ExecContext(ctx, `UPDATE host_leases SET expires_at = $1 WHERE host = $2`, now.Add(-time.Second), block(1)); err != nil {
+		if _, err := dbtest.SQL(e.store).ExecContext(ctx, `UPDATE host_leases SET expires_at = $1 WHERE host = $2`, now.Add(-time.Second), block(1)); err != nil {
 			t.Fatal(err)
 		}
 		c2.Close()

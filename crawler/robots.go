@@ -129,17 +129,18 @@ func (c *Crawler) robotsFor(ctx context.Context, cycleID *int64, site, origin st
 	return e, nil
 }
 
-// loadSnapshot reads the newest snapshot of origin, or nil. On
-// PostgreSQL it is read with the origins other sites ask for at the same
-// time (Crawler.robotsReads): 1,000 sites starting at once each read
-// their start origin's snapshot, and those reads took the pool's
-// connections from the writers and the policy gate's reads for a second.
+// loadSnapshot reads the newest snapshot of origin, or nil. On an engine
+// whose reads are worth batching (db.Traits.Batched) it is read with the
+// origins other sites ask for at the same time (Crawler.robotsReads):
+// sites starting at once each read their start origin's snapshot, and
+// those reads would take the pool's connections from the writer and the
+// policy gate's reads.
 func (c *Crawler) loadSnapshot(ctx context.Context, origin string) (*robotsEntry, error) {
 	var (
 		sn  *db.RobotsSnapshot
 		err error
 	)
-	if c.pg {
+	if c.traits.Batched {
 		var found bool
 		if sn, found, err = c.robotsReads.get(ctx, origin); err == nil && !found {
 			return nil, nil

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
@@ -99,7 +100,7 @@ func TestFetchRobotsStatuses(t *testing.T) {
 				t.Errorf("Decide(/x) = %v (%s), want %v", r.Decision.Allowed, r.Decision.Rule, tt.allowedX)
 			}
 			var snap db.RobotsSnapshot
-			if err := e.store.DB.Where("id = ?", r.SnapshotID).Take(&snap).Error; err != nil {
+			if err := dbtest.Gorm(e.store).Where("id = ?", r.SnapshotID).Take(&snap).Error; err != nil {
 				t.Fatalf("snapshot %d: %v", r.SnapshotID, err)
 			}
 			if snap.Outcome != tt.outcome || snap.RequestID == nil || snap.Origin != "http://"+host+":"+itoa(e.web.Port) {
@@ -110,7 +111,7 @@ func TestFetchRobotsStatuses(t *testing.T) {
 			}
 			// Every hop is logged, hops after the first point at the one before.
 			var rows []db.Request
-			e.store.DB.Where("purpose = ? AND id <= ?", db.PurposeRobots, *snap.RequestID).Order("id DESC").Limit(tt.requests).Find(&rows)
+			dbtest.Gorm(e.store).Where("purpose = ? AND id <= ?", db.PurposeRobots, *snap.RequestID).Order("id DESC").Limit(tt.requests).Find(&rows)
 			for i, row := range rows {
 				if row.CompletedAt == nil || row.BudgetSlot != nil || !strings.HasPrefix(row.PolicyCheck, "allowed") {
 					t.Errorf("robots request %d = %+v, want completed, no budget slot, gate asked", row.ID, row)
@@ -181,7 +182,7 @@ func TestRobotsSnapshotAge(t *testing.T) {
 		t.Errorf("robots.txt fetched %d times with a fresh snapshot, want 1", n)
 	}
 	// 25 hours later it is stale.
-	if err := e.store.DB.Exec("UPDATE robots_snapshots SET fetched_at = ?", db.Now().Add(-25*time.Hour)).Error; err != nil {
+	if err := dbtest.Gorm(e.store).Exec("UPDATE robots_snapshots SET fetched_at = ?", db.Now().Add(-25*time.Hour)).Error; err != nil {
 		t.Fatal(err)
 	}
 	c3 := e.crawler(t, o)

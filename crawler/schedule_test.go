@@ -83,11 +83,11 @@ func TestDueSites(t *testing.T) {
 		cycle := func(site, status string, started time.Time, spent int) {
 			t.Helper()
 			cy := db.CrawlCycle{Site: site, Node: "n", StartedAt: started, Status: status, Budget: crawler.Budget, Spent: spent}
-			if err := e.store.DB.Create(&cy).Error; err != nil {
+			if err := dbtest.Gorm(e.store).Create(&cy).Error; err != nil {
 				t.Fatal(err)
 			}
 			// As the crawler's end of a cycle records it.
-			if err := e.store.DB.Exec(db.SiteDueSinceSQL, cy.ID, db.Epoch, site).Error; err != nil {
+			if err := dbtest.Gorm(e.store).Exec(db.SiteDueSinceSQL, cy.ID, db.Epoch, site).Error; err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -95,7 +95,7 @@ func TestDueSites(t *testing.T) {
 		cycle("old.test", db.CycleDone, now.Add(-8*24*time.Hour), 20)
 		cycle("stopped.test", db.CycleStopped, now.Add(-time.Hour), 3)
 		cycle("spent.test", db.CycleStopped, now.Add(-time.Hour), 20)
-		if err := e.store.DB.Create(&db.HostLease{Host: "cycle:leased.test", Holder: "other/1/x", ExpiresAt: now.Add(time.Minute), NextAt: now}).Error; err != nil {
+		if err := dbtest.Gorm(e.store).Create(&db.HostLease{Host: "cycle:leased.test", Holder: "other/1/x", ExpiresAt: now.Add(time.Minute), NextAt: now}).Error; err != nil {
 			t.Fatal(err)
 		}
 		c := e.crawler(t, nil)
@@ -240,7 +240,7 @@ func TestBusyCycleHandOut(t *testing.T) {
 	}()
 	testutil.Eventually(t, 10*time.Second, "the first crawler's cycle lease", func() bool {
 		var n int64
-		e.store.DB.Model(&db.HostLease{}).Where("host = ? AND holder = ?", "cycle:"+site.Name, c1.Holder()).Count(&n)
+		dbtest.Gorm(e.store).Model(&db.HostLease{}).Where("host = ? AND holder = ?", "cycle:"+site.Name, c1.Holder()).Count(&n)
 		return n == 1
 	})
 	start := time.Now()

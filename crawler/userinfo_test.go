@@ -48,7 +48,7 @@ func TestStartURLCredentialsNeverSent(t *testing.T) {
 				}
 			}
 			var pages []db.Page
-			if err := e.store.DB.Find(&pages).Error; err != nil {
+			if err := dbtest.Gorm(e.store).Find(&pages).Error; err != nil {
 				t.Fatal(err)
 			}
 			for _, p := range pages {

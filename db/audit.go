@@ -240,7 +240,7 @@ func requestWindow(prefix string, sites []string, since time.Time) ([]string, []
 // is the WHERE and ORDER BY clauses, args their arguments.
 func (s *Store) auditRequestsPool(ctx context.Context, cond string, args []any, fn func(*AuditRequest) error) error {
 	q := s.auditSelect() + cond
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return fmt.Errorf("db: read requests: %w", err)
 	}
@@ -275,7 +275,7 @@ func (s *Store) LastRequestToHost(ctx context.Context, hosts []string, before ti
 	}
 	args = append(args, before.UTC())
 	r := &AuditRequest{}
-	err := s.newAuditScanner().scan(s.SQL.QueryRowContext(ctx, s.rebind(q), args...), r)
+	err := s.newAuditScanner().scan(s.pool.QueryRowContext(ctx, s.rebind(q), args...), r)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("db: last request to %s before %s: %w", hosts[0], before.UTC().Format(time.RFC3339), ErrNotFound)
 	}
@@ -293,7 +293,7 @@ func (s *Store) LastRequestToHost(ctx context.Context, hosts []string, before ti
 func (s *Store) CycleRequests(ctx context.Context, site string, cycle int64, fn func(*AuditRequest) error) error {
 	q := s.rebind(`SELECT id, url, purpose, redirect_of, sent_at, completed_at, status, outcome, origin
 		FROM requests WHERE cycle_id = ? AND site = ? ORDER BY sent_at, id`)
-	rows, err := s.SQL.QueryContext(ctx, q, cycle, site)
+	rows, err := s.pool.QueryContext(ctx, q, cycle, site)
 	if err != nil {
 		return fmt.Errorf("db: read cycle %d: %w", cycle, err)
 	}
@@ -332,7 +332,7 @@ func (s *Store) RequestCitation(ctx context.Context, id int64) (*Request, error)
 		completedAt sql.NullTime
 		status      sql.NullInt64
 	)
-	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT id, url, purpose, sent_at, completed_at, status, outcome, robots_rule, policy_check
+	err := s.pool.QueryRowContext(ctx, s.rebind(`SELECT id, url, purpose, sent_at, completed_at, status, outcome, robots_rule, policy_check
 		FROM requests WHERE id = ?`), id).
 		Scan(&r.ID, &r.URL, &r.Purpose, &r.SentAt, &completedAt, &status, &r.Outcome, &r.RobotsRule, &r.PolicyCheck)
 	if err != nil {

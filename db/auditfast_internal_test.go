@@ -26,7 +26,7 @@ func TestAuditRequestsFast(t *testing.T) {
 	defer s.Close()
 	exec := func(q string, args ...any) {
 		t.Helper()
-		if _, err := s.SQL.ExecContext(ctx, q, args...); err != nil {
+		if _, err := s.pool.ExecContext(ctx, q, args...); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
@@ -123,7 +123,7 @@ func TestAuditReader(t *testing.T) {
 			id := int64(77)
 			sn.RequestID = &id
 		}
-		if err := s.DB.WithContext(ctx).Create(sn).Error; err != nil {
+		if err := s.gdb.WithContext(ctx).Create(sn).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -131,7 +131,7 @@ func TestAuditReader(t *testing.T) {
 		"UPDATE robots_snapshots SET body = 'text body', status = '404', fetched_at = '2026-08-03 11:00:05+02:00' WHERE id = 5",
 		"UPDATE robots_snapshots SET body = 12, status = 301.0 WHERE id = 3",
 	} {
-		if _, err := s.SQL.ExecContext(ctx, q); err != nil {
+		if _, err := s.pool.ExecContext(ctx, q); err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}

@@ -11,7 +11,7 @@ import (
 func (s *Store) Empty(ctx context.Context) (bool, error) {
 	for _, m := range []any{&Site{}, &Exclusion{}, &MailMessage{}, &Request{}} {
 		var n int64
-		if err := s.DB.WithContext(ctx).Model(m).Count(&n).Error; err != nil {
+		if err := s.gdb.WithContext(ctx).Model(m).Count(&n).Error; err != nil {
 			return false, fmt.Errorf("db: count rows: %w", err)
 		}
 		if n > 0 {

@@ -24,7 +24,7 @@ type ListedSite struct {
 // after after ("" for the first page), by name, each with whether it is
 // excluded. It reads one index range.
 func (s *Store) SitesAfter(ctx context.Context, after string, limit int) ([]ListedSite, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT s.id, s.name, s.start_url, s.added_at, s.added_by,
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT s.id, s.name, s.start_url, s.added_at, s.added_by,
 		EXISTS (SELECT 1 FROM exclusions e WHERE e.site = s.name)
 		FROM sites s WHERE s.name > ? ORDER BY s.name LIMIT ?`), after, limit)
 	if err != nil {
@@ -49,7 +49,7 @@ func (s *Store) SitesAfter(ctx context.Context, after string, limit int) ([]List
 // list in name order, or "" past its end. It does I/O.
 func (s *Store) SiteNameAt(ctx context.Context, n int64) (string, error) {
 	var name string
-	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT name FROM sites ORDER BY name LIMIT 1 OFFSET ?`), n).Scan(&name)
+	err := s.pool.QueryRowContext(ctx, s.rebind(`SELECT name FROM sites ORDER BY name LIMIT 1 OFFSET ?`), n).Scan(&name)
 	if noRows(err) {
 		return "", nil
 	}
@@ -96,7 +96,7 @@ func (s *Store) DueSites(ctx context.Context, q DueQuery) ([]DueSite, error) {
 	if after.IsZero() {
 		after = Epoch.Add(-time.Second)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT s.name, s.start_url, s.due_since FROM sites s
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT s.name, s.start_url, s.due_since FROM sites s
 		WHERE s.due_since <= ? AND (s.due_since, s.name) > (?, ?)
 		AND NOT EXISTS (SELECT 1 FROM exclusions e WHERE e.site = s.name)
 		AND NOT EXISTS (SELECT 1 FROM host_leases l WHERE l.host = CAST(? AS TEXT) || s.name AND l.expires_at > ?)
@@ -131,7 +131,7 @@ const SiteDueSinceSQL = `UPDATE sites SET due_since = COALESCE((SELECT CASE WHEN
 // CountSites returns how many sites the crawl list holds.
 func (s *Store) CountSites(ctx context.Context) (int64, error) {
 	var n int64
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM sites`).Scan(&n); err != nil {
+	if err := s.pool.QueryRowContext(ctx, `SELECT COUNT(*) FROM sites`).Scan(&n); err != nil {
 		return 0, fmt.Errorf("db: count sites: %w", err)
 	}
 	return n, nil
@@ -147,7 +147,7 @@ type Validators struct {
 // of site's last cycle before cycle that were answered 200 with an HTML
 // page or 304 (by the indexes crawl_cycles_site_id and requests_cycle).
 func (s *Store) PreviousValidators(ctx context.Context, site string, cycle int64) (map[string]Validators, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT r.url, r.etag, r.last_modified FROM requests r
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT r.url, r.etag, r.last_modified FROM requests r
 		WHERE r.cycle_id = (SELECT MAX(c.id) FROM crawl_cycles c WHERE c.site = ? AND c.id < ?)
 		AND r.purpose = 'page' AND r.status IN (200, 304) AND r.outcome IN ('ok', 'noindex', 'not-modified')
 		AND (r.etag <> '' OR r.last_modified <> '') ORDER BY r.id`), site, cycle)
@@ -174,7 +174,7 @@ func (s *Store) PreviousValidators(ctx context.Context, site string, cycle int64
 // (anchors.to_site = site), in the order they were stored: what a crawl
 // follows from a page that answered 304 Not Modified.
 func (s *Store) SameSiteLinks(ctx context.Context, url, site string) ([]string, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT to_url FROM anchors WHERE from_url = ? AND to_site = ? ORDER BY id`), url, site)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT to_url FROM anchors WHERE from_url = ? AND to_site = ? ORDER BY id`), url, site)
 	if err != nil {
 		return nil, fmt.Errorf("db: links: %w", err)
 	}
@@ -200,7 +200,7 @@ func (s *Store) SameSiteLinks(ctx context.Context, url, site string) ([]string, 
 func (s *Store) Leases(ctx context.Context, keys []string) (map[string]HostLease, error) {
 	out := make(map[string]HostLease, len(keys))
 	err := inChunks(keys, 500, func(args []any) error {
-		rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT host, holder, expires_at FROM host_leases WHERE host IN (`+placeholders(len(args))+`)`), args...)
+		rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT host, holder, expires_at FROM host_leases WHERE host IN (`+placeholders(len(args))+`)`), args...)
 		if err != nil {
 			return err
 		}
@@ -254,7 +254,7 @@ func (s *Store) ClaimBlocks(ctx context.Context, keys []string, holder string, n
 	if s.Dialect != Postgres {
 		return nil, fmt.Errorf("db: claim blocks: PostgreSQL only")
 	}
-	rows, err := s.SQL.QueryContext(ctx, claimBlocksSQL, keys, holder, expires, now)
+	rows, err := s.pool.QueryContext(ctx, claimBlocksSQL, keys, holder, expires, now)
 	if err != nil {
 		return nil, fmt.Errorf("db: claim blocks: %w", err)
 	}

@@ -83,7 +83,7 @@ func AddCycleLinks(ctx context.Context, tx WriteTx, id int64, urls []string) err
 // order found. It does I/O.
 func (s *Store) CycleLinksFound(ctx context.Context, cycle int64) ([]string, error) {
 	var found string
-	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT links_found FROM crawl_cycles WHERE id = ?`), cycle).Scan(&found)
+	err := s.pool.QueryRowContext(ctx, s.rebind(`SELECT links_found FROM crawl_cycles WHERE id = ?`), cycle).Scan(&found)
 	if err != nil {
 		return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
 	}
@@ -222,7 +222,7 @@ func (s *Store) StartCyclesLeased(ctx context.Context, b CycleStarts) ([]CycleSt
 		}
 	}
 	out := make([]CycleStarted, len(b.Sites))
-	rows, err := s.SQL.QueryContext(ctx, startCyclesSQL, sites, keys, hosts,
+	rows, err := s.pool.QueryContext(ctx, startCyclesSQL, sites, keys, hosts,
 		CycleRunning, b.Cutoff, b.Holder, b.Expires, b.Now, b.Node, b.Budget, b.DelayMS)
 	if err != nil {
 		return nil, fmt.Errorf("db: start cycles: %w", err)

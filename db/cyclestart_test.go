@@ -233,7 +233,7 @@ func TestStartCyclesLeased(t *testing.T) {
 		}
 		var ids []int64
 		if err := func() error {
-			rows, err := s.SQL.QueryContext(ctx, `SELECT id FROM crawl_cycles WHERE site = $1`, "b1.example")
+			rows, err := dbtest.SQL(s).QueryContext(ctx, `SELECT id FROM crawl_cycles WHERE site = $1`, "b1.example")
 			if err != nil {
 				return err
 			}

@@ -14,19 +14,22 @@
 // handle to the Store. Single-row lookups return an error wrapping
 // ErrNotFound, which callers test with errors.Is.
 //
-// The crawler's write path runs in its own write transactions (WriteTx,
+// The crawler sees the database through two interfaces: a Writer, which
+// commits its writes in groups, and a Lister, which yields the crawl list
+// for a crawl of all of it. Each engine implements them (packages
+// db/sqlite and db/postgres); package db/engine picks the store's. A
+// Writer runs the crawler's work in write transactions (WriteTx,
 // writetx.go): on SQLite a FastConn, a connection of the writer's own
-// through the fast path of package db/lite (statements prepared once, the
-// only code that drives SQLite below the driver); on PostgreSQL a PoolTx.
-// Its queries are functions taking the WriteTx, grouped per entity with
-// the rest (leases.go, requests.go, cycles.go, robots.go, index.go,
-// events.go).
+// through the fast path of package db/lite (statements prepared once); on
+// PostgreSQL a PoolTx. The write-path queries are functions taking the
+// WriteTx, grouped per entity with the rest (leases.go, requests.go,
+// cycles.go, robots.go, index.go, events.go).
 //
 // No SQL lives outside db: TestNoSQLOutsideDB (nosql_test.go) fails when a
-// file elsewhere gains an SQL string, a database driver or gorm, or reaches
-// the Store's handles. Store still exports its DB and SQL handles, for
-// tests only (no production code outside db may use them). The audit reads
-// through audit.go (the request log as one stream) and the entity files.
+// file elsewhere gains an SQL string, a database driver or gorm. Store's
+// handles do not leave the package; tests that poke rows reach them through
+// internal/testenv/dbtest. The audit reads through audit.go (the request
+// log as one stream) and the entity files.
 package db
 
 import (
@@ -101,12 +104,14 @@ const (
 // multiple goroutines; several processes may share one database (SQLite in
 // WAL mode with a busy timeout, or PostgreSQL).
 type Store struct {
-	// DB is the gorm handle. Use DB.WithContext(ctx) for every query.
-	DB *gorm.DB
 	// Dialect is the engine in use.
 	Dialect Dialect
-	// SQL is the underlying connection pool, for hot paths that skip gorm.
-	SQL *sql.DB
+
+	// gdb is the gorm handle, for the models and the migrations; pool is
+	// its connection pool, for the queries that skip gorm. Neither leaves
+	// the package: tests reach them through internal/testenv/dbtest.
+	gdb  *gorm.DB
+	pool *sql.DB
 
 	sealer  sealer                     // the background sealer (db/sealer.go)
 	sealVia atomic.Pointer[sealWriter] // who writes the seal's blocks (SealVia)
@@ -237,7 +242,7 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		}
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
-	s := &Store{DB: gdb, Dialect: dialect, SQL: sqlDB, queries: queries{g: gdb, dialect: dialect}}
+	s := &Store{gdb: gdb, Dialect: dialect, pool: sqlDB, queries: queries{g: gdb, dialect: dialect}}
 	before, err := s.Version(ctx) // 0 for a new database
 	if err == nil && before == len(migrations) {
 		// Up to date, as nearly always: one read says so. The checks
@@ -327,7 +332,7 @@ func (s *Store) someTable(ctx context.Context) (string, error) {
 		q = "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name LIMIT 1"
 	}
 	var name string
-	err := s.SQL.QueryRowContext(ctx, q).Scan(&name)
+	err := s.pool.QueryRowContext(ctx, q).Scan(&name)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", nil
 	}
@@ -345,7 +350,7 @@ func (s *Store) hasSchema(ctx context.Context) (bool, error) {
 	} else {
 		q = "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
 	}
-	if err := s.SQL.QueryRowContext(ctx, q).Scan(&n); err != nil {
+	if err := s.pool.QueryRowContext(ctx, q).Scan(&n); err != nil {
 		return false, err
 	}
 	return n > 0, nil
@@ -517,7 +522,7 @@ func sqliteDSN(path string) string {
 // last time, and closes the connection pool.
 func (s *Store) Close() error {
 	s.StopSealer()
-	return s.SQL.Close()
+	return s.pool.Close()
 }
 
 // Now returns the current time as lohibot stores it: UTC, microsecond

@@ -27,11 +27,11 @@ func TestOpenBothEngines(t *testing.T) {
 		now := db.Now()
 		snap := db.RobotsSnapshot{Origin: "https://example.com:443", FetchedAt: now, Status: 200,
 			Body: []byte("User-agent: *\nDisallow: /x\n"), Sha256: "abc", Outcome: db.RobotsParsed}
-		if err := s.DB.WithContext(ctx).Create(&snap).Error; err != nil {
+		if err := dbtest.Gorm(s).WithContext(ctx).Create(&snap).Error; err != nil {
 			t.Fatal(err)
 		}
 		var got db.RobotsSnapshot
-		if err := s.DB.WithContext(ctx).First(&got, snap.ID).Error; err != nil {
+		if err := dbtest.Gorm(s).WithContext(ctx).First(&got, snap.ID).Error; err != nil {
 			t.Fatal(err)
 		}
 		if !got.FetchedAt.Equal(now) || string(got.Body) != string(snap.Body) || got.RequestID != nil {
@@ -50,22 +50,22 @@ func TestOneRunningCyclePerSite(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		s := dbtest.OpenDSN(t, dsn)
 		c1 := db.CrawlCycle{Site: "example.com", StartedAt: time.Now(), Status: db.CycleRunning, Budget: 20}
-		if err := s.DB.Create(&c1).Error; err != nil {
+		if err := dbtest.Gorm(s).Create(&c1).Error; err != nil {
 			t.Fatal(err)
 		}
 		c2 := db.CrawlCycle{Site: "example.com", StartedAt: time.Now(), Status: db.CycleRunning, Budget: 20}
-		if err := s.DB.Create(&c2).Error; err == nil {
+		if err := dbtest.Gorm(s).Create(&c2).Error; err == nil {
 			t.Error("a second running cycle for one site was accepted")
 		}
 		slot := 1
 		r1 := db.Request{CycleID: &c1.ID, BudgetSlot: &slot, Site: "example.com", Host: "example.com",
 			Origin: "https://example.com:443", URL: "https://example.com/", Purpose: db.PurposePage, SentAt: time.Now()}
-		if err := s.DB.Create(&r1).Error; err != nil {
+		if err := dbtest.Gorm(s).Create(&r1).Error; err != nil {
 			t.Fatal(err)
 		}
 		r2 := r1
 		r2.ID = 0
-		if err := s.DB.Create(&r2).Error; err == nil {
+		if err := dbtest.Gorm(s).Create(&r2).Error; err == nil {
 			t.Error("two requests with one budget slot were accepted")
 		}
 	})
@@ -159,12 +159,12 @@ func TestVerifiedColumn(t *testing.T) {
 			{Site: "a.example", ExcludedAt: db.Now(), Source: "cli", Verified: true},
 			{Site: "b.example", ExcludedAt: db.Now(), Source: "mail", Verified: false},
 		} {
-			if err := s.DB.Create(&ex).Error; err != nil {
+			if err := dbtest.Gorm(s).Create(&ex).Error; err != nil {
 				t.Fatal(err)
 			}
 		}
 		var got []db.Exclusion
-		if err := s.DB.Order("site").Find(&got).Error; err != nil {
+		if err := dbtest.Gorm(s).Order("site").Find(&got).Error; err != nil {
 			t.Fatal(err)
 		}
 		if len(got) != 2 || !got[0].Verified || got[1].Verified {
@@ -285,12 +285,12 @@ func TestConcurrentInits(t *testing.T) {
 					t.Errorf("round %d: Version() = %d, %v; want %d", round, v, err, db.SchemaVersion)
 				}
 				var rows int
-				if err := s.SQL.QueryRowContext(ctx, "SELECT count(*) FROM schema_version").Scan(&rows); err != nil || rows != 1 {
+				if err := dbtest.SQL(s).QueryRowContext(ctx, "SELECT count(*) FROM schema_version").Scan(&rows); err != nil || rows != 1 {
 					t.Errorf("round %d: schema_version has %d rows (%v), want 1", round, rows, err)
 				}
 				if engine == "sqlite" {
 					var mode string
-					if err := s.SQL.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+					if err := dbtest.SQL(s).QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 						t.Errorf("round %d: journal_mode = %q, %v; want wal", round, mode, err)
 					}
 				}
@@ -344,7 +344,7 @@ func TestOpenWaitsToTurnOnWAL(t *testing.T) {
 	}
 	s := dbtest.OpenDSN(t, path)
 	var mode string
-	if err := s.SQL.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
+	if err := dbtest.SQL(s).QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil || mode != "wal" {
 		t.Errorf("journal_mode = %q, %v; want wal", mode, err)
 	}
 	if v, err := s.Version(ctx); err != nil || v != db.SchemaVersion {

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 )
 
 // TestSQLiteSynchronousFull checks that every connection of the pool writes
@@ -26,7 +27,7 @@ func TestSQLiteSynchronousFull(t *testing.T) {
 		}
 	}()
 	for i := 0; i < 4; i++ {
-		c, err := s.SQL.Conn(ctx)
+		c, err := dbtest.SQL(s).Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

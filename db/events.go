@@ -157,18 +157,18 @@ type versionRead struct {
 // closed, one round trip each: 1-10 ms at the end of a crawl (measured in
 // BenchmarkCrawlFleet's crawlers), when nothing else was left to do.
 func (s *Store) NewPolicyWatch(ctx context.Context) (*PolicyWatch, error) {
-	w := &PolicyWatch{pool: s.SQL, postgres: s.Dialect == Postgres}
+	w := &PolicyWatch{pool: s.pool, postgres: s.Dialect == Postgres}
 	w.eventsQuery = s.rebind("SELECT kind, site FROM policy_events WHERE version > ? AND version <= ?" +
 		" AND kind IN ('" + EventExclude + "', '" + EventReinclude + "') ORDER BY version")
 	const query = "SELECT version FROM policy_state WHERE id = 1"
 	if w.postgres {
 		w.readVersion = func(ctx context.Context) (version int64, err error) {
-			err = s.SQL.QueryRowContext(ctx, query).Scan(&version)
+			err = s.pool.QueryRowContext(ctx, query).Scan(&version)
 			return version, err
 		}
 		return w, nil
 	}
-	stmt, err := s.SQL.PrepareContext(ctx, query)
+	stmt, err := s.pool.PrepareContext(ctx, query)
 	if err != nil {
 		return nil, err
 	}
@@ -331,7 +331,7 @@ func ExcludedSince(ctx context.Context, tx WriteTx, site string, version int64) 
 // policy log, re-included since or not, in no particular order. It does
 // I/O.
 func (s *Store) SitesEverExcluded(ctx context.Context) ([]string, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind("SELECT DISTINCT site FROM policy_events WHERE kind = ?"), EventExclude)
+	rows, err := s.pool.QueryContext(ctx, s.rebind("SELECT DISTINCT site FROM policy_events WHERE kind = ?"), EventExclude)
 	if err != nil {
 		return nil, fmt.Errorf("db: read exclusions: %w", err)
 	}

@@ -39,7 +39,7 @@ func PurgeIndex(ctx context.Context, tx *gorm.DB, site string) (IndexPurge, erro
 // pointing to it. It does I/O.
 func (s *Store) IndexCount(ctx context.Context, site string) (IndexPurge, error) {
 	var n IndexPurge
-	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT (SELECT count(*) FROM pages WHERE site = ?), (SELECT count(*) FROM anchors WHERE to_site = ?)`),
+	err := s.pool.QueryRowContext(ctx, s.rebind(`SELECT (SELECT count(*) FROM pages WHERE site = ?), (SELECT count(*) FROM anchors WHERE to_site = ?)`),
 		site, site).Scan(&n.Pages, &n.Anchors)
 	if err != nil {
 		return n, fmt.Errorf("db: count index: %w", err)
@@ -80,7 +80,7 @@ func (s *Store) SearchIndex(ctx context.Context, terms []string) ([]IndexEntry, 
 	q := `SELECT p.url, p.site, p.title, p.description, p.h1, p.h2, p.h3 FROM pages p
 		LEFT JOIN exclusions e ON e.site = p.site WHERE e.site IS NULL AND ` + strings.Join(where, " AND ") +
 		fmt.Sprintf(` ORDER BY p.id LIMIT %d`, MaxSearchCandidates)
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: search index: %w", err)
 	}
@@ -110,7 +110,7 @@ func (s *Store) AnchorTexts(ctx context.Context, urls []string) (map[string][]st
 		for j, u := range chunk {
 			ph[j], args[j] = "?", u
 		}
-		rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT to_url, anchor_text FROM anchors WHERE to_url IN (`+strings.Join(ph, ", ")+`)`), args...)
+		rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT to_url, anchor_text FROM anchors WHERE to_url IN (`+strings.Join(ph, ", ")+`)`), args...)
 		if err != nil {
 			return nil, fmt.Errorf("db: link texts: %w", err)
 		}
@@ -158,7 +158,7 @@ func (q queries) AnchorsTo(ctx context.Context, site string) ([]Anchor, error) {
 // cycle fetched, in the order they were stored (repeats included). It
 // does I/O.
 func (s *Store) CycleLinksTo(ctx context.Context, cycle int64, site string) ([]string, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT a.to_url FROM anchors a JOIN requests r ON r.id = a.request_id
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT a.to_url FROM anchors a JOIN requests r ON r.id = a.request_id
 		WHERE r.cycle_id = ? AND a.to_site = ? ORDER BY a.id`), cycle, site)
 	if err != nil {
 		return nil, fmt.Errorf("db: read links of cycle %d: %w", cycle, err)
@@ -304,7 +304,7 @@ func (s *Store) IndexHits(ctx context.Context, urls []string) ([]IndexHit, error
 }
 
 func (s *Store) indexHits(ctx context.Context, q string, args []any) ([]IndexHit, error) {
-	rows, err := s.SQL.QueryContext(ctx, q, args...)
+	rows, err := s.pool.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("db: read the index: %w", err)
 	}
@@ -336,7 +336,7 @@ func (s *Store) TableColumns(ctx context.Context, table string) ([]string, error
 		q = `SELECT column_name FROM information_schema.columns
 			WHERE table_schema = current_schema() AND table_name = ? ORDER BY ordinal_position`
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), table)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(q), table)
 	if err != nil {
 		return nil, fmt.Errorf("db: read the columns of %s: %w", table, err)
 	}

@@ -16,7 +16,7 @@ import (
 // included, or ErrNotFound. It does I/O.
 func (s *Store) MailMessageByID(ctx context.Context, id int64) (*MailMessage, error) {
 	var m MailMessage
-	err := s.DB.WithContext(ctx).Where("id = ?", id).Take(&m).Error
+	err := s.gdb.WithContext(ctx).Where("id = ?", id).Take(&m).Error
 	if errors.Is(err, gorm.ErrRecordNotFound) {
 		return nil, fmt.Errorf("%w: mail message %d", ErrNotFound, id)
 	}
@@ -31,7 +31,7 @@ func (s *Store) MailMessageByID(ctx context.Context, id int64) (*MailMessage, er
 // because of that message. It does I/O.
 func (s *Store) PolicyEventsByEvidence(ctx context.Context, evidence string) ([]PolicyEvent, error) {
 	var out []PolicyEvent
-	err := s.DB.WithContext(ctx).Where("evidence = ?", evidence).Order("version").Find(&out).Error
+	err := s.gdb.WithContext(ctx).Where("evidence = ?", evidence).Order("version").Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("db: read policy events: %w", err)
 	}

@@ -49,7 +49,7 @@ func (MailReply) TableName() string { return "mail_replies" }
 
 // InsertMailReply stores r and sets its ID. It does I/O.
 func (s *Store) InsertMailReply(ctx context.Context, r *MailReply) error {
-	if err := s.DB.WithContext(ctx).Create(r).Error; err != nil {
+	if err := s.gdb.WithContext(ctx).Create(r).Error; err != nil {
 		return fmt.Errorf("db: store mail reply: %w", err)
 	}
 	return nil
@@ -59,7 +59,7 @@ func (s *Store) InsertMailReply(ctx context.Context, r *MailReply) error {
 // without their bytes. It does I/O.
 func (s *Store) MailRepliesTo(ctx context.Context, recipient string, since time.Time) ([]MailReply, error) {
 	var out []MailReply
-	err := s.DB.WithContext(ctx).Omit("raw").Where("recipient = ? AND created_at >= ?", recipient, since.UTC()).
+	err := s.gdb.WithContext(ctx).Omit("raw").Where("recipient = ? AND created_at >= ?", recipient, since.UTC()).
 		Order("id").Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("db: read mail replies: %w", err)
@@ -71,7 +71,7 @@ func (s *Store) MailRepliesTo(ctx context.Context, recipient string, since time.
 // were queued to be sent (skipped ones not counted). It does I/O.
 func (s *Store) CountMailRepliesSince(ctx context.Context, since time.Time) (int64, error) {
 	var n int64
-	err := s.DB.WithContext(ctx).Model(&MailReply{}).Where("created_at >= ? AND status <> ?", since.UTC(), ReplySkipped).
+	err := s.gdb.WithContext(ctx).Model(&MailReply{}).Where("created_at >= ? AND status <> ?", since.UTC(), ReplySkipped).
 		Count(&n).Error
 	if err != nil {
 		return 0, fmt.Errorf("db: count mail replies: %w", err)
@@ -83,7 +83,7 @@ func (s *Store) CountMailRepliesSince(ctx context.Context, since time.Time) (int
 // oldest first, bytes included. It does I/O.
 func (s *Store) MailRepliesOf(ctx context.Context, mailID int64) ([]MailReply, error) {
 	var out []MailReply
-	if err := s.DB.WithContext(ctx).Where("mail_id = ?", mailID).Order("id").Find(&out).Error; err != nil {
+	if err := s.gdb.WithContext(ctx).Where("mail_id = ?", mailID).Order("id").Find(&out).Error; err != nil {
 		return nil, fmt.Errorf("db: read mail replies: %w", err)
 	}
 	return out, nil
@@ -94,7 +94,7 @@ func (s *Store) MailRepliesOf(ctx context.Context, mailID int64) ([]MailReply, e
 func (s *Store) MailRepliesAbout(ctx context.Context, site string) ([]MailReply, error) {
 	var out []MailReply
 	pattern := "% " + strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(site) + " %"
-	err := s.DB.WithContext(ctx).Omit("raw").Where("(' ' || sites || ' ') LIKE ? ESCAPE '\\'", pattern).
+	err := s.gdb.WithContext(ctx).Omit("raw").Where("(' ' || sites || ' ') LIKE ? ESCAPE '\\'", pattern).
 		Order("id").Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("db: read mail replies: %w", err)
@@ -106,7 +106,7 @@ func (s *Store) MailRepliesAbout(ctx context.Context, site string) ([]MailReply,
 // due at now, oldest first, bytes included. It does I/O.
 func (s *Store) DueMailReplies(ctx context.Context, now time.Time, limit int) ([]MailReply, error) {
 	var out []MailReply
-	err := s.DB.WithContext(ctx).Where("status = ? AND (next_attempt_at IS NULL OR next_attempt_at <= ?)", ReplyQueued, now.UTC()).
+	err := s.gdb.WithContext(ctx).Where("status = ? AND (next_attempt_at IS NULL OR next_attempt_at <= ?)", ReplyQueued, now.UTC()).
 		Order("id").Limit(limit).Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("db: read due mail replies: %w", err)
@@ -118,7 +118,7 @@ func (s *Store) DueMailReplies(ctx context.Context, now time.Time, limit int) ([
 // nil when none is queued. It does I/O.
 func (s *Store) NextMailReplyAttempt(ctx context.Context) (*time.Time, error) {
 	var out []MailReply
-	err := s.DB.WithContext(ctx).Select("id", "next_attempt_at").Where("status = ?", ReplyQueued).
+	err := s.gdb.WithContext(ctx).Select("id", "next_attempt_at").Where("status = ?", ReplyQueued).
 		Order("next_attempt_at").Limit(1).Find(&out).Error
 	if err != nil {
 		return nil, fmt.Errorf("db: read queued mail replies: %w", err)
@@ -135,7 +135,7 @@ func (s *Store) NextMailReplyAttempt(ctx context.Context) (*time.Time, error) {
 
 // MarkMailReplySent records that reply id was accepted at at. It does I/O.
 func (s *Store) MarkMailReplySent(ctx context.Context, id int64, attempts int, at time.Time) error {
-	err := s.DB.WithContext(ctx).Model(&MailReply{}).Where("id = ?", id).Updates(map[string]any{
+	err := s.gdb.WithContext(ctx).Model(&MailReply{}).Where("id = ?", id).Updates(map[string]any{
 		"status": ReplySent, "attempts": attempts, "sent_at": at.UTC(), "next_attempt_at": nil, "last_error": ""}).Error
 	if err != nil {
 		return fmt.Errorf("db: mark mail reply sent: %w", err)
@@ -153,7 +153,7 @@ func (s *Store) MarkMailReplyRetry(ctx context.Context, id int64, attempts int, 
 	} else {
 		upd["next_attempt_at"] = next.UTC()
 	}
-	if err := s.DB.WithContext(ctx).Model(&MailReply{}).Where("id = ?", id).Updates(upd).Error; err != nil {
+	if err := s.gdb.WithContext(ctx).Model(&MailReply{}).Where("id = ?", id).Updates(upd).Error; err != nil {
 		return fmt.Errorf("db: mark mail reply retry: %w", err)
 	}
 	return nil

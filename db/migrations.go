@@ -354,7 +354,7 @@ func (s *Store) migrate(ctx context.Context) error {
 func (s *Store) migrateTo(ctx context.Context, target int) error {
 	// Fast path, without taking the write lock: already up to date.
 	var v int
-	if err := s.SQL.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v); err == nil {
+	if err := s.pool.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v); err == nil {
 		if v == target {
 			return nil
 		}
@@ -362,7 +362,7 @@ func (s *Store) migrateTo(ctx context.Context, target int) error {
 			return fmt.Errorf("%w: it is at version %d, this lohibot knows up to %d; upgrade lohibot", ErrTooNew, v, target)
 		}
 	}
-	err := s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err := s.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.Dialect == Postgres {
 			// Serialise concurrent first opens of one database.
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(7726312)").Error; err != nil {
@@ -419,7 +419,7 @@ func (s *Store) migrateTo(ctx context.Context, target int) error {
 // Version returns the schema version recorded in the database.
 func (s *Store) Version(ctx context.Context) (int, error) {
 	var v int
-	err := s.SQL.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
+	err := s.pool.QueryRowContext(ctx, "SELECT version FROM schema_version").Scan(&v)
 	return v, err
 }
 

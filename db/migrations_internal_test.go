@@ -35,7 +35,7 @@ func TestMigrateUpgradesOlderDatabase(t *testing.T) {
 		t.Errorf("upgraded version = %d, want %d", v, len(migrations))
 	}
 	var id int
-	if err := s.SQL.QueryRowContext(ctx, "SELECT id FROM upgrade_probe").Scan(&id); err != nil || id != 42 {
+	if err := s.pool.QueryRowContext(ctx, "SELECT id FROM upgrade_probe").Scan(&id); err != nil || id != 42 {
 		t.Errorf("upgrade_probe = %d, %v; want 42", id, err)
 	}
 }
@@ -67,7 +67,7 @@ func TestFailedMigrationChangesNothing(t *testing.T) {
 		t.Errorf("version after failed upgrade = %d, want %d", v, len(saved))
 	}
 	var n int
-	s.SQL.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").Scan(&n)
+	s.pool.QueryRowContext(ctx, "SELECT count(*) FROM sqlite_master WHERE name = 'half_done'").Scan(&n)
 	if n != 0 {
 		t.Error("table of a failed migration was left behind")
 	}
@@ -80,7 +80,7 @@ func TestNewerDatabaseRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SQL.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion+5); err != nil {
+	if _, err := s.pool.ExecContext(ctx, "UPDATE schema_version SET version = ?", SchemaVersion+5); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -123,7 +123,7 @@ func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
 		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('mail.example', '2026-01-01 00:00:00', 'mail', 1)",
 		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('staff.example', '2026-01-01 00:00:00', 'cli', 2)",
 	} {
-		if _, err := s.SQL.ExecContext(ctx, q); err != nil {
+		if _, err := s.pool.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -135,7 +135,7 @@ func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
 	}
 	defer s.Close()
 	got := map[string]bool{}
-	rows, err := s.SQL.QueryContext(ctx, "SELECT site, verified FROM exclusions")
+	rows, err := s.pool.QueryContext(ctx, "SELECT site, verified FROM exclusions")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,11 +167,11 @@ func TestUpgradeSealsExistingRows(t *testing.T) {
 	}
 	now := Now()
 	for i := 1; i <= 3; i++ {
-		if err := s.DB.Create(&PolicyEvent{Version: int64(i), HappenedAt: now, Kind: EventSiteAdd, Site: "a.example"}).Error; err != nil {
+		if err := s.gdb.Create(&PolicyEvent{Version: int64(i), HappenedAt: now, Kind: EventSiteAdd, Site: "a.example"}).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := s.DB.Create(&Request{Site: "a.example", Host: "a.example", Origin: "o", URL: "u", Purpose: PurposePage, SentAt: now, CompletedAt: &now}).Error; err != nil {
+	if err := s.gdb.Create(&Request{Site: "a.example", Host: "a.example", Origin: "o", URL: "u", Purpose: PurposePage, SentAt: now, CompletedAt: &now}).Error; err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
@@ -187,7 +187,7 @@ func TestUpgradeSealsExistingRows(t *testing.T) {
 		t.Fatalf("SealHead after the upgrade = %+v, %v; want block 1 sealing the 4 rows", head, err)
 	}
 	var ids []int64
-	if err := s.DB.Raw("SELECT row_id FROM seal_rows WHERE tbl = 'policy_events' ORDER BY row_id").Scan(&ids).Error; err != nil || len(ids) != 3 {
+	if err := s.gdb.Raw("SELECT row_id FROM seal_rows WHERE tbl = 'policy_events' ORDER BY row_id").Scan(&ids).Error; err != nil || len(ids) != 3 {
 		t.Fatalf("sealed policy events = %v, %v; want 3", ids, err)
 	}
 	rep, err := s.VerifySeals(ctx, func(p SealProblem) error {

@@ -112,7 +112,7 @@ func (s *Store) RunPipeline(ctx context.Context, p *Pipeline) error {
 	if p.Len() == 0 {
 		return nil
 	}
-	conn, err := s.SQL.Conn(ctx)
+	conn, err := s.pool.Conn(ctx)
 	if err != nil {
 		return err
 	}

@@ -9,14 +9,14 @@ import (
 // Ping checks that the database answers a query. It does I/O.
 func (s *Store) Ping(ctx context.Context) error {
 	var one int
-	return s.SQL.QueryRowContext(ctx, "SELECT 1").Scan(&one)
+	return s.pool.QueryRowContext(ctx, "SELECT 1").Scan(&one)
 }
 
 // LastRequestID returns the highest id in the request log, 0 when it is
 // empty. It does I/O.
 func (s *Store) LastRequestID(ctx context.Context) (int64, error) {
 	var id int64
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&id); err != nil {
+	if err := s.pool.QueryRowContext(ctx, `SELECT COALESCE(MAX(id), 0) FROM requests`).Scan(&id); err != nil {
 		return 0, fmt.Errorf("db: last request: %w", err)
 	}
 	return id, nil
@@ -33,7 +33,7 @@ type RequestCount struct {
 // id afterID, by purpose and status. It does I/O.
 func (s *Store) RequestCounts(ctx context.Context, cycle, afterID int64) ([]RequestCount, error) {
 	q := `SELECT purpose, COALESCE(status, 0), COUNT(*) FROM requests WHERE cycle_id = ? AND id > ? GROUP BY purpose, COALESCE(status, 0)`
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), cycle, afterID)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(q), cycle, afterID)
 	if err != nil {
 		return nil, fmt.Errorf("db: count requests: %w", err)
 	}
@@ -75,7 +75,7 @@ func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, err
 // CyclePageURLs returns the URLs of the page requests of cycle, in no
 // particular order. It does I/O.
 func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cycle, PurposePage)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cycle, PurposePage)
 	if err != nil {
 		return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
 	}
@@ -157,7 +157,7 @@ type SentRequest struct {
 // sent_at index). It stops at fn's
 // first error and returns it. It does I/O.
 func (s *Store) RequestsSent(ctx context.Context, from, to time.Time, fn func(SentRequest) error) error {
-	rows, err := s.DB.WithContext(ctx).Model(&Request{}).
+	rows, err := s.gdb.WithContext(ctx).Model(&Request{}).
 		Select("id", "url", "sent_at").
 		Where("sent_at >= ? AND sent_at <= ? AND outcome <> ?", from.UTC(), to.UTC(), OutcomeWithdrawn).
 		Rows()

@@ -22,7 +22,7 @@ func TestReservedAhead(t *testing.T) {
 		t.Helper()
 		r := &db.Request{ID: id, Site: site, Host: "www." + site, Origin: "https://www." + site + ":443",
 			URL: "https://www." + site + "/robots.txt", Method: "GET", Purpose: db.PurposeRobots, SentAt: at}
-		if err := s.DB.WithContext(ctx).Create(r).Error; err != nil {
+		if err := dbtest.Gorm(s).WithContext(ctx).Create(r).Error; err != nil {
 			t.Fatal(err)
 		}
 	}

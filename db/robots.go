@@ -26,7 +26,7 @@ func (q queries) RobotsSnapshotsOf(ctx context.Context, origins []string) ([]Rob
 // none. It does I/O.
 func (s *Store) LatestRobotsSnapshot(ctx context.Context, origin string) (*RobotsSnapshot, error) {
 	sn := &RobotsSnapshot{Origin: origin}
-	err := s.SQL.QueryRowContext(ctx, s.rebind(`SELECT id, fetched_at, status, outcome, final_url, body, sha256, error
+	err := s.pool.QueryRowContext(ctx, s.rebind(`SELECT id, fetched_at, status, outcome, final_url, body, sha256, error
 		FROM robots_snapshots WHERE origin = ? ORDER BY fetched_at DESC, id DESC LIMIT 1`), origin).
 		Scan(&sn.ID, &sn.FetchedAt, &sn.Status, &sn.Outcome, &sn.FinalURL, &sn.Body, &sn.Sha256, &sn.Error)
 	if err != nil {
@@ -64,7 +64,7 @@ func (s *Store) LatestRobotsSnapshots(ctx context.Context, origins []string) (ma
 		chunk := origins[:min(len(origins), 500)]
 		origins = origins[len(chunk):]
 		if err := func() error {
-			rows, err := s.SQL.QueryContext(ctx, latestSnapshotsSQL, chunk)
+			rows, err := s.pool.QueryContext(ctx, latestSnapshotsSQL, chunk)
 			if err != nil {
 				return err
 			}
@@ -132,7 +132,7 @@ const robotsInfoSelect = `SELECT id, origin, fetched_at, status, outcome, sha256
 	FROM robots_snapshots WHERE origin IN `
 
 func (s *Store) robotsSnapshotInfos(ctx context.Context, q string, args []any, fn func(RobotsSnapshotInfo) error) error {
-	rows, err := s.SQL.QueryContext(ctx, q, args...)
+	rows, err := s.pool.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("db: read robots.txt snapshots: %w", err)
 	}
@@ -167,7 +167,7 @@ func (s *Store) RobotsBodies(ctx context.Context, ids []int64, fn func(id int64,
 }
 
 func (s *Store) robotsBodies(ctx context.Context, q string, args []any, fn func(id int64, body []byte) error) error {
-	rows, err := s.SQL.QueryContext(ctx, q, args...)
+	rows, err := s.pool.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("db: read robots.txt bodies: %w", err)
 	}
@@ -194,7 +194,7 @@ func (s *Store) robotsBodies(ctx context.Context, q string, args []any, fn func(
 // wrapping ErrNotFound. It does I/O.
 func (s *Store) RobotsBody(ctx context.Context, id int64) ([]byte, error) {
 	var body []byte
-	if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT body FROM robots_snapshots WHERE id = ?"), id).Scan(&body); err != nil {
+	if err := s.pool.QueryRowContext(ctx, s.rebind("SELECT body FROM robots_snapshots WHERE id = ?"), id).Scan(&body); err != nil {
 		return nil, notFound(err, fmt.Sprintf("robots.txt snapshot %d", id))
 	}
 	return body, nil

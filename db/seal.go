@@ -339,7 +339,7 @@ func (s *Store) highWaters(ctx context.Context) (map[string]int64, error) {
 	for i := range vals {
 		dest[i] = &vals[i]
 	}
-	if err := s.SQL.QueryRowContext(ctx, q.String()).Scan(dest...); err != nil {
+	if err := s.pool.QueryRowContext(ctx, q.String()).Scan(dest...); err != nil {
 		return nil, err
 	}
 	hws := make(map[string]int64, len(sealTables))
@@ -351,7 +351,7 @@ func (s *Store) highWaters(ctx context.Context) (map[string]int64, error) {
 	}
 	tables := SealedTables()
 	var writers []string
-	rows, err := s.SQL.QueryContext(ctx, `SELECT DISTINCT virtualtransaction FROM pg_locks
+	rows, err := s.pool.QueryContext(ctx, `SELECT DISTINCT virtualtransaction FROM pg_locks
 		WHERE locktype = 'relation' AND relation = ANY($1::regclass[]) AND mode = 'RowExclusiveLock' AND pid <> pg_backend_pid()`, tables)
 	if err != nil {
 		return nil, err
@@ -371,7 +371,7 @@ func (s *Store) highWaters(ctx context.Context) (map[string]int64, error) {
 	deadline := time.Now().Add(sealWaitWriters)
 	for len(writers) > 0 {
 		var left int
-		if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(DISTINCT virtualtransaction) FROM pg_locks
+		if err := s.pool.QueryRowContext(ctx, `SELECT COUNT(DISTINCT virtualtransaction) FROM pg_locks
 			WHERE locktype = 'relation' AND relation = ANY($1::regclass[]) AND virtualtransaction = ANY($2)`, tables, writers).Scan(&left); err != nil {
 			return nil, err
 		}
@@ -468,7 +468,7 @@ const sealersLock = 7726314
 // the chain as the other left it. Without, it returns a nil func and no
 // error when another holds the lock.
 func (s *Store) lockSealers(ctx context.Context, wait bool) (func(), error) {
-	conn, err := s.SQL.Conn(ctx)
+	conn, err := s.pool.Conn(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -529,7 +529,7 @@ func (s *Store) sealOnce(ctx context.Context) (*SealBlock, bool, error) {
 	if err != nil {
 		return nil, false, fmt.Errorf("db: seal: %w", err)
 	}
-	b, entries, more, err := s.sealPlan(ctx, s.DB.WithContext(ctx), hws, maxSealRows)
+	b, entries, more, err := s.sealPlan(ctx, s.gdb.WithContext(ctx), hws, maxSealRows)
 	if err != nil || b == nil {
 		if err != nil {
 			err = fmt.Errorf("db: seal: %w", err)
@@ -570,7 +570,7 @@ func (s *Store) sealOnce(ctx context.Context) (*SealBlock, bool, error) {
 		}
 		return b, more, nil
 	}
-	err = s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	err = s.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if s.Dialect == Postgres {
 			if err := tx.Exec("SELECT pg_advisory_xact_lock(7726313)").Error; err != nil {
 				return err
@@ -946,7 +946,7 @@ func lastBlock(tx *gorm.DB) (*SealBlock, error) {
 // SealHead returns the chain's last block, or ErrNotFound when nothing has
 // been sealed yet. It does I/O.
 func (s *Store) SealHead(ctx context.Context) (*SealBlock, error) {
-	b, err := lastBlock(s.DB.WithContext(ctx))
+	b, err := lastBlock(s.gdb.WithContext(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("db: seal head: %w", err)
 	}
@@ -960,7 +960,7 @@ func (s *Store) SealHead(ctx context.Context) (*SealBlock, error) {
 // ErrNotFound. It does I/O.
 func (s *Store) SealBlockByHash(ctx context.Context, h string) (*SealBlock, error) {
 	var b []SealBlock
-	err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks WHERE hash = ?`,
+	err := s.gdb.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks WHERE hash = ?`,
 		strings.ToLower(strings.TrimSpace(h))).Scan(&b).Error
 	if err != nil {
 		return nil, fmt.Errorf("db: seal block: %w", err)

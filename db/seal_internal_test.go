@@ -76,7 +76,7 @@ func TestVerifyHashSQLite(t *testing.T) {
 		&MailMessage{ID: 1, MessageID: "m1@example", ReceivedAt: now, FromAddr: odd, Subject: odd, Raw: []byte("From: x\r\n\r\n\x00body"), Size: 1 << 40},
 	}
 	for _, r := range rows {
-		if err := s.DB.WithContext(ctx).Create(r).Error; err != nil {
+		if err := s.gdb.WithContext(ctx).Create(r).Error; err != nil {
 			t.Fatalf("create %T: %v", r, err)
 		}
 	}
@@ -86,14 +86,14 @@ func TestVerifyHashSQLite(t *testing.T) {
 		"UPDATE robots_snapshots SET status = '200', body = 'text body' WHERE id = 2",
 		"UPDATE mail_messages SET size = 0.1 WHERE id = 1",
 	} {
-		if err := s.DB.Exec(q).Error; err != nil {
+		if err := s.gdb.Exec(q).Error; err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
 	rh := newRowHasher()
 	for _, tb := range sealTables {
 		want := map[int64]string{}
-		rs, err := s.SQL.QueryContext(ctx, "SELECT id, "+s.sealSelect(tb, "")+" FROM "+tb.name)
+		rs, err := s.pool.QueryContext(ctx, "SELECT id, "+s.sealSelect(tb, "")+" FROM "+tb.name)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -108,7 +108,7 @@ func TestVerifyHashSQLite(t *testing.T) {
 			want[id] = string(rh.sqliteRow(tb.name, text))
 		}
 		rs.Close()
-		rs, err = s.SQL.QueryContext(ctx, "SELECT id, "+s.verifySelect(tb, "")+" FROM "+tb.name)
+		rs, err = s.pool.QueryContext(ctx, "SELECT id, "+s.verifySelect(tb, "")+" FROM "+tb.name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func sealFixture(t *testing.T, s *db.Store) {
 			Outcome: "queued", ReviewStatus: "pending", ReviewReason: "re-inclusion", Raw: []byte("x")},
 	}
 	for _, r := range rows {
-		if err := s.DB.WithContext(ctx).Create(r).Error; err != nil {
+		if err := dbtest.Gorm(s).WithContext(ctx).Create(r).Error; err != nil {
 			t.Fatalf("create %T: %v", r, err)
 		}
 	}
@@ -101,13 +101,13 @@ func TestSealUntouched(t *testing.T) {
 				t.Errorf("report = %+v, want 7 sealed rows, 2 unsealed (in flight, pending review), 1 block", rep)
 			}
 			// The request completes, the message is reviewed, new rows come.
-			if err := s.DB.Exec("UPDATE requests SET completed_at = ?, status = 200, outcome = 'ok' WHERE id = 5", db.Now()).Error; err != nil {
+			if err := dbtest.Gorm(s).Exec("UPDATE requests SET completed_at = ?, status = 200, outcome = 'ok' WHERE id = 5", db.Now()).Error; err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DB.Exec("UPDATE mail_messages SET review_status = 'dismissed', reviewed_by = 'staff' WHERE id = 2").Error; err != nil {
+			if err := dbtest.Gorm(s).Exec("UPDATE mail_messages SET review_status = 'dismissed', reviewed_by = 'staff' WHERE id = 2").Error; err != nil {
 				t.Fatal(err)
 			}
-			if err := s.DB.WithContext(ctx).Create(&db.PolicyEvent{ID: 10, Version: 4, HappenedAt: db.Now(), Kind: db.EventExclude, Site: "c.example"}).Error; err != nil {
+			if err := dbtest.Gorm(s).WithContext(ctx).Create(&db.PolicyEvent{ID: 10, Version: 4, HappenedAt: db.Now(), Kind: db.EventExclude, Site: "c.example"}).Error; err != nil {
 				t.Fatal(err)
 			}
 			b := seal(t, s)
@@ -160,18 +160,18 @@ func TestSealTamperEveryColumn(t *testing.T) {
 						continue // below: a changed id is a deleted row
 					}
 					var orig any
-					if err := s.SQL.QueryRow(fmt.Sprintf("SELECT %s FROM %s WHERE id = 1", c, table)).Scan(&orig); err != nil {
+					if err := dbtest.SQL(s).QueryRow(fmt.Sprintf("SELECT %s FROM %s WHERE id = 1", c, table)).Scan(&orig); err != nil {
 						t.Fatal(err)
 					}
 					expr, arg := mutation(c)
-					if err := s.DB.Exec(fmt.Sprintf("UPDATE %s SET %s = %s WHERE id = 1", table, c, expr), arg).Error; err != nil {
+					if err := dbtest.Gorm(s).Exec(fmt.Sprintf("UPDATE %s SET %s = %s WHERE id = 1", table, c, expr), arg).Error; err != nil {
 						t.Fatalf("tamper %s.%s: %v", table, c, err)
 					}
 					ps, _ := verify(t, s)
 					if len(ps) != 1 || ps[0].Check != db.SealChanged || ps[0].Table != table || ps[0].RowID != 1 {
 						t.Errorf("%s.%s of row 1 edited: problems %+v, want one %q naming %s row 1", table, c, ps, db.SealChanged, table)
 					}
-					if err := s.DB.Exec(fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = 1", table, c), orig).Error; err != nil {
+					if err := dbtest.Gorm(s).Exec(fmt.Sprintf("UPDATE %s SET %s = ? WHERE id = 1", table, c), orig).Error; err != nil {
 						t.Fatal(err)
 					}
 					if ps, _ := verify(t, s); len(ps) != 0 {
@@ -220,7 +220,7 @@ func TestSealTamperRows(t *testing.T) {
 			}
 			t.Run(engine+"/"+tt.name, func(t *testing.T) {
 				s := sealedStore(t, engine)
-				if err := s.DB.Exec(tt.sql, tt.args...).Error; err != nil {
+				if err := dbtest.Gorm(s).Exec(tt.sql, tt.args...).Error; err != nil {
 					t.Fatal(err)
 				}
 				ps, _ := verify(t, s)
@@ -251,7 +251,7 @@ func TestSealProblemsInOrder(t *testing.T) {
 				"UPDATE policy_events SET actor = 'y' WHERE id = 1",
 				"UPDATE seal_rows SET hash = 'ab' WHERE tbl = 'requests' AND row_id = 1",
 			} {
-				if err := s.DB.Exec(q).Error; err != nil {
+				if err := dbtest.Gorm(s).Exec(q).Error; err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -293,7 +293,7 @@ func TestSealInsertedAnywhere(t *testing.T) {
 			old := db.Now().Add(-time.Hour)
 			insert := func(id int64) {
 				t.Helper()
-				if err := s.DB.WithContext(ctx).Exec("INSERT INTO requests (id, site, host, origin, url, purpose, sent_at, completed_at, outcome) VALUES (?, 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok')",
+				if err := dbtest.Gorm(s).WithContext(ctx).Exec("INSERT INTO requests (id, site, host, origin, url, purpose, sent_at, completed_at, outcome) VALUES (?, 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok')",
 					id, old, old).Error; err != nil {
 					t.Fatal(err)
 				}
@@ -328,7 +328,7 @@ func TestSealInsertedAnywhere(t *testing.T) {
 func insertFinalRequests(t *testing.T, s *db.Store, n int) {
 	t.Helper()
 	old := db.Now().Add(-time.Hour)
-	if err := s.DB.Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+	if err := dbtest.Gorm(s).Exec(`WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 		INSERT INTO requests (site, host, origin, url, purpose, sent_at, completed_at, outcome)
 		SELECT 'b.example', 'b.example', 'o', 'u', 'page', ?, ?, 'ok' FROM n`, n, old, old).Error; err != nil {
 		t.Fatal(err)
@@ -339,7 +339,7 @@ func insertFinalRequests(t *testing.T, s *db.Store, n int) {
 func blockRows(t *testing.T, s *db.Store) []int64 {
 	t.Helper()
 	var out []int64
-	if err := s.DB.Raw(`SELECT row_count FROM seal_blocks ORDER BY id`).Scan(&out).Error; err != nil {
+	if err := dbtest.Gorm(s).Raw(`SELECT row_count FROM seal_blocks ORDER BY id`).Scan(&out).Error; err != nil {
 		t.Fatal(err)
 	}
 	return out

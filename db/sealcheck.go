@@ -117,7 +117,7 @@ func (s *Store) VerifySeals(ctx context.Context, emit func(SealProblem) error) (
 // order.
 func (s *Store) verifyChain(ctx context.Context, rep *SealReport, emit func(SealProblem) error) ([]*SealBlock, error) {
 	var blocks []*SealBlock
-	if err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks ORDER BY id`).
+	if err := s.gdb.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks ORDER BY id`).
 		Scan(&blocks).Error; err != nil {
 		return nil, fmt.Errorf("db: verify seals: %w", err)
 	}
@@ -235,7 +235,7 @@ func (s *Store) verifyRoots(ctx context.Context, blocks []*SealBlock, emit func(
 
 // blockIDsAfter returns the ids of the seal blocks after id.
 func (s *Store) blockIDsAfter(ctx context.Context, id int64) (map[int64]bool, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT id FROM seal_blocks WHERE id > ?`), id)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT id FROM seal_blocks WHERE id > ?`), id)
 	if err != nil {
 		return nil, fmt.Errorf("db: verify seals: %w", err)
 	}
@@ -382,7 +382,7 @@ func (s *Store) verifyTable(ctx context.Context, t sealTable, blocks []*SealBloc
 		// Awaited but not among the unsealed rows: gone (a row sealed
 		// meanwhile by a later block would not be awaited by the head).
 		var n int64
-		if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM "+t.name+" WHERE id = ?"), id).Scan(&n); err != nil {
+		if err := s.pool.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM "+t.name+" WHERE id = ?"), id).Scan(&n); err != nil {
 			return fmt.Errorf("db: verify %s: %w", t.name, err)
 		}
 		if n == 0 {
@@ -452,7 +452,7 @@ func (s *Store) verifyHash(ctx context.Context, rh *rowHasher, t sealTable, id i
 // I/O.
 func (s *Store) sqliteRowHash(ctx context.Context, rh *rowHasher, t sealTable, id int64) ([]byte, error) {
 	var content string
-	if err := s.SQL.QueryRowContext(ctx, "SELECT "+s.sealSelect(t, "")+" FROM "+t.name+" WHERE id = ?", id).Scan(&content); err != nil {
+	if err := s.pool.QueryRowContext(ctx, "SELECT "+s.sealSelect(t, "")+" FROM "+t.name+" WHERE id = ?", id).Scan(&content); err != nil {
 		return nil, err
 	}
 	return rh.sqliteRow(t.name, content), nil

@@ -32,7 +32,7 @@ func TestVerifySealsBesideSealer(t *testing.T) {
 				default:
 				}
 				for j := range 20 {
-					if _, err := s.SQL.ExecContext(ctx, insert, fmt.Sprintf("https://s%d-%d.example", i, j), db.Now()); err != nil {
+					if _, err := dbtest.SQL(s).ExecContext(ctx, insert, fmt.Sprintf("https://s%d-%d.example", i, j), db.Now()); err != nil {
 						t.Error(err)
 						return
 					}
@@ -55,7 +55,7 @@ func TestVerifySealsBesideSealer(t *testing.T) {
 		close(stop)
 		wg.Wait()
 		// A seal row naming a block that never existed is still found.
-		if _, err := s.SQL.ExecContext(ctx, `INSERT INTO seal_rows (tbl, row_id, block_id, hash) VALUES ('robots_snapshots', 1000000, 999999, 'x')`); err != nil {
+		if _, err := dbtest.SQL(s).ExecContext(ctx, `INSERT INTO seal_rows (tbl, row_id, block_id, hash) VALUES ('robots_snapshots', 1000000, 999999, 'x')`); err != nil {
 			t.Fatal(err)
 		}
 		var found bool
@@ -87,7 +87,7 @@ func TestSealersRace(t *testing.T) {
 			wg.Go(func() {
 				for i := range rounds {
 					for j := range perRound {
-						if _, err := s.SQL.ExecContext(ctx, insert, fmt.Sprintf("https://r%d-%d-%d.example", sealer, i, j), db.Now()); err != nil {
+						if _, err := dbtest.SQL(s).ExecContext(ctx, insert, fmt.Sprintf("https://r%d-%d-%d.example", sealer, i, j), db.Now()); err != nil {
 							t.Error(err)
 							return
 						}
@@ -104,10 +104,10 @@ func TestSealersRace(t *testing.T) {
 			t.Fatal(err)
 		}
 		var rows, sealed, distinct int64
-		if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM robots_snapshots`).Scan(&rows); err != nil {
+		if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM robots_snapshots`).Scan(&rows); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT row_id) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&sealed, &distinct); err != nil {
+		if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*), COUNT(DISTINCT row_id) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&sealed, &distinct); err != nil {
 			t.Fatal(err)
 		}
 		if rows != 2*rounds*perRound || sealed != rows || distinct != rows {
@@ -141,11 +141,11 @@ func TestSealWaitsForOtherSealer(t *testing.T) {
 	s := dbtest.Open(t, "postgres")
 	insert := insertSnapshotSQL(s)
 	for i := range 5 {
-		if _, err := s.SQL.ExecContext(ctx, insert, fmt.Sprintf("https://w%d.example", i), db.Now()); err != nil {
+		if _, err := dbtest.SQL(s).ExecContext(ctx, insert, fmt.Sprintf("https://w%d.example", i), db.Now()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	other, err := s.SQL.Conn(ctx)
+	other, err := dbtest.SQL(s).Conn(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestSealWaitsForOtherSealer(t *testing.T) {
 	case <-time.After(300 * time.Millisecond):
 	}
 	var blocks int
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_blocks`).Scan(&blocks); err != nil {
+	if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_blocks`).Scan(&blocks); err != nil {
 		t.Fatal(err)
 	}
 	if blocks != 0 {
@@ -177,7 +177,7 @@ func TestSealWaitsForOtherSealer(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sealed int
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&sealed); err != nil {
+	if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&sealed); err != nil {
 		t.Fatal(err)
 	}
 	if sealed != 5 {

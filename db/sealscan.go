@@ -74,7 +74,7 @@ func (s *Store) sealedRows(ctx context.Context, t sealTable, orderSel string, fn
 		defer rd.Close()
 		return s.sealedRowsFast(ctx, rd, q, t, orderSel != "NULL", fn)
 	}
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), t.name)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(q), t.name)
 	if err != nil {
 		return fmt.Errorf("db: verify %s: %w", t.name, err)
 	}
@@ -277,7 +277,7 @@ func (sp *spans) done() []span {
 // the ids of one span, and calls fn with each row's id, stamp and order
 // column. It stops at the first error fn returns and returns it as it is.
 func (s *Store) unsealedRows(ctx context.Context, q string, t sealTable, sp span, fn func(id int64, stamp, ord any) error) error {
-	rows, err := s.SQL.QueryContext(ctx, q, sp.lo, sp.hi, t.name)
+	rows, err := s.pool.QueryContext(ctx, q, sp.lo, sp.hi, t.name)
 	if err != nil {
 		return fmt.Errorf("db: verify %s: %w", t.name, err)
 	}
@@ -332,7 +332,7 @@ func (s *Store) sealRows(ctx context.Context, fn func(bid int64, tbl []byte, id 
 		}
 		return nil
 	}
-	rows, err := s.SQL.QueryContext(ctx, q)
+	rows, err := s.pool.QueryContext(ctx, q)
 	if err != nil {
 		return fmt.Errorf("db: verify seals: %w", err)
 	}

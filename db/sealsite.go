@@ -33,7 +33,7 @@ import (
 // grows with the sites' rows. Report.Rows counts the sites' sealed rows.
 func (s *Store) VerifySiteSeals(ctx context.Context, sites []string, emit func(SealProblem) error) (*SealReport, error) {
 	rep := &SealReport{}
-	head, err := lastBlock(s.DB.WithContext(ctx))
+	head, err := lastBlock(s.gdb.WithContext(ctx))
 	if err != nil {
 		return nil, fmt.Errorf("db: verify seals: %w", err)
 	}
@@ -60,7 +60,7 @@ func (s *Store) VerifySiteSeals(ctx context.Context, sites []string, emit func(S
 		}
 		q := s.rebind("SELECT t.id, t." + t.stamp + ", sr.block_id, sr.hash, " + s.sealSelect(t, "t.") + " FROM " + t.name +
 			" t LEFT JOIN seal_rows sr ON sr.tbl = ? AND sr.row_id = t.id WHERE " + where + " ORDER BY t.id")
-		rows, err := s.SQL.QueryContext(ctx, q, append([]any{t.name}, args...)...)
+		rows, err := s.pool.QueryContext(ctx, q, append([]any{t.name}, args...)...)
 		if err != nil {
 			return nil, fmt.Errorf("db: verify %s: %w", t.name, err)
 		}
@@ -179,7 +179,7 @@ func (s *Store) siteRowsWhere(t sealTable, sites []string) (string, []any) {
 // id (0 when none does), reading the chain from the start: only for a row
 // found inserted, which is rare.
 func (s *Store) firstCover(ctx context.Context, table string, id int64) (int64, error) {
-	rows, err := s.SQL.QueryContext(ctx, `SELECT id, state FROM seal_blocks ORDER BY id`)
+	rows, err := s.pool.QueryContext(ctx, `SELECT id, state FROM seal_blocks ORDER BY id`)
 	if err != nil {
 		return 0, fmt.Errorf("db: verify seals: %w", err)
 	}
@@ -206,7 +206,7 @@ func (s *Store) verifyChainFrom(ctx context.Context, from int64, rep *SealReport
 	chain := func(b int64, format string, args ...any) error {
 		return emit(SealProblem{Check: SealChain, BlockID: b, Evidence: fmt.Sprintf(format, args...)})
 	}
-	rows, err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks
+	rows, err := s.gdb.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks
 		WHERE id >= ? ORDER BY id`, from-1).Rows()
 	if err != nil {
 		return fmt.Errorf("db: verify seals: %w", err)
@@ -215,7 +215,7 @@ func (s *Store) verifyChainFrom(ctx context.Context, from int64, rep *SealReport
 	var prev *SealBlock
 	for rows.Next() {
 		var b SealBlock
-		if err := s.DB.ScanRows(rows, &b); err != nil {
+		if err := s.gdb.ScanRows(rows, &b); err != nil {
 			return fmt.Errorf("db: verify seals: %w", err)
 		}
 		if b.ID < from {
@@ -257,7 +257,7 @@ func (s *Store) verifyChainFrom(ctx context.Context, from int64, rep *SealReport
 // checked as they are read).
 func (s *Store) verifyBlockRows(ctx context.Context, id int64, rep *SealReport, emit func(SealProblem) error) error {
 	var want []SealBlock
-	if err := s.DB.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks WHERE id = ?`, id).
+	if err := s.gdb.WithContext(ctx).Raw(`SELECT id, sealed_at, prev_hash, root, row_count AS rows, state, hash FROM seal_blocks WHERE id = ?`, id).
 		Scan(&want).Error; err != nil {
 		return fmt.Errorf("db: verify seals: %w", err)
 	}
@@ -265,7 +265,7 @@ func (s *Store) verifyBlockRows(ctx context.Context, id int64, rep *SealReport, 
 		return emit(SealProblem{Check: SealChain, BlockID: id, Evidence: fmt.Sprintf("seal rows name block %d, which is not in the chain", id)})
 	}
 	b := want[0]
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT tbl, row_id, hash FROM seal_rows WHERE block_id = ? ORDER BY tbl, row_id`), id)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT tbl, row_id, hash FROM seal_rows WHERE block_id = ? ORDER BY tbl, row_id`), id)
 	if err != nil {
 		return fmt.Errorf("db: verify seals: %w", err)
 	}
@@ -296,7 +296,7 @@ func (s *Store) verifyBlockRows(ctx context.Context, id int64, rep *SealReport, 
 	// sealed row deleted no longer shows among the site's rows.
 	for _, t := range sealTables {
 		q := s.rebind("SELECT s.row_id FROM seal_rows s LEFT JOIN " + t.name + " t ON t.id = s.row_id WHERE s.block_id = ? AND s.tbl = ? AND t.id IS NULL ORDER BY s.row_id")
-		rows, err := s.SQL.QueryContext(ctx, q, id, t.name)
+		rows, err := s.pool.QueryContext(ctx, q, id, t.name)
 		if err != nil {
 			return fmt.Errorf("db: verify %s: %w", t.name, err)
 		}

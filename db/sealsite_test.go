@@ -45,7 +45,7 @@ func siteSealStore(t *testing.T, engine string) *db.Store {
 	}
 	for i, rows := range batches {
 		for _, r := range rows {
-			if err := s.DB.WithContext(ctx).Create(r).Error; err != nil {
+			if err := dbtest.Gorm(s).WithContext(ctx).Create(r).Error; err != nil {
 				t.Fatalf("create %T: %v", r, err)
 			}
 		}
@@ -104,7 +104,7 @@ func TestVerifySiteSealsUntouched(t *testing.T) {
 			// A new row of a.example, not sealed yet: counted, not a problem.
 			now := db.Now()
 			status := 200
-			if err := s.DB.Create(&db.Request{ID: 30, Site: "a.example", Host: "a.example", Origin: "https://a.example:443", URL: "https://a.example/30",
+			if err := dbtest.Gorm(s).Create(&db.Request{ID: 30, Site: "a.example", Host: "a.example", Origin: "https://a.example:443", URL: "https://a.example/30",
 				Method: "GET", Purpose: db.PurposePage, SentAt: now, CompletedAt: &now, Status: &status, Outcome: "ok"}).Error; err != nil {
 				t.Fatal(err)
 			}
@@ -163,7 +163,7 @@ func TestVerifySiteSealsTamper(t *testing.T) {
 					if engine == "postgres" {
 						q = strings.ReplaceAll(q, "?", "CAST(? AS TIMESTAMPTZ)")
 					}
-					if err := s.DB.Exec(q, args...).Error; err != nil {
+					if err := dbtest.Gorm(s).Exec(q, args...).Error; err != nil {
 						t.Fatalf("%s: %v", q, err)
 					}
 				}

@@ -25,7 +25,7 @@ func TestSealWaitsForOpenWriters(t *testing.T) {
 	// Reads pg_locks on connections of its own, not the pool's three.
 	watch := dbtest.OpenDSN(t, dsn)
 	insert := `INSERT INTO robots_snapshots (origin, fetched_at, outcome) VALUES ($1, now(), 'parsed')`
-	open, err := s.SQL.BeginTx(ctx, nil)
+	open, err := dbtest.SQL(s).BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,7 +33,7 @@ func TestSealWaitsForOpenWriters(t *testing.T) {
 	if _, err := open.ExecContext(ctx, insert, "https://open.example"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.SQL.ExecContext(ctx, insert, "https://later.example"); err != nil {
+	if _, err := dbtest.SQL(s).ExecContext(ctx, insert, "https://later.example"); err != nil {
 		t.Fatal(err)
 	}
 	sealed := make(chan error, 1)
@@ -49,7 +49,7 @@ func TestSealWaitsForOpenWriters(t *testing.T) {
 	// can take as long as a wait.
 	wrote := make(chan error, 1)
 	go func() {
-		_, err := s.SQL.ExecContext(ctx, insert, "https://meanwhile.example")
+		_, err := dbtest.SQL(s).ExecContext(ctx, insert, "https://meanwhile.example")
 		wrote <- err
 	}()
 	giveUp := time.After(30 * time.Second)
@@ -64,7 +64,7 @@ func TestSealWaitsForOpenWriters(t *testing.T) {
 			t.Fatal("the writer started while the seal waited had not finished after 30 s")
 		case <-time.After(2 * time.Millisecond):
 			var n int
-			if err := watch.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks
+			if err := dbtest.SQL(watch).QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks
 				WHERE locktype = 'relation' AND relation = 'robots_snapshots'::regclass AND NOT granted`).Scan(&n); err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestSealWaitsForOpenWriters(t *testing.T) {
 		t.Errorf("integrity problems after sealing around an open writer: %+v", problems)
 	}
 	var n int
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&n); err != nil {
+	if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM seal_rows WHERE tbl = 'robots_snapshots'`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	if n != 3 {
@@ -118,7 +118,7 @@ func TestSealerLeavesBusyChainToOther(t *testing.T) {
 	insertFinalRequests(t, s, 5)
 	hold := func() *sql.Conn {
 		t.Helper()
-		c, err := other.SQL.Conn(ctx)
+		c, err := dbtest.SQL(other).Conn(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -137,7 +137,7 @@ func TestSealerLeavesBusyChainToOther(t *testing.T) {
 	waiting := func() int {
 		t.Helper()
 		var n int
-		if err := other.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks
+		if err := dbtest.SQL(other).QueryRowContext(ctx, `SELECT COUNT(*) FROM pg_locks
 			WHERE locktype = 'advisory' AND objid = $1 AND NOT granted`, db.SealersLock).Scan(&n); err != nil {
 			t.Fatal(err)
 		}

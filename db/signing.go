@@ -43,7 +43,7 @@ func (SigningRun) TableName() string { return "signing_runs" }
 // recorded already keeps its earliest NotBefore; NotAfter is set to k's
 // (the configuration is authoritative for when a key is retired).
 func (s *Store) PublishSigningKey(ctx context.Context, k SigningKey) error {
-	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		return publishKey(tx, k, true)
 	})
 }
@@ -83,7 +83,7 @@ func publishKey(tx *gorm.DB, k SigningKey, setNotAfter bool) error {
 // empty keyID when it does not sign.
 func (s *Store) StartSigningRun(ctx context.Context, node, keyID, jwk string, at time.Time) error {
 	at = at.UTC()
-	return s.DB.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
+	return s.gdb.WithContext(ctx).Transaction(func(tx *gorm.DB) error {
 		if err := tx.Model(&SigningRun{}).Where("node = ? AND ended_at IS NULL", node).Update("ended_at", at).Error; err != nil {
 			return fmt.Errorf("db: end signing runs: %w", err)
 		}
@@ -103,7 +103,7 @@ func (s *Store) StartSigningRun(ctx context.Context, node, keyID, jwk string, at
 // SigningKeys returns every recorded key, by keyid.
 func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 	var ks []SigningKey
-	if err := s.DB.WithContext(ctx).Order("keyid").Find(&ks).Error; err != nil {
+	if err := s.gdb.WithContext(ctx).Order("keyid").Find(&ks).Error; err != nil {
 		return nil, fmt.Errorf("db: signing keys: %w", err)
 	}
 	return ks, nil
@@ -112,7 +112,7 @@ func (s *Store) SigningKeys(ctx context.Context) ([]SigningKey, error) {
 // SigningRuns returns every signing run, by node and start.
 func (s *Store) SigningRuns(ctx context.Context) ([]SigningRun, error) {
 	var rs []SigningRun
-	if err := s.DB.WithContext(ctx).Order("node, started_at").Find(&rs).Error; err != nil {
+	if err := s.gdb.WithContext(ctx).Order("node, started_at").Find(&rs).Error; err != nil {
 		return nil, fmt.Errorf("db: signing runs: %w", err)
 	}
 	return rs, nil
@@ -131,7 +131,7 @@ func (s *Store) RequestSignatures(ctx context.Context, sites []string, since tim
 	where, args := requestWindow("", sites, since)
 	where = append([]string{"completed_at IS NOT NULL"}, where...)
 	var completed int64
-	if err := s.SQL.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM requests WHERE "+strings.Join(where, " AND ")), args...).Scan(&completed); err != nil {
+	if err := s.pool.QueryRowContext(ctx, s.rebind("SELECT COUNT(*) FROM requests WHERE "+strings.Join(where, " AND ")), args...).Scan(&completed); err != nil {
 		return 0, fmt.Errorf("db: request signatures: %w", err)
 	}
 	cond := "sig_keyid <> ''"
@@ -158,7 +158,7 @@ func (s *Store) RequestSignatures(ctx context.Context, sites []string, since tim
 		sel = strings.Join(cols, " || char(31) || ")
 	}
 	q := "SELECT " + sel + " FROM requests WHERE " + strings.Join(where, " AND ") + " ORDER BY site, sent_at, id"
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(q), args...)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(q), args...)
 	if err != nil {
 		return 0, fmt.Errorf("db: request signatures: %w", err)
 	}

@@ -32,7 +32,7 @@ type CycleSummary struct {
 // SiteStatus reads the status of site (as policy.SiteOf returns it). It
 // does I/O.
 func (s *Store) SiteStatus(ctx context.Context, site string) (*SiteStatus, error) {
-	g := s.DB.WithContext(ctx)
+	g := s.gdb.WithContext(ctx)
 	st := &SiteStatus{}
 	var n int64
 	if err := g.Model(&Site{}).Where("name = ?", site).Count(&n).Error; err != nil {

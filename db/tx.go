@@ -49,7 +49,7 @@ func (tx *Tx) Dialect() Dialect { return tx.dialect }
 // did, nil commits. On SQLite the transaction starts IMMEDIATE, taking the
 // write lock at once. It does I/O and may block on another writer's lock.
 func (s *Store) InTx(ctx context.Context, fn func(tx *Tx) error) error {
-	return s.DB.WithContext(ctx).Transaction(func(g *gorm.DB) error {
+	return s.gdb.WithContext(ctx).Transaction(func(g *gorm.DB) error {
 		return fn(&Tx{queries: queries{g: g, dialect: s.Dialect}})
 	})
 }

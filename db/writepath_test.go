@@ -25,22 +25,22 @@ func readWriteState(t *testing.T, s *db.Store, cycles ...int64) writeState {
 	t.Helper()
 	ctx := context.Background()
 	var st writeState
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM requests`).Scan(&st.requests); err != nil {
+	if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM requests`).Scan(&st.requests); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.SQL.QueryRowContext(ctx, `SELECT COUNT(*) FROM pages`).Scan(&st.pages); err != nil {
+	if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COUNT(*) FROM pages`).Scan(&st.pages); err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range cycles {
 		var spent int
 		var links string
-		if err := s.DB.WithContext(ctx).Raw(`SELECT spent, links_found FROM crawl_cycles WHERE id = ?`, id).Row().Scan(&spent, &links); err != nil {
+		if err := dbtest.Gorm(s).WithContext(ctx).Raw(`SELECT spent, links_found FROM crawl_cycles WHERE id = ?`, id).Row().Scan(&spent, &links); err != nil {
 			t.Fatal(err)
 		}
 		st.spent, st.links = append(st.spent, spent), append(st.links, links)
 	}
 	var leases []db.HostLease
-	if err := s.DB.WithContext(ctx).Order("host").Find(&leases).Error; err != nil {
+	if err := dbtest.Gorm(s).WithContext(ctx).Order("host").Find(&leases).Error; err != nil {
 		t.Fatal(err)
 	}
 	st.leases = map[string]string{}
@@ -155,7 +155,7 @@ func TestReserveRequest(t *testing.T) {
 			q := r.Request
 			var slot *int
 			var cycle *int64
-			if err := s.SQL.QueryRowContext(ctx, `SELECT budget_slot, cycle_id FROM requests WHERE id = $1`, q.ID).Scan(&slot, &cycle); err != nil {
+			if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT budget_slot, cycle_id FROM requests WHERE id = $1`, q.ID).Scan(&slot, &cycle); err != nil {
 				t.Fatalf("reservation %d: request %d: %v", i, q.ID, err)
 			}
 			switch {
@@ -263,7 +263,7 @@ func TestRequestsFillfactor(t *testing.T) {
 			return
 		}
 		var opts string
-		if err := s.SQL.QueryRowContext(ctx, `SELECT COALESCE(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'requests'::regclass`).Scan(&opts); err != nil {
+		if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT COALESCE(array_to_string(reloptions, ','), '') FROM pg_class WHERE oid = 'requests'::regclass`).Scan(&opts); err != nil {
 			t.Fatal(err)
 		}
 		if opts != "fillfactor=70" {
@@ -374,7 +374,7 @@ func TestPipelineEndCycle(t *testing.T) {
 			status, reason string
 			finished, due  time.Time
 		)
-		if err := s.SQL.QueryRowContext(ctx, `SELECT c.status, c.reason, c.finished_at, s.due_since FROM crawl_cycles c JOIN sites s ON s.name = c.site WHERE c.id = $1`,
+		if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT c.status, c.reason, c.finished_at, s.due_since FROM crawl_cycles c JOIN sites s ON s.name = c.site WHERE c.id = $1`,
 			cycles[site]).Scan(&status, &reason, &finished, &due); err != nil {
 			t.Fatal(err)
 		}

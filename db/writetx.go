@@ -54,7 +54,7 @@ type FastConn struct{ c *lite.Conn }
 // SQLiteFile returns the path of the store's SQLite database file, or an
 // error when the store is not an SQLite file. It does I/O.
 func (s *Store) SQLiteFile(ctx context.Context) (string, error) {
-	rows, err := s.SQL.QueryContext(ctx, `PRAGMA database_list`)
+	rows, err := s.pool.QueryContext(ctx, `PRAGMA database_list`)
 	if err != nil {
 		return "", err
 	}
@@ -174,7 +174,7 @@ type PoolTx struct {
 
 // BeginWrite starts a PoolTx. It does I/O.
 func (s *Store) BeginWrite(ctx context.Context) (*PoolTx, error) {
-	tx, err := s.SQL.BeginTx(ctx, nil)
+	tx, err := s.pool.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -226,7 +226,7 @@ type AutoTx struct {
 }
 
 // AutoCommit returns the store's AutoTx.
-func (s *Store) AutoCommit() *AutoTx { return &AutoTx{db: s.SQL, dialect: s.Dialect} }
+func (s *Store) AutoCommit() *AutoTx { return &AutoTx{db: s.pool, dialect: s.Dialect} }
 
 // Exec runs q with args, committed, and returns the number of rows changed.
 func (t *AutoTx) Exec(ctx context.Context, q string, args ...any) (int64, error) {

@@ -211,7 +211,7 @@ func TestWritePath(t *testing.T) {
 			t.Errorf("cycles %+v, %v", cycles, err)
 		}
 		var due time.Time
-		if err := s.SQL.QueryRowContext(ctx, `SELECT due_since FROM sites WHERE name = 'a.example'`).Scan(&due); err != nil || !due.Equal(now) {
+		if err := dbtest.SQL(s).QueryRowContext(ctx, `SELECT due_since FROM sites WHERE name = 'a.example'`).Scan(&due); err != nil || !due.Equal(now) {
 			t.Errorf("site due_since %v, %v; want the cycle's start %v", due, err, now)
 		}
 		// A write transaction's error leaves nothing behind.

@@ -47,7 +47,7 @@ func insertRequests(t testing.TB, s *db.Store) {
 		host, _, _ := strings.Cut(strings.SplitN(r.url, "/", 4)[2], ":")
 		row := db.Request{Site: "example.com", Host: strings.ToLower(host), Origin: "https://" + host, URL: r.url,
 			Method: "GET", Purpose: db.PurposePage, SentAt: sent}
-		if err := s.DB.Create(&row).Error; err != nil {
+		if err := dbtest.Gorm(s).Create(&row).Error; err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -121,7 +121,7 @@ func excludedSites(t testing.TB, pol *policy.Policy) []string {
 func countRows(t testing.TB, store *db.Store, model any, where string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	q := store.DB.Model(model)
+	q := dbtest.Gorm(store).Model(model)
 	if where != "" {
 		q = q.Where(where, args...)
 	}

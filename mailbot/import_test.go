@@ -105,7 +105,7 @@ func TestImportMboxUnquotes(t *testing.T) {
 		t.Fatal(err)
 	}
 	var raw []byte
-	if err := store.DB.Table("mail_messages").Select("raw").Where("message_id = ?", "q@x").Row().Scan(&raw); err != nil {
+	if err := dbtest.Gorm(store).Table("mail_messages").Select("raw").Where("message_id = ?", "q@x").Row().Scan(&raw); err != nil {
 		t.Fatal(err)
 	}
 	if string(raw) != body {
@@ -181,7 +181,7 @@ func BenchmarkImportMbox10k(b *testing.B) {
 // as they would be alone.
 func TestImportGroupKeepsEachMessage(t *testing.T) {
 	proc, _, store := newSQLiteProcessor(t)
-	if err := store.DB.Exec("DROP TABLE exclusions").Error; err != nil {
+	if err := dbtest.Gorm(store).Exec("DROP TABLE exclusions").Error; err != nil {
 		t.Fatal(err)
 	}
 	var msgs [][]byte

@@ -63,7 +63,7 @@ func TestProcess(t *testing.T) {
 					t.Errorf("Process(%s).Excluded (-want +got):\n%s", tt.file, diff)
 				}
 				var row db.MailMessage
-				if err := store.DB.Where("id = ?", res.ID).Take(&row).Error; err != nil {
+				if err := dbtest.Gorm(store).Where("id = ?", res.ID).Take(&row).Error; err != nil {
 					t.Fatalf("stored row: %v", err)
 				}
 				sum := sha256.Sum256(raw)
@@ -114,7 +114,7 @@ func TestProcessEvidence(t *testing.T) {
 			ex.Actor, ex.Evidence, ex.Source, ex.Reason)
 	}
 	var ev db.PolicyEvent
-	if err := store.DB.Where("id = ?", ex.EventID).Take(&ev).Error; err != nil {
+	if err := dbtest.Gorm(store).Where("id = ?", ex.EventID).Take(&ev).Error; err != nil {
 		t.Fatal(err)
 	}
 	var detail map[string]any
@@ -252,7 +252,7 @@ func TestProcessDatabaseDown(t *testing.T) {
 // kept as failed and queued for staff: never lost.
 func TestProcessExclusionFails(t *testing.T) {
 	proc, _, store := newSQLiteProcessor(t)
-	if err := store.DB.Exec("DROP TABLE exclusions").Error; err != nil {
+	if err := dbtest.Gorm(store).Exec("DROP TABLE exclusions").Error; err != nil {
 		t.Fatal(err)
 	}
 	res, err := proc.Process(context.Background(), readTestdata(t, "exclude-two.eml"), "t")
@@ -263,7 +263,7 @@ func TestProcessExclusionFails(t *testing.T) {
 		t.Errorf("Process = {%q %q %q}, want failed, pending, exclusion failed", res.Outcome, res.ReviewStatus, res.ReviewReason)
 	}
 	var row db.MailMessage
-	if err := store.DB.Where("id = ?", res.ID).Take(&row).Error; err != nil {
+	if err := dbtest.Gorm(store).Where("id = ?", res.ID).Take(&row).Error; err != nil {
 		t.Fatal(err)
 	}
 	if row.Outcome != string(mailbot.OutcomeFailed) || row.ReviewStatus != mailbot.ReviewPending {

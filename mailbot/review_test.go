@@ -94,7 +94,7 @@ func TestReview(t *testing.T) {
 			t.Errorf("Dismiss(other) = %v", err)
 		}
 		var row db.MailMessage
-		store.DB.Where("id = ?", ids["other.eml"]).Take(&row)
+		dbtest.Gorm(store).Where("id = ?", ids["other.eml"]).Take(&row)
 		if row.ReviewStatus != mailbot.ReviewDismissed || row.ReviewedBy != "bob" || row.ReviewedAt == nil {
 			t.Errorf("dismissed row = {%q %q %v}, want dismissed by bob with a time", row.ReviewStatus, row.ReviewedBy, row.ReviewedAt)
 		}

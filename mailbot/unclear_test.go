@@ -54,7 +54,7 @@ func TestProcessUnclearGoesToStaff(t *testing.T) {
 				t.Errorf("Process(%s) = outcome %q, excluded %q; want %q, %q", tt.file, res.Outcome, res.Excluded, tt.outcome, tt.excluded)
 			}
 			var row db.MailMessage
-			if err := store.DB.WithContext(ctx).Where("message_id = ?", mailbot.Parse(raw).MessageID).First(&row).Error; err != nil {
+			if err := dbtest.Gorm(store).WithContext(ctx).Where("message_id = ?", mailbot.Parse(raw).MessageID).First(&row).Error; err != nil {
 				t.Fatalf("stored row of %s: %v", tt.file, err)
 			}
 			var reasons []string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/testenv/clocktest"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/imaptest"
 	"github.com/lohisoft/lohibot/internal/testenv/testutil"
 	"github.com/lohisoft/lohibot/mailbot"
@@ -104,7 +105,7 @@ func waitExcluded(t *testing.T, store *db.Store, site string, within time.Durati
 	start := time.Now()
 	testutil.Eventually(t, within, site+" excluded", func() bool {
 		var n int64
-		if err := store.DB.Model(&db.Exclusion{}).Where("site = ?", site).Count(&n).Error; err != nil {
+		if err := dbtest.Gorm(store).Model(&db.Exclusion{}).Where("site = ?", site).Count(&n).Error; err != nil {
 			t.Fatal(err)
 		}
 		return n > 0

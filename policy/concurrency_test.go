@@ -71,13 +71,13 @@ func TestConcurrentWritersAndGates(t *testing.T) {
 			t.Errorf("exclusions = %d, want 2 (example.com, example.org)", len(list))
 		}
 		var events int64
-		s.DB.Model(&db.PolicyEvent{}).Count(&events)
+		dbtest.Gorm(s).Model(&db.PolicyEvent{}).Count(&events)
 		want := int64(writers*perWriter + writers*perWriter/2)
 		if events != want {
 			t.Errorf("policy events = %d, want %d: a request was lost", events, want)
 		}
 		var versions []int64
-		s.DB.Model(&db.PolicyEvent{}).Order("version").Pluck("version", &versions)
+		dbtest.Gorm(s).Model(&db.PolicyEvent{}).Order("version").Pluck("version", &versions)
 		for i, v := range versions {
 			if v != int64(i+1) {
 				t.Fatalf("event versions have a gap at %d: %v", i, v)

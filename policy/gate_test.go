@@ -100,7 +100,7 @@ func BenchmarkGateCheck(b *testing.B) {
 	ctx := context.Background()
 	s := dbtest.Open(b, "sqlite")
 	const n = 1_000_000
-	tx, err := s.SQL.BeginTx(ctx, nil)
+	tx, err := dbtest.SQL(s).BeginTx(ctx, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -19,7 +19,7 @@ func openPolicy(t *testing.T, dsn string) (*policy.Policy, *db.Store) {
 func countEvents(t *testing.T, s *db.Store, site, kind string) int64 {
 	t.Helper()
 	var n int64
-	if err := s.DB.Model(&db.PolicyEvent{}).Where("site = ? AND kind = ?", site, kind).Count(&n).Error; err != nil {
+	if err := dbtest.Gorm(s).Model(&db.PolicyEvent{}).Where("site = ? AND kind = ?", site, kind).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -107,7 +107,7 @@ func TestExcludeIsAllOrNothing(t *testing.T) {
 			t.Errorf("exclusions after refused command = %+v, want none", list)
 		}
 		var n int64
-		s.DB.Model(&db.PolicyEvent{}).Count(&n)
+		dbtest.Gorm(s).Model(&db.PolicyEvent{}).Count(&n)
 		if n != 0 {
 			t.Errorf("%d events after refused command, want 0", n)
 		}

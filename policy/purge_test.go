@@ -31,7 +31,7 @@ func indexSite(t *testing.T, ctx context.Context, store *db.Store) {
 		&db.MailMessage{MessageID: "m1@shop.com", ReceivedAt: now, Intent: "exclude", Domains: "shop.com", Outcome: "excluded"},
 	}
 	for _, r := range rows {
-		if err := store.DB.WithContext(ctx).Create(r).Error; err != nil {
+		if err := dbtest.Gorm(store).WithContext(ctx).Create(r).Error; err != nil {
 			t.Fatalf("create %T: %v", r, err)
 		}
 	}
@@ -40,7 +40,7 @@ func indexSite(t *testing.T, ctx context.Context, store *db.Store) {
 func count(t *testing.T, store *db.Store, table, where string, args ...any) int64 {
 	t.Helper()
 	var n int64
-	if err := store.DB.Table(table).Where(where, args...).Count(&n).Error; err != nil {
+	if err := dbtest.Gorm(store).Table(table).Where(where, args...).Count(&n).Error; err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -94,7 +94,7 @@ func TestExcludePurgesIndex(t *testing.T) {
 
 		// Whatever lands while the site is excluded (a request that was in
 		// flight, another site's link) is gone when it is re-included.
-		if err := store.DB.Create(&db.Anchor{FromURL: "https://other.org/y", ToURL: "https://shop.com/", ToSite: "shop.com",
+		if err := dbtest.Gorm(store).Create(&db.Anchor{FromURL: "https://other.org/y", ToURL: "https://shop.com/", ToSite: "shop.com",
 			AnchorText: "late", SeenAt: time.Now().UTC()}).Error; err != nil {
 			t.Fatal(err)
 		}
@@ -212,7 +212,7 @@ func indexSite2(t *testing.T, ctx context.Context, store *db.Store) {
 		&db.Page{URL: "https://shop.com/", Site: "shop.com", Title: "Shop", FetchedAt: now},
 		&db.Page{URL: "https://www.shop.com/team", Site: "shop.com", Title: "Team", FetchedAt: now},
 	} {
-		if err := store.DB.WithContext(ctx).Create(r).Error; err != nil {
+		if err := dbtest.Gorm(store).WithContext(ctx).Create(r).Error; err != nil {
 			t.Fatalf("create %T: %v", r, err)
 		}
 	}

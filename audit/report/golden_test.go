@@ -49,7 +49,7 @@ func goldenReport(t *testing.T, dsn string, broken bool) *report.Report {
 	t.Helper()
 	f := writeStory(t, dsn)
 	var mail db.MailMessage
-	if err := f.store.DB.WithContext(f.ctx).Where("message_id = ?", "abc123@mail.example.com").Take(&mail).Error; err != nil {
+	if err := dbtest.Gorm(f.store).WithContext(f.ctx).Where("message_id = ?", "abc123@mail.example.com").Take(&mail).Error; err != nil {
 		t.Fatal(err)
 	}
 	created := t0.Add(8*24*time.Hour + time.Hour + 3*time.Second)

@@ -42,7 +42,7 @@ type fixture struct {
 
 func (f *fixture) create(v any) {
 	f.t.Helper()
-	if err := f.store.DB.WithContext(f.ctx).Create(v).Error; err != nil {
+	if err := dbtest.Gorm(f.store).WithContext(f.ctx).Create(v).Error; err != nil {
 		f.t.Fatalf("create %T: %v", v, err)
 	}
 }
@@ -192,7 +192,7 @@ func TestBuildBrokenPromiseShows(t *testing.T) {
 	f := writeStory(t, dbtest.DSN(t, "sqlite"))
 	// A request after the exclusion.
 	var c db.CrawlCycle
-	if err := f.store.DB.Where("site = ?", "example.com").Order("id desc").First(&c).Error; err != nil {
+	if err := dbtest.Gorm(f.store).Where("site = ?", "example.com").Order("id desc").First(&c).Error; err != nil {
 		t.Fatal(err)
 	}
 	f.request(c.ID, nil, db.PurposePage, "https://www.example.com/late", t0.Add(9*24*time.Hour), 100*time.Millisecond, 200, "ok", nil)
@@ -391,7 +391,7 @@ func TestReportSignature(t *testing.T) {
 	store := dbtest.OpenDSN(t, dsn)
 	sent := time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)
 	done, exp, st := sent.Add(time.Second), sent.Add(5*time.Minute), 200
-	if err := store.DB.Create(&db.Request{Site: "example.net", Host: "example.net", Origin: "https://example.net", URL: "https://example.net/robots.txt",
+	if err := dbtest.Gorm(store).Create(&db.Request{Site: "example.net", Host: "example.net", Origin: "https://example.net", URL: "https://example.net/robots.txt",
 		Method: "GET", Purpose: db.PurposeRobots, SentAt: sent, CompletedAt: &done, Status: &st, Outcome: "ok",
 		SigKeyID: "poqkLGiymh_W0uP6PZFw-dvez3QJT5SolqXBCW38r0U", SigCreated: &sent, SigExpires: &exp}).Error; err != nil {
 		t.Fatal(err)

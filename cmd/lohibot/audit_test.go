@@ -27,7 +27,7 @@ func writeExcludedThenCrawled(t *testing.T, dsn string) (reqID int64) {
 		t.Fatal(err)
 	}
 	c := &db.CrawlCycle{Site: "example.com", StartedAt: t0.Add(time.Minute), Status: db.CycleDone, Budget: 20, DelayMS: 1000}
-	if err := store.DB.Create(c).Error; err != nil {
+	if err := dbtest.Gorm(store).Create(c).Error; err != nil {
 		t.Fatal(err)
 	}
 	sent := t0.Add(time.Minute)
@@ -35,7 +35,7 @@ func writeExcludedThenCrawled(t *testing.T, dsn string) (reqID int64) {
 	st := 200
 	r := &db.Request{CycleID: &c.ID, Site: "example.com", Host: "example.com", Origin: "https://example.com", URL: "https://example.com/robots.txt",
 		Method: "GET", Purpose: db.PurposeRobots, SentAt: sent, CompletedAt: &done, Status: &st, Outcome: "ok"}
-	if err := store.DB.Create(r).Error; err != nil {
+	if err := dbtest.Gorm(store).Create(r).Error; err != nil {
 		t.Fatal(err)
 	}
 	return r.ID

@@ -84,14 +84,14 @@ func TestCrawlKilledMidRequest(t *testing.T) {
 		}
 
 		var abandoned []db.Request
-		if err := store.DB.Where("outcome = ?", "abandoned").Find(&abandoned).Error; err != nil {
+		if err := dbtest.Gorm(store).Where("outcome = ?", "abandoned").Find(&abandoned).Error; err != nil {
 			t.Fatal(err)
 		}
 		if len(abandoned) != 1 || !strings.HasSuffix(abandoned[0].URL, slowPath) || abandoned[0].CompletedAt == nil {
 			t.Errorf("abandoned rows = %+v, want the one request for %s, closed", abandoned, slowPath)
 		}
 		var open int64
-		store.DB.Model(&db.Request{}).Where("completed_at IS NULL").Count(&open)
+		dbtest.Gorm(store).Model(&db.Request{}).Where("completed_at IS NULL").Count(&open)
 		if open != 0 {
 			t.Errorf("%d request rows left open after the resumed crawl", open)
 		}
@@ -109,7 +109,7 @@ func TestCrawlKilledMidRequest(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		err = tamper.DB.Exec("UPDATE requests SET status = 404 WHERE id = ?", abandonedID(abandoned)).Error
+		err = dbtest.Gorm(tamper).Exec("UPDATE requests SET status = 404 WHERE id = ?", abandonedID(abandoned)).Error
 		tamper.Close()
 		if err != nil {
 			t.Fatal(err)

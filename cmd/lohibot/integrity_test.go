@@ -31,7 +31,7 @@ func TestCrawlSealsAtEnd(t *testing.T) {
 		s := dbtest.OpenDSN(t, dsn)
 		for _, table := range []string{"requests", "robots_snapshots"} {
 			var rows, unsealed int64
-			if err := s.SQL.QueryRow(`SELECT COUNT(*), COUNT(*) - COUNT(s.row_id) FROM `+table+` r
+			if err := dbtest.SQL(s).QueryRow(`SELECT COUNT(*), COUNT(*) - COUNT(s.row_id) FROM `+table+` r
 				LEFT JOIN seal_rows s ON s.tbl = '`+table+`' AND s.row_id = r.id`).Scan(&rows, &unsealed); err != nil {
 				t.Fatal(err)
 			}
@@ -96,7 +96,7 @@ func TestAuditIntegrity(t *testing.T) {
 		}
 
 		// Tampering: a policy event's reason, then a message's subject.
-		if err := s.DB.Exec("UPDATE policy_events SET reason = 'never asked' WHERE id = 1").Error; err != nil {
+		if err := dbtest.Gorm(s).Exec("UPDATE policy_events SET reason = 'never asked' WHERE id = 1").Error; err != nil {
 			t.Fatal(err)
 		}
 		r = runCLI(t, env, "audit", "--json")
@@ -106,13 +106,13 @@ func TestAuditIntegrity(t *testing.T) {
 		if r := runCLI(t, env, "audit", "integrity", "--head", head); r.code != 1 {
 			t.Errorf("audit integrity --head after tampering: exit %d, want 1", r.code)
 		}
-		if err := s.DB.Exec("UPDATE policy_events SET reason = 'asked by phone' WHERE id = 1").Error; err != nil {
+		if err := dbtest.Gorm(s).Exec("UPDATE policy_events SET reason = 'asked by phone' WHERE id = 1").Error; err != nil {
 			t.Fatal(err)
 		}
 		if r := runCLI(t, env, "audit", "integrity"); r.code != 0 {
 			t.Errorf("audit integrity after putting the reason back: exit %d\n%s", r.code, r.stdout)
 		}
-		if err := s.DB.Exec("DELETE FROM mail_messages WHERE id = 2").Error; err != nil {
+		if err := dbtest.Gorm(s).Exec("DELETE FROM mail_messages WHERE id = 2").Error; err != nil {
 			t.Fatal(err)
 		}
 		r = runCLI(t, env, "audit", "integrity")

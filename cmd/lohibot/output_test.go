@@ -23,7 +23,7 @@ func writePages(t *testing.T, dsn string, n int) {
 	for i := range n {
 		p := &db.Page{URL: fmt.Sprintf("https://example.com/p%d", i), Site: "example.com", Title: fmt.Sprintf("Bakery %d", i),
 			Status: 200, FetchedAt: time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC)}
-		if err := store.DB.Create(p).Error; err != nil {
+		if err := dbtest.Gorm(store).Create(p).Error; err != nil {
 			t.Fatal(err)
 		}
 	}

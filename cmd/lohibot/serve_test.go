@@ -274,18 +274,18 @@ func checkLog(t *testing.T, dsn string) map[string][]db.CrawlCycle {
 		t.Errorf("audit found %d violations: %+v", sum.Violations(), sum.Rules)
 	}
 	var open, requests int64
-	store.DB.Model(&db.Request{}).Where("completed_at IS NULL").Count(&open)
-	store.DB.Model(&db.Request{}).Count(&requests)
+	dbtest.Gorm(store).Model(&db.Request{}).Where("completed_at IS NULL").Count(&open)
+	dbtest.Gorm(store).Model(&db.Request{}).Count(&requests)
 	if open != 0 || requests == 0 {
 		t.Errorf("%d of %d requests in the log were never completed, want 0 of some", open, requests)
 	}
 	var held int64
-	store.DB.Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
+	dbtest.Gorm(store).Model(&db.HostLease{}).Where("holder <> ''").Count(&held)
 	if held != 0 {
 		t.Errorf("%d host or cycle leases still held after the stop", held)
 	}
 	var cs []db.CrawlCycle
-	store.DB.Order("id").Find(&cs)
+	dbtest.Gorm(store).Order("id").Find(&cs)
 	out := map[string][]db.CrawlCycle{}
 	for _, c := range cs {
 		if c.Status == db.CycleRunning {
@@ -369,7 +369,7 @@ max_sites_parallel = 3
 			}
 			defer store.Close()
 			var unfinished int64
-			store.DB.Model(&db.CrawlCycle{}).Where("status <> ?", db.CycleDone).Count(&unfinished)
+			dbtest.Gorm(store).Model(&db.CrawlCycle{}).Where("status <> ?", db.CycleDone).Count(&unfinished)
 			return unfinished == 0
 		})
 		p.stop(t)

@@ -33,7 +33,7 @@ func TestSitesListOnlyReads(t *testing.T) {
 		// A completed request, not sealed yet.
 		now := db.Now().Add(-time.Minute)
 		status := 200
-		if err := s.DB.Create(&db.Request{Site: "a-shop.example", Host: "a-shop.example", Origin: "https://a-shop.example:443",
+		if err := dbtest.Gorm(s).Create(&db.Request{Site: "a-shop.example", Host: "a-shop.example", Origin: "https://a-shop.example:443",
 			URL: "https://a-shop.example/", Method: "GET", Purpose: db.PurposePage, SentAt: now, CompletedAt: &now, Status: &status, Outcome: "ok"}).Error; err != nil {
 			t.Fatal(err)
 		}

@@ -239,7 +239,7 @@ func TestVerifyLogCommand(t *testing.T) {
 			sent, _ := time.Parse(time.RFC3339, r.at)
 			row := db.Request{Site: "example.com", Host: "www.example.com", Origin: "https://www.example.com:443",
 				URL: r.url, Method: "GET", Purpose: db.PurposePage, SentAt: sent}
-			if err := s.DB.Create(&row).Error; err != nil {
+			if err := dbtest.Gorm(s).Create(&row).Error; err != nil {
 				t.Fatal(err)
 			}
 		}

@@ -26,11 +26,11 @@ func TestSearch(t *testing.T) {
 			{URL: "https://x.com/", Site: "x.com", Title: "Bakery excluded", FetchedAt: now},
 			{URL: "https://d.com/100%", Site: "d.com", Title: "Discount 100%", FetchedAt: now},
 		}
-		if err := store.DB.Create(&pages).Error; err != nil {
+		if err := dbtest.Gorm(store).Create(&pages).Error; err != nil {
 			t.Fatal(err)
 		}
 		anchors := []db.Anchor{{FromURL: "https://b.com/", ToURL: "https://c.com/", ToSite: "c.com", AnchorText: "Best BAKERY cars", SeenAt: now}}
-		if err := store.DB.Create(&anchors).Error; err != nil {
+		if err := dbtest.Gorm(store).Create(&anchors).Error; err != nil {
 			t.Fatal(err)
 		}
 		if _, err := policy.New(store, nil).Exclude(ctx, []string{"x.com"}, policy.Change{Actor: "staff", Source: "cli"}); err != nil {
@@ -94,7 +94,7 @@ func TestSearchFindsWordsAcrossLineBreaks(t *testing.T) {
 		rows = append(rows, &db.Anchor{FromURL: "https://shop.test/", ToURL: l.URL, ToSite: "shop.test", AnchorText: l.Text, SeenAt: now})
 	}
 	for _, r := range rows {
-		if err := store.DB.Create(r).Error; err != nil {
+		if err := dbtest.Gorm(store).Create(r).Error; err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -170,7 +170,7 @@ func TestDemo(t *testing.T) {
 			t.Errorf("exclusions = %q, want %q", sites, want)
 		}
 		var reqs int64
-		store.DB.Model(&db.Request{}).Count(&reqs)
+		dbtest.Gorm(store).Model(&db.Request{}).Count(&reqs)
 		if int(reqs) != sum.Record.Requests {
 			t.Errorf("requests in the log = %d, the server saw %d", reqs, sum.Record.Requests)
 		}

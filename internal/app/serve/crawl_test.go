@@ -47,7 +47,7 @@ func addSites(t *testing.T, store *db.Store, web *testweb.Web, names ...string) 
 func cycles(t *testing.T, store *db.Store) map[string][]db.CrawlCycle {
 	t.Helper()
 	var cs []db.CrawlCycle
-	if err := store.DB.Order("id").Find(&cs).Error; err != nil {
+	if err := dbtest.Gorm(store).Order("id").Find(&cs).Error; err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]db.CrawlCycle{}
@@ -168,7 +168,7 @@ func TestScheduler(t *testing.T) {
 		}
 		// The request counter agrees with the log.
 		var logged int64
-		srv.Store().DB.Model(&db.Request{}).Where("purpose = ? AND status = ?", "page", 200).Count(&logged)
+		dbtest.Gorm(srv.Store()).Model(&db.Request{}).Where("purpose = ? AND status = ?", "page", 200).Count(&logged)
 		if want := "lohibot_crawler_requests_total{purpose=\"page\",status=\"200\"} " + itoa(logged) + "\n"; !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %q (the log's count)", want)
 		}

@@ -11,6 +11,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/app/serve"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -134,7 +135,7 @@ func serveMemory(b *testing.B) {
 // finishedCycles counts the crawl cycles that ended.
 func finishedCycles(b *testing.B, store *db.Store) int64 {
 	var n int64
-	if err := store.DB.Model(&db.CrawlCycle{}).Where("status <> ?", db.CycleRunning).Count(&n).Error; err != nil {
+	if err := dbtest.Gorm(store).Model(&db.CrawlCycle{}).Where("status <> ?", db.CycleRunning).Count(&n).Error; err != nil {
 		b.Fatal(err)
 	}
 	return n

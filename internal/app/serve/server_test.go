@@ -134,7 +134,7 @@ func TestEndpoints(t *testing.T) {
 
 func TestHealthDatabaseDown(t *testing.T) {
 	srv, _ := newServer(t, testConfig(dbtest.DSN(t, "sqlite")))
-	srv.Store().SQL.Close()
+	dbtest.SQL(srv.Store()).Close()
 	resp, body := fetch(t, srv.Handler(), "/healthz")
 	var h serve.Health
 	if err := json.Unmarshal([]byte(body), &h); err != nil {

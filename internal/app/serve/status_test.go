@@ -34,7 +34,7 @@ func writeStatusStory(t *testing.T, dsn string) {
 	}
 	create := func(v any) {
 		t.Helper()
-		if err := store.DB.Create(v).Error; err != nil {
+		if err := dbtest.Gorm(store).Create(v).Error; err != nil {
 			t.Fatal(err)
 		}
 	}

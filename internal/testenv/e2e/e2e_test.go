@@ -319,7 +319,7 @@ func TestEndToEnd(t *testing.T) {
 		// logged time (sent_at, taken in the check) is not later, and it
 		// reached the server at once.
 		var logged []db.Request
-		if err := store.DB.Where("site = ?", midCrawl).Find(&logged).Error; err != nil {
+		if err := dbtest.Gorm(store).Where("site = ?", midCrawl).Find(&logged).Error; err != nil {
 			t.Fatal(err)
 		}
 		checkedBefore := func(path string) (time.Time, bool) {
@@ -350,7 +350,7 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("database agrees with the server", func(t *testing.T) {
 		var rows []db.Request
-		if err := store.DB.Order("id").Find(&rows).Error; err != nil {
+		if err := dbtest.Gorm(store).Order("id").Find(&rows).Error; err != nil {
 			t.Fatal(err)
 		}
 		var logged, seen []string
@@ -377,7 +377,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Errorf("the request log and the server's record differ:\nlog:    %q\nserver: %q", logged, seen)
 		}
 		var pages []db.Page
-		if err := store.DB.Find(&pages).Error; err != nil {
+		if err := dbtest.Gorm(store).Find(&pages).Error; err != nil {
 			t.Fatal(err)
 		}
 		for _, p := range pages {

@@ -1,4 +1,4 @@
-package crawler
+package sqlite
 
 import (
 	"context"
@@ -11,9 +11,21 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/db/internal/writeq"
 	"github.com/lohisoft/lohibot/internal/testenv/clocktest"
-	"github.com/lohisoft/lohibot/policy"
 )
+
+// Refusals of the tests' callers: answers of their own logic.
+var (
+	errBudget = errors.New("budget spent")
+	errLease  = errors.New("lease lost")
+	errSkip   = errors.New("visited recently")
+)
+
+// logical is the tests' db.WriterOptions.Refused.
+func logical(err error) bool {
+	return errors.Is(err, errBudget) || errors.Is(err, errLease) || errors.Is(err, errSkip)
+}
 
 // TestLiteWriterDurability checks how the crawler's SQLite connections keep
 // the request log durable: the checkpointer's connection
@@ -29,8 +41,7 @@ func TestLiteWriterDurability(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := &Crawler{store: s}
-	w, ck, wal, err := c.openWriter(ctx)
+	w, ck, wal, err := openWriter(ctx, s)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,25 +97,25 @@ func TestSyncerAnswersAfterSync(t *testing.T) {
 		}, nil)
 		close(done)
 	}()
-	op := func() *writeOp { return &writeOp{done: make(chan error, 1)} }
+	op := func() *writeq.Op { return &writeq.Op{Done: make(chan error, 1)} }
 	a, b, c := op(), op(), op()
-	synced <- syncGroup{ops: []*writeOp{a, b}, results: []error{nil, ErrBudgetSpent}}
+	synced <- syncGroup{ops: []*writeq.Op{a, b}, results: []error{nil, errBudget}}
 	<-called // the syncer took the first group and is syncing
-	synced <- syncGroup{ops: []*writeOp{c}, results: []error{nil}}
-	if len(a.done)+len(b.done) != 0 {
+	synced <- syncGroup{ops: []*writeq.Op{c}, results: []error{nil}}
+	if len(a.Done)+len(b.Done) != 0 {
 		t.Fatal("a caller was answered before its WAL sync returned")
 	}
 	release <- nil
-	if err := <-a.done; err != nil {
+	if err := <-a.Done; err != nil {
 		t.Errorf("a: %v, want nil", err)
 	}
-	if err := <-b.done; !errors.Is(err, ErrBudgetSpent) {
-		t.Errorf("b: %v, want its own result, ErrBudgetSpent", err)
+	if err := <-b.Done; !errors.Is(err, errBudget) {
+		t.Errorf("b: %v, want its own result, errBudget", err)
 	}
 	// c waits for the next sync, which fails.
 	<-called
 	release <- errors.New("disk gone")
-	if err := <-c.done; err == nil {
+	if err := <-c.Done; err == nil {
 		t.Error("c: answered nil after a failed sync, want an error")
 	}
 	close(synced)
@@ -125,10 +136,13 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	c := newTestCrawler(t, s)
+	c, err := NewWriter(ctx, s, db.WriterOptions{Refused: logical})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer c.Close()
 	add := func(name string, fail error) error {
-		return c.withTx(ctx, func(tx db.WriteTx) error {
+		return c.Write(ctx, func(tx db.WriteTx) error {
 			if _, err := tx.Exec(ctx, `INSERT INTO sites (name, start_url, added_at, added_by) VALUES (?, ?, ?, 't')`,
 				name, "https://"+name+"/", db.Now()); err != nil {
 				return err
@@ -138,17 +152,17 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 	}
 	errs := make(chan error, 2)
 	go func() { errs <- add("kept.example", nil) }()
-	go func() { errs <- add("dropped.example", ErrBudgetSpent) }()
+	go func() { errs <- add("dropped.example", errBudget) }()
 	var spent int
 	for range 2 {
-		if err := <-errs; errors.Is(err, ErrBudgetSpent) {
+		if err := <-errs; errors.Is(err, errBudget) {
 			spent++
 		} else if err != nil {
 			t.Fatal(err)
 		}
 	}
 	if spent != 1 {
-		t.Fatalf("%d callers got ErrBudgetSpent, want 1", spent)
+		t.Fatalf("%d callers got errBudget, want 1", spent)
 	}
 	if _, err := s.Site(ctx, "kept.example"); err != nil {
 		t.Errorf("kept.example: %v, want stored", err)
@@ -162,7 +176,7 @@ func TestWriterRollsBackLogicalErrors(t *testing.T) {
 // of a refused caller's work without a savepoint per caller: a caller
 // refused before it wrote costs the others nothing; one refused after it
 // wrote has the others run again without it (each committed once), unless
-// it ran in a savepoint (refusableTx); a caller whose context ended is not
+// it ran in a savepoint (Writer.Refusable); a caller whose context ended is not
 // run.
 func TestRunGroupRefusals(t *testing.T) {
 	ctx := context.Background()
@@ -170,8 +184,8 @@ func TestRunGroupRefusals(t *testing.T) {
 	ended, cancel := context.WithCancel(ctx)
 	cancel()
 	calls := map[string]int{}
-	op := func(opCtx context.Context, name string, write bool, answer error) *writeOp {
-		return &writeOp{ctx: opCtx, f: func(tx db.WriteTx) error {
+	op := func(opCtx context.Context, name string, write bool, answer error) *writeq.Op {
+		return &writeq.Op{Ctx: opCtx, F: func(tx db.WriteTx) error {
 			calls[name]++
 			if write {
 				if err := insertSite(tx, name); err != nil {
@@ -181,50 +195,46 @@ func TestRunGroupRefusals(t *testing.T) {
 			return answer
 		}}
 	}
-	savepointed := func(op *writeOp) *writeOp {
-		op.savepoint = true
+	savepointed := func(op *writeq.Op) *writeq.Op {
+		op.Savepoint = true
 		return op
 	}
 	for _, tc := range []struct {
 		name  string
-		ops   []*writeOp
+		ops   []*writeq.Op
 		want  []error
 		calls map[string]int
 		kept  []string
 		gone  []string
 	}{{
 		name:  "refused before writing",
-		ops:   []*writeOp{op(ctx, "a1.example", true, nil), op(ctx, "b1.example", false, ErrBudgetSpent), op(ctx, "c1.example", true, nil)},
-		want:  []error{nil, ErrBudgetSpent, nil},
+		ops:   []*writeq.Op{op(ctx, "a1.example", true, nil), op(ctx, "b1.example", false, errBudget), op(ctx, "c1.example", true, nil)},
+		want:  []error{nil, errBudget, nil},
 		calls: map[string]int{"a1.example": 1, "b1.example": 1, "c1.example": 1},
 		kept:  []string{"a1.example", "c1.example"},
 	}, {
 		name: "refused after writing",
-		ops: []*writeOp{op(ctx, "a2.example", true, nil), op(ctx, "b2.example", true, ErrLeaseLost),
+		ops: []*writeq.Op{op(ctx, "a2.example", true, nil), op(ctx, "b2.example", true, errLease),
 			op(ctx, "c2.example", true, nil), op(ended, "d2.example", true, nil)},
-		want:  []error{nil, ErrLeaseLost, nil, context.Canceled},
+		want:  []error{nil, errLease, nil, context.Canceled},
 		calls: map[string]int{"a2.example": 2, "b2.example": 1, "c2.example": 1},
 		kept:  []string{"a2.example", "c2.example"},
 		gone:  []string{"b2.example", "d2.example"},
 	}, {
 		name:  "refused after writing in a savepoint",
-		ops:   []*writeOp{op(ctx, "a3.example", true, nil), savepointed(op(ctx, "b3.example", true, &errSkip{"recent"})), op(ctx, "c3.example", true, nil)},
-		want:  []error{nil, &errSkip{}, nil},
+		ops:   []*writeq.Op{op(ctx, "a3.example", true, nil), savepointed(op(ctx, "b3.example", true, errSkip)), op(ctx, "c3.example", true, nil)},
+		want:  []error{nil, errSkip, nil},
 		calls: map[string]int{"a3.example": 1, "b3.example": 1, "c3.example": 1},
 		kept:  []string{"a3.example", "c3.example"},
 		gone:  []string{"b3.example"},
 	}} {
 		t.Run(tc.name, func(t *testing.T) {
 			clear(calls)
-			results, err := runGroup(lc, tc.ops)
+			results, err := runGroup(lc, tc.ops, logical)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, want := range tc.want {
-				var skip *errSkip
-				if _, isSkip := want.(*errSkip); isSkip && errors.As(results[i], &skip) {
-					continue
-				}
 				if !errors.Is(results[i], want) || (want == nil && results[i] != nil) {
 					t.Errorf("caller %d answered %v, want %v", i, results[i], want)
 				}
@@ -246,172 +256,29 @@ func TestRunGroupRefusals(t *testing.T) {
 	}
 }
 
-// TestCommitGroupsReservationsFirst checks that a group takes every
-// reservation waiting before the other writes: with more of both queued
-// than a group holds, the first group is all reservations.
-func TestCommitGroupsReservationsFirst(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	first, writes := make(chan *writeOp, 8), make(chan *writeOp, 8)
-	op := func(name string) *writeOp {
-		return &writeOp{ctx: ctx, f: func(db.WriteTx) error { return errors.New(name) }, done: make(chan error, 1)}
-	}
-	for range 6 {
-		writes <- op("completion")
-	}
-	for range 6 {
-		first <- op("reservation")
-	}
-	groups := make(chan []string, 8)
-	go commitGroups(ctx, first, writes, 4, func(ops []*writeOp) error {
-		var names []string
-		for _, o := range ops {
-			names = append(names, o.f(nil).Error())
-			o.done <- nil
-		}
-		groups <- names
-		return nil
-	})
-	var got [][]string
-	for len(got) < 3 {
-		got = append(got, <-groups)
-	}
-	want := [][]string{
-		{"reservation", "reservation", "reservation", "reservation"},
-		{"reservation", "reservation", "completion", "completion"},
-		{"completion", "completion", "completion", "completion"},
-	}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("groups = %v, want %v", got, want)
-	}
-}
-
-// TestLookupKeepsNames checks that a host name's addresses are kept for
-// dnsKeep: asked again within it, the resolver is not asked (its new
-// record is not seen); after it, the name is resolved again.
-func TestLookupKeepsNames(t *testing.T) {
-	srv, res := localResolver(t)
-	now := time.Date(2026, 12, 1, 0, 0, 0, 0, time.UTC)
-	l := newLookuper(res, func() time.Time { return now })
-	ctx := context.Background()
-	lookup := func() string {
-		t.Helper()
-		addrs, err := l.lookup(ctx, "kept.test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return fmt.Sprint(addrs)
-	}
-	if _, err := l.lookup(ctx, "kept.test"); err == nil {
-		t.Fatal("kept.test resolved before it had a record")
-	}
-	srv.AddA("kept.test", "192.0.2.1")
-	if got := lookup(); got != "[192.0.2.1]" {
-		t.Fatalf("first lookup = %s, want [192.0.2.1] (a failed lookup is not kept)", got)
-	}
-	srv.AddA("kept.test", "192.0.2.2")
-	now = now.Add(dnsKeep - time.Second)
-	if got := lookup(); got != "[192.0.2.1]" {
-		t.Errorf("lookup within %v = %s, want the kept [192.0.2.1]", dnsKeep, got)
-	}
-	now = now.Add(2 * time.Second)
-	if got := lookup(); got != "[192.0.2.1 192.0.2.2]" {
-		t.Errorf("lookup after %v = %s, want [192.0.2.1 192.0.2.2]", dnsKeep, got)
-	}
-}
-
-// TestAnswerEarly checks that the callers of stateTx in a committed group
+// TestAnswerEarly checks that the callers of Note in a committed group
 // are answered at once, with their own results, and the others are left
 // to the syncer, in order, with theirs.
 func TestAnswerEarly(t *testing.T) {
-	op := func(early bool) *writeOp { return &writeOp{done: make(chan error, 1), early: early} }
+	op := func(early bool) *writeq.Op { return &writeq.Op{Done: make(chan error, 1), Early: early} }
 	lease, begin, cycle, complete := op(true), op(false), op(true), op(false)
-	g := answerEarly([]*writeOp{lease, begin, cycle, complete}, []error{nil, ErrBudgetSpent, ErrLeaseLost, nil})
-	if len(lease.done) != 1 || <-lease.done != nil {
+	g := answerEarly([]*writeq.Op{lease, begin, cycle, complete}, []error{nil, errBudget, errLease, nil})
+	if len(lease.Done) != 1 || <-lease.Done != nil {
 		t.Error("the lease's caller was not answered nil at once")
 	}
-	if len(cycle.done) != 1 || !errors.Is(<-cycle.done, ErrLeaseLost) {
+	if len(cycle.Done) != 1 || !errors.Is(<-cycle.Done, errLease) {
 		t.Error("the cycle's caller was not answered its own result at once")
 	}
-	if len(begin.done)+len(complete.done) != 0 {
+	if len(begin.Done)+len(complete.Done) != 0 {
 		t.Error("a caller that needs the WAL on disk was answered before the sync")
 	}
-	if len(g.ops) != 2 || g.ops[0] != begin || g.ops[1] != complete || !errors.Is(g.results[0], ErrBudgetSpent) || g.results[1] != nil {
-		t.Errorf("left for the syncer: %d ops, results %v; want begin (ErrBudgetSpent) then complete (nil)", len(g.ops), g.results)
-	}
-}
-
-// TestHeldAnchors checks how a site holds the link texts of its pages:
-// written with the page that makes anchorPages pages' worth (or the
-// site's share of maxHeldAnchors), those pointing at a page found noindex
-// meanwhile dropped, each written with its own page, request and site;
-// and from the second-last page of the budget on, with each page.
-func TestHeldAnchors(t *testing.T) {
-	c := &Crawler{}
-	c.sitesRunning.Add(1)
-	r := &siteRun{c: c, site: "a.example", cy: &cycle{Budget: Budget}}
-	page := func(n int, links ...heldLink) heldPage {
-		id := int64(n)
-		return heldPage{from: fmt.Sprintf("https://a.example/%d", n), id: &id, seen: time.Unix(int64(n), 0), links: links}
-	}
-	for n := 1; n < anchorPages; n++ {
-		k := &completion{}
-		r.holdAnchors(page(n, heldLink{to: "https://a.example/noindex", text: "x"}, heldLink{to: fmt.Sprintf("https://b.example/%d", n), toSite: "b.example", text: "b"}), k)
-		if k.Anchors != nil {
-			t.Fatalf("page %d wrote %d link texts, want them held", n, len(k.Anchors))
-		}
-	}
-	r.dropAnchorsTo("https://a.example/noindex")
-	k := &completion{}
-	r.holdAnchors(page(anchorPages, heldLink{to: "https://a.example/", text: "home"}), k)
-	if len(k.Anchors) != anchorPages {
-		t.Fatalf("page %d wrote %d link texts, want %d (one per page, the noindex ones dropped)", anchorPages, len(k.Anchors), anchorPages)
-	}
-	for _, a := range k.Anchors {
-		n := *a.RequestID
-		if a.FromURL != fmt.Sprintf("https://a.example/%d", n) || !a.SeenAt.Equal(time.Unix(n, 0)) {
-			t.Errorf("%+v: not its own page's request and time", a)
-		}
-		if want := "b.example"; a.ToURL != "https://a.example/" && a.ToSite != want {
-			t.Errorf("%+v: to_site %q, want %q", a, a.ToSite, want)
-		}
-		if a.ToURL == "https://a.example/" && a.ToSite != "a.example" {
-			t.Errorf("%+v: to_site %q, want the site's own", a, a.ToSite)
-		}
-	}
-	if r.heldLinks() != 0 || len(r.held) != 0 || r.takeAnchors() != nil {
-		t.Error("link texts still held after they were written")
-	}
-	// With many sites running, a site's share is smaller than a page.
-	c.sitesRunning.Store(maxHeldAnchors)
-	k = &completion{}
-	r.holdAnchors(page(1, heldLink{to: "https://a.example/", text: "home"}), k)
-	if len(k.Anchors) != 1 {
-		t.Errorf("over the crawler's bound: %d written, want the page's 1", len(k.Anchors))
-	}
-	// Near the end of the budget: held until the second-last page, which
-	// writes them all; the last page writes its own.
-	c.sitesRunning.Store(1)
-	for n := 1; n <= Budget; n++ {
-		r.cy.Spent = n
-		k := &completion{}
-		r.holdAnchors(page(n, heldLink{to: "https://a.example/", text: "home"}), k)
-		switch {
-		case n == Budget-1 && len(k.Anchors) != (Budget-1)%anchorPages:
-			t.Errorf("page %d (second-last) wrote %d link texts, want the %d held", n, len(k.Anchors), (Budget-1)%anchorPages)
-		case n == Budget && len(k.Anchors) != 1:
-			t.Errorf("page %d (last) wrote %d link texts, want its own 1", n, len(k.Anchors))
-		case n < Budget-1 && n%anchorPages != 0 && k.Anchors != nil:
-			t.Errorf("page %d wrote %d link texts, want them held", n, len(k.Anchors))
-		}
-	}
-	if len(r.held) != 0 {
-		t.Errorf("%d pages' link texts held at the end of the budget, want none", len(r.held))
+	if len(g.ops) != 2 || g.ops[0] != begin || g.ops[1] != complete || !errors.Is(g.results[0], errBudget) || g.results[1] != nil {
+		t.Errorf("left for the syncer: %d ops, results %v; want begin (errBudget) then complete (nil)", len(g.ops), g.results)
 	}
 }
 
 // TestAnswerOnRun checks the writer's answer to a caller that asked for it
-// as soon as its work ran (confirm): one that only read is answered before
+// as soon as its work ran (Confirm): one that only read is answered before
 // its group commits, and once, even when the group then fails; one that
 // wrote is answered with its group.
 func TestAnswerOnRun(t *testing.T) {
@@ -424,82 +291,43 @@ func TestAnswerOnRun(t *testing.T) {
 		_, err := db.PolicyVersionForWrite(ctx, tx)
 		return err
 	}
-	op := func(f func(tx db.WriteTx) error) *writeOp {
-		return &writeOp{ctx: ctx, f: f, done: make(chan error, 1), early: true, answerOnRun: true}
+	op := func(f func(tx db.WriteTx) error) *writeq.Op {
+		return &writeq.Op{Ctx: ctx, F: f, Done: make(chan error, 1), Early: true, AnswerOnRun: true}
 	}
 
 	// Answered before the group commits: the op after it in the group
 	// waits until the answer has come.
 	reader, writer := op(read), op(insert("a.example"))
 	answered := make(chan bool, 1)
-	slow := &writeOp{ctx: ctx, done: make(chan error, 1), early: true, f: func(tx db.WriteTx) error {
+	slow := &writeq.Op{Ctx: ctx, Done: make(chan error, 1), Early: true, F: func(tx db.WriteTx) error {
 		select {
-		case <-reader.done:
+		case <-reader.Done:
 			answered <- true
 		case <-time.After(5 * time.Second):
 			answered <- false
 		}
 		return nil
 	}}
-	ops := []*writeOp{reader, writer, slow}
-	results, err := runGroup(lc, ops)
+	ops := []*writeq.Op{reader, writer, slow}
+	results, err := runGroup(lc, ops, logical)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !<-answered {
 		t.Error("a caller that only read was not answered before its group committed")
 	}
-	if len(writer.done) != 0 {
+	if len(writer.Done) != 0 {
 		t.Error("a caller that wrote was answered before its group committed")
 	}
 	answerEarly(ops, results)
-	if len(writer.done) != 1 || <-writer.done != nil || len(slow.done) != 1 {
+	if len(writer.Done) != 1 || <-writer.Done != nil || len(slow.Done) != 1 {
 		t.Error("the callers that wrote were not answered on commit")
 	}
-	if len(reader.done) != 0 {
+	if len(reader.Done) != 0 {
 		t.Error("the caller that only read was answered twice")
 	}
 	if _, err := s.Site(ctx, "a.example"); err != nil {
 		t.Errorf("a.example: %v, want stored", err)
-	}
-
-	// Answered once when its group fails afterwards and each caller is
-	// tried alone.
-	gctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	first, writes := make(chan *writeOp, 4), make(chan *writeOp, 4)
-	reader = op(read)
-	failing := &writeOp{ctx: ctx, done: make(chan error, 1), f: func(db.WriteTx) error { return errors.New("disk full") }}
-	first <- reader
-	first <- failing
-	runs := make(chan int, 8)
-	go commitGroups(gctx, first, writes, 4, func(ops []*writeOp) error {
-		runs <- len(ops)
-		if _, err := runGroup(lc, ops); err != nil {
-			return err
-		}
-		for _, o := range ops {
-			if !o.answered {
-				o.done <- nil
-			}
-		}
-		return nil
-	})
-	if err := <-failing.done; err == nil || err.Error() != "disk full" {
-		t.Errorf("the failing caller was answered %v, want its error", err)
-	}
-	if err := <-reader.done; err != nil {
-		t.Errorf("the reader was answered %v, want nil", err)
-	}
-	time.Sleep(50 * time.Millisecond)
-	if len(reader.done) != 0 {
-		t.Error("the reader was answered twice")
-	}
-	if n := <-runs; n != 2 {
-		t.Errorf("first group of %d callers, want 2", n)
-	}
-	if n := <-runs; n != 1 {
-		t.Errorf("then %d callers alone, want only the failing one (the reader had its answer)", n)
 	}
 }
 
@@ -512,7 +340,7 @@ func TestCheckpointerPace(t *testing.T) {
 	s, _ := writerDB(t)
 	lc := fastConn(t, s, db.FastOptions{}) // the checkpointer closes it
 	fc := clocktest.New(time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC))
-	c := &Crawler{clock: fc, log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := newWriter(s, db.WriterOptions{Clock: fc, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -604,8 +432,8 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	s, c, synced, sg := startWriter(t)
 	take, answer := handSyncer(t, synced, sg)
 	ran := make(chan string, 8)
-	insert := func(name string) *writeOp {
-		return &writeOp{ctx: ctx, done: make(chan error, 1), f: func(tx db.WriteTx) error {
+	insert := func(name string) *writeq.Op {
+		return &writeq.Op{Ctx: ctx, Done: make(chan error, 1), F: func(tx db.WriteTx) error {
 			ran <- name
 			return insertSite(tx, name)
 		}}
@@ -622,17 +450,17 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	// The syncer is at work on a's group: b, c and d wait, a reader is
 	// answered at once, another connection can write, and nothing is
 	// committed until the sync ends.
-	ops := []*writeOp{insert("b.example"), insert("c.example"), insert("d.example")}
+	ops := []*writeq.Op{insert("b.example"), insert("c.example"), insert("d.example")}
 	sendWrite(t, c.writes, ops[0])
 	sendWrite(t, c.reserves, ops[1])
 	sendWrite(t, c.writes, ops[2])
-	reader := &writeOp{ctx: ctx, done: make(chan error, 1), answerOnRun: true, f: func(tx db.WriteTx) error {
+	reader := &writeq.Op{Ctx: ctx, Done: make(chan error, 1), AnswerOnRun: true, F: func(tx db.WriteTx) error {
 		_, err := db.PolicyVersionForWrite(ctx, tx)
 		return err
 	}}
 	sendWrite(t, c.reserves, reader)
 	select {
-	case err := <-reader.done:
+	case err := <-reader.Done:
 		if err != nil {
 			t.Fatalf("reader: %v", err)
 		}
@@ -670,7 +498,7 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 	case <-time.After(100 * time.Millisecond):
 	}
 	answer(ga)
-	if err := <-a.done; err != nil {
+	if err := <-a.Done; err != nil {
 		t.Fatalf("a: %v", err)
 	}
 	gb := take()
@@ -678,13 +506,13 @@ func TestWriterHoldsGroupWhileSyncing(t *testing.T) {
 		t.Fatalf("group after the sync: %d callers to answer, want b, c and d", len(gb.ops))
 	}
 	for _, op := range ops {
-		if len(op.done) != 0 {
+		if len(op.Done) != 0 {
 			t.Fatal("a caller was answered before its sync")
 		}
 	}
 	answer(gb)
 	for _, op := range ops {
-		if err := <-op.done; err != nil {
+		if err := <-op.Done; err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -704,22 +532,22 @@ func TestWriterGroupFails(t *testing.T) {
 	take, answer := handSyncer(t, synced, sg)
 	// A first caller keeps the syncer at work while the others come, so
 	// that they make one group.
-	sendWrite(t, c.writes, &writeOp{ctx: ctx, done: make(chan error, 1), f: func(tx db.WriteTx) error { return insertSite(tx, "a.example") }})
+	sendWrite(t, c.writes, &writeq.Op{Ctx: ctx, Done: make(chan error, 1), F: func(tx db.WriteTx) error { return insertSite(tx, "a.example") }})
 	ga := take()
-	reader := &writeOp{ctx: ctx, done: make(chan error, 1), answerOnRun: true, f: func(tx db.WriteTx) error {
+	reader := &writeq.Op{Ctx: ctx, Done: make(chan error, 1), AnswerOnRun: true, F: func(tx db.WriteTx) error {
 		_, err := db.PolicyVersionForWrite(ctx, tx)
 		return err
 	}}
-	good := &writeOp{ctx: ctx, done: make(chan error, 1), f: func(tx db.WriteTx) error { return insertSite(tx, "b.example") }}
-	failing := &writeOp{ctx: ctx, done: make(chan error, 1), f: func(db.WriteTx) error { return errors.New("disk full") }}
+	good := &writeq.Op{Ctx: ctx, Done: make(chan error, 1), F: func(tx db.WriteTx) error { return insertSite(tx, "b.example") }}
+	failing := &writeq.Op{Ctx: ctx, Done: make(chan error, 1), F: func(db.WriteTx) error { return errors.New("disk full") }}
 	sendWrite(t, c.reserves, reader)
-	if err := <-reader.done; err != nil {
+	if err := <-reader.Done; err != nil {
 		t.Fatalf("reader: %v", err)
 	}
 	sendWrite(t, c.writes, good)
 	sendWrite(t, c.writes, failing)
 	answer(ga) // good and failing make one group, which fails
-	if err := <-failing.done; err == nil || err.Error() != "disk full" {
+	if err := <-failing.Done; err == nil || err.Error() != "disk full" {
 		t.Fatalf("the failing caller was answered %v, want its error", err)
 	}
 	gb := take() // good, alone
@@ -727,10 +555,10 @@ func TestWriterGroupFails(t *testing.T) {
 		t.Fatalf("after the failure: a group of %d, want the good caller alone", len(gb.ops))
 	}
 	answer(gb)
-	if err := <-good.done; err != nil {
+	if err := <-good.Done; err != nil {
 		t.Fatalf("good: %v", err)
 	}
-	if len(reader.done) != 0 {
+	if len(reader.Done) != 0 {
 		t.Error("the reader was answered twice")
 	}
 	if _, err := s.Site(ctx, "b.example"); err != nil {
@@ -741,12 +569,12 @@ func TestWriterGroupFails(t *testing.T) {
 // startWriter starts the SQLite writer on a new database, with the
 // syncer left to the test (synced, sg); the writer stops when the test
 // ends.
-func startWriter(t *testing.T) (*db.Store, *Crawler, chan syncGroup, *syncGate) {
+func startWriter(t *testing.T) (*db.Store, *Writer, chan syncGroup, *syncGate) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	s, _ := writerDB(t)
 	lc := fastConn(t, s, db.FastOptions{SyncLater: true}) // the writer closes it
-	c := &Crawler{writes: make(chan *writeOp), reserves: make(chan *writeOp), log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	c := newWriter(s, db.WriterOptions{Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	synced, sg := make(chan syncGroup, 64), newSyncGate()
 	stopped := make(chan struct{})
 	go func() {
@@ -777,7 +605,7 @@ func handSyncer(t *testing.T, synced chan syncGroup, sg *syncGate) (take func() 
 	answer = func(gs ...syncGroup) {
 		for _, g := range gs {
 			for i, op := range g.ops {
-				op.done <- g.results[i]
+				op.Done <- g.results[i]
 			}
 		}
 		sg.answered(len(gs))
@@ -786,22 +614,11 @@ func handSyncer(t *testing.T, synced chan syncGroup, sg *syncGate) (take func() 
 }
 
 // sendWrite hands op to the writer on to.
-func sendWrite(t *testing.T, to chan *writeOp, op *writeOp) {
+func sendWrite(t *testing.T, to chan *writeq.Op, op *writeq.Op) {
 	t.Helper()
 	select {
 	case to <- op:
 	case <-time.After(5 * time.Second):
 		t.Fatal("the writer took no caller")
 	}
-}
-
-// newTestCrawler is a crawler on s with the default options, node "t" and
-// a silent log; the caller closes it (before s).
-func newTestCrawler(t *testing.T, s *db.Store) *Crawler {
-	t.Helper()
-	c, err := New(context.Background(), s, policy.New(s, nil), &Options{Node: "t", Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }
