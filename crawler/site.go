@@ -927,6 +927,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	id := res.row.ID
 	held := heldPage{from: u.String(), id: &id, seen: res.completedAt}
 	defer func() { r.holdAnchors(held, k) }()
+	var linked []linkedSite // other sites', for discovery
+	defer func() { c.disc.note(r.site, linked) }()
 	for _, l := range p.Links {
 		if l.Nofollow {
 			continue
@@ -947,7 +949,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			held.links = append(held.links, hl)
 		}
 		if toSite != r.site {
-			continue // other sites' links only feed their anchor text
+			linked = c.disc.linked(linked, toSite, lu)
+			continue // other sites' links feed their anchor text, and discovery
 		}
 		if loginPath.MatchString(lu.EscapedPath()) {
 			c.log.Debug("login link not followed", "url", l.URL)
