@@ -53,8 +53,8 @@ type crawlOptions struct {
 	signingKey   string // --signing-key-file
 	sigAgent     string // --signature-agent
 	discover     bool
-	minLinks     int // --discover-min-links
-	maxNew       int // --discover-max-new
+	minLinks     int  // --discover-min-links
+	maxNew       int  // --discover-max-new
 	discoverSet  bool // a --discover-* flag was given
 }
 
