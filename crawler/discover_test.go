@@ -1,0 +1,106 @@
+package crawler_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// crawlDiscovering crawls targets with discovery on, and the sites it
+// adds, and returns every site's result.
+func crawlDiscovering(t *testing.T, e *env, d crawler.DiscoverOptions, targets []crawler.Target) map[string]crawler.SiteResult {
+	t.Helper()
+	opts := e.options(t)
+	opts.Discover = &d
+	c := e.crawler(t, opts)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var mu sync.Mutex
+	out := map[string]crawler.SiteResult{}
+	err := c.CrawlEach(ctx, c.WithDiscovered(ctx, func(yield func(crawler.Target, error) bool) {
+		for _, tg := range targets {
+			if !yield(tg, nil) {
+				return
+			}
+		}
+	}), func(r crawler.SiteResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		if _, dup := out[r.Site]; dup {
+			t.Errorf("site %s crawled twice", r.Site)
+		}
+		out[r.Site] = r
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// TestDiscoverExcludedWhileCrawling: big.test, linked from both plain
+// sites, is discovered and crawled in the same run; an exclusion of it
+// (spelled www.BIG.test) that arrives while its third page is served stops
+// it at once: no request to it is sent after the exclusion took effect.
+func TestDiscoverExcludedWhileCrawling(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			e := newEnv(t, engine, &testweb.Options{Plain: 2, PagesPerSite: 3})
+			big := e.web.Site(testweb.KindBig)
+			var (
+				mu         sync.Mutex
+				excludedAt time.Time
+			)
+			e.web.Handle(big.Host, "/p/3.html", func(rw http.ResponseWriter, r *http.Request) {
+				res, err := e.pol.Exclude(r.Context(), []string{"http://www.BIG.test./"}, policy.Change{Actor: "staff", Reason: "asked by phone", Source: "cli"})
+				if err != nil || len(res) != 1 {
+					t.Errorf("exclude: %v, %v", res, err)
+				}
+				ex, err := e.store.Exclusion(context.Background(), big.Name)
+				if err != nil {
+					t.Errorf("exclusion: %v", err)
+				} else {
+					mu.Lock()
+					excludedAt = ex.ExcludedAt
+					mu.Unlock()
+				}
+				rw.Header().Set("Content-Type", "text/html")
+				rw.Write([]byte("<html><head><title>three</title></head><body><a href=\"/p/4.html\">4</a></body></html>"))
+			})
+			results := crawlDiscovering(t, e, crawler.DiscoverOptions{MaxNew: 10}, e.plainTargets())
+			r, ok := results[big.Name]
+			if !ok {
+				t.Fatalf("big.test was not crawled; results %+v", results)
+			}
+			if r.Status != crawler.SiteExcluded {
+				t.Errorf("big.test: %+v; want status excluded", r)
+			}
+			mu.Lock()
+			at := excludedAt
+			mu.Unlock()
+			if at.IsZero() {
+				t.Fatal("the exclusion never happened (page 3 never requested)")
+			}
+			var after, pages []string
+			for _, h := range e.web.HitsFor(big.Host) {
+				pages = append(pages, h.Path)
+				if h.Start.After(at) {
+					after = append(after, h.Path)
+				}
+			}
+			if len(after) > 0 {
+				t.Errorf("requests to big.test after its exclusion at %s: %v (all: %v)", at, after, pages)
+			}
+			if !slices.Contains(pages, "/p/3.html") || len(pages) > 6 {
+				t.Errorf("requests to big.test: %v; want the crawl to stop at /p/3.html", pages)
+			}
+		})
+	}
+}
