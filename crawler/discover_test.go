@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -100,6 +101,60 @@ func TestDiscoverExcludedWhileCrawling(t *testing.T) {
 			}
 			if !slices.Contains(pages, "/p/3.html") || len(pages) > 6 {
 				t.Errorf("requests to big.test: %v; want the crawl to stop at /p/3.html", pages)
+			}
+		})
+	}
+}
+
+// TestDiscoverPerDay: with PerDay (serve), the sites that qualify join the
+// crawl list as the crawl goes, not crawled by it, and at most MaxNew over
+// 24 hours, across crawlers: a second crawler finding the same links adds
+// none.
+func TestDiscoverPerDay(t *testing.T) {
+	for _, engine := range dbtest.Engines() {
+		t.Run(engine, func(t *testing.T) {
+			e := newEnv(t, engine, &testweb.Options{Plain: 1, PagesPerSite: 2})
+			links := []testweb.Link{
+				{Href: e.web.URL("t-1.test", "/"), Text: "one"}, {Href: e.web.URL("t-2.test", "/"), Text: "two"},
+				{Href: e.web.URL("t-3.test", "/"), Text: "three"},
+			}
+			var targets []crawler.Target
+			for _, h := range []string{"s-1.test", "s-2.test"} {
+				e.web.AddPage(h, "/", h, links...)
+				targets = append(targets, crawler.Target{Site: h, StartURL: e.web.URL(h, "/")})
+			}
+			for round := 0; round < 2; round++ {
+				opts := e.options(t)
+				opts.Discover = &crawler.DiscoverOptions{MaxNew: 2, PerDay: true, FlushEvery: 50 * time.Millisecond}
+				opts.RecrawlAfter = time.Millisecond
+				c, err := crawler.New(context.Background(), e.store, e.pol, opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := c.Crawl(context.Background(), targets); err != nil {
+					t.Fatal(err)
+				}
+				c.Close()
+			}
+			n, err := e.store.CandidatesAddedSince(context.Background(), time.Now().Add(-time.Hour))
+			if err != nil || n != 2 {
+				t.Errorf("candidates added: %d, %v; want 2 (MaxNew a day)", n, err)
+			}
+			listed, err := e.pol.Sites(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var names []string
+			for _, s := range listed {
+				names = append(names, s.Name)
+			}
+			if len(names) != 2 || !strings.HasPrefix(names[0], "t-") || !strings.HasPrefix(names[1], "t-") {
+				t.Errorf("crawl list %v; want two of t-1, t-2, t-3", names)
+			}
+			for _, h := range []string{"t-1.test", "t-2.test", "t-3.test"} {
+				if hits := e.web.HitsFor(h); len(hits) > 0 {
+					t.Errorf("%s requested %d times; with PerDay the crawl list's scheduler crawls it, not this crawl", h, len(hits))
+				}
 			}
 		})
 	}

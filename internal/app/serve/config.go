@@ -117,6 +117,16 @@ type CrawlerConfig struct {
 	AllowPrivate bool `toml:"allow_private"`
 	// Timeout bounds one request. Default crawler.DefaultTimeout.
 	Timeout Duration `toml:"timeout"`
+	// Discover adds the sites that crawled pages link to, once
+	// DiscoverMinLinks distinct sites link to one, at most DiscoverMaxNew
+	// a day (crawler.DiscoverOptions). Default false.
+	Discover bool `toml:"discover"`
+	// DiscoverMinLinks is how many distinct sites must link to a site
+	// before it is added. Default crawler.DefaultDiscoverMinLinks.
+	DiscoverMinLinks int `toml:"discover_min_links"`
+	// DiscoverMaxNew bounds the sites added per 24 hours, over the fleet.
+	// Default crawler.DefaultDiscoverMaxNew.
+	DiscoverMaxNew int `toml:"discover_max_new"`
 	// Fleet is every crawler machine's address and host name, as the bot
 	// page and ips.json publish them. Default identity.DefaultCrawlers().
 	Fleet []Machine `toml:"fleet"`
@@ -249,6 +259,9 @@ func DefaultConfig() *Config {
 			Timeout:        Duration(crawler.DefaultTimeout),
 			SignatureAgent: webbotauth.DefaultAgent,
 
+			DiscoverMinLinks: crawler.DefaultDiscoverMinLinks,
+			DiscoverMaxNew:   crawler.DefaultDiscoverMaxNew,
+
 			SignatureValidity: Duration(webbotauth.DefaultValidity),
 		},
 		Page: PageConfig{
@@ -333,6 +346,7 @@ var settingKeys = []string{
 	"mail.authserv_id", "mail.smtp", "mail.smtp_password_file", "mail.smtp_insecure", "mail.from",
 	"crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
 	"crawler.max_sites_parallel", "crawler.scan_interval", "crawler.allow_private", "crawler.timeout", "crawler.fleet",
+	"crawler.discover", "crawler.discover_min_links", "crawler.discover_max_new",
 	"crawler.signing_key_file", "crawler.signature_agent", "crawler.signature_validity",
 	"page.url", "page.ips_url", "page.operator", "page.contact", "page.budget", "page.updated",
 }
@@ -364,7 +378,7 @@ func (c *Config) Set(key, value string) error {
 	}
 	boolean := map[string]*bool{
 		"mail.insecure": &c.Mail.Insecure, "mail.smtp_insecure": &c.Mail.SMTPInsecure, "crawler.enabled": &c.Crawler.Enabled,
-		"crawler.allow_private": &c.Crawler.AllowPrivate,
+		"crawler.allow_private": &c.Crawler.AllowPrivate, "crawler.discover": &c.Crawler.Discover,
 	}
 	dur := map[string]*Duration{
 		"crawler.delay": &c.Crawler.Delay, "crawler.recrawl_after": &c.Crawler.RecrawlAfter,
@@ -373,6 +387,7 @@ func (c *Config) Set(key, value string) error {
 	}
 	integer := map[string]*int{
 		"crawler.max_sites_parallel": &c.Crawler.MaxSitesParallel, "page.budget": &c.Page.Budget,
+		"crawler.discover_min_links": &c.Crawler.DiscoverMinLinks, "crawler.discover_max_new": &c.Crawler.DiscoverMaxNew,
 	}
 	switch {
 	case str[key] != nil:
@@ -528,6 +543,9 @@ func (c *Config) Validate() error {
 	}
 	if cr.Delay <= 0 || cr.RecrawlAfter <= 0 || cr.ScanInterval <= 0 || cr.Timeout <= 0 {
 		add("crawler durations must be positive")
+	}
+	if cr.DiscoverMinLinks < 1 || cr.DiscoverMaxNew < 0 {
+		add("crawler.discover_min_links must be at least 1, crawler.discover_max_new not negative")
 	}
 	if cr.MaxSitesParallel < 0 {
 		add("crawler.max_sites_parallel must not be negative (0: the default)")
