@@ -109,7 +109,10 @@ func (d *discoverer) loop(ctx context.Context) {
 		case <-t.C():
 		case <-d.kick:
 		}
-		d.flush(ctx)
+		// Not cut short by close: what it took from pending would be lost.
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		d.flush(fctx)
+		cancel()
 	}
 }
 
@@ -194,7 +197,7 @@ func (d *discoverer) flush(ctx context.Context) {
 			}
 			links = append(links, cl)
 		}
-		if err := c.store.RecordCandidates(ctx, links, c.now()); err != nil {
+		if err := d.record(ctx, links); err != nil {
 			c.log.Warn("discovered sites not recorded", "candidates", len(links), "err", err)
 			return
 		}
@@ -232,6 +235,35 @@ func (d *discoverer) flush(ctx context.Context) {
 		d.mu.Unlock()
 	}
 }
+
+// record writes links. On SQLite it goes through the crawler's writer, a
+// few thousand pairs per op, in the transactions it commits anyway: a
+// transaction of its own would wait for the database's write lock, hold it
+// while the crawler's requests wait, and sync the disk once more. On
+// PostgreSQL it is a transaction of its own, beside the crawler's.
+func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) error {
+	c := d.c
+	if c.pg {
+		return c.store.RecordCandidates(ctx, links, c.now())
+	}
+	for len(links) > 0 {
+		n, pairs := 0, 0
+		for n < len(links) && pairs < recordPairsPerOp {
+			pairs += len(links[n].From)
+			n++
+		}
+		chunk, now := links[:n], c.now()
+		links = links[n:]
+		if err := c.stateTx(ctx, func(tx db.WriteTx) error { return db.RecordCandidatesIn(ctx, tx, chunk, now) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordPairsPerOp is how many pairs one op of the SQLite writer records
+// at most: a few milliseconds of its time.
+const recordPairsPerOp = 2000
 
 // takeReady returns a site added and not yet handed out.
 func (d *discoverer) takeReady() (Target, bool) {

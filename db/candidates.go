@@ -41,19 +41,37 @@ type CandidateLinks struct {
 	From     []string
 }
 
-// candidatePairsPerTx bounds the (candidate, linking site) pairs written in
-// one transaction by RecordCandidates, so that the write lock (SQLite) is
-// held briefly and a statement's parameters stay within every engine's
-// limit.
-const candidatePairsPerTx = 500
+// candidatePairsPerStatement bounds the (candidate, linking site) pairs
+// one statement of RecordCandidatesIn writes: each statement reads its
+// rows from one parameter (a JSON array on SQLite, arrays on PostgreSQL),
+// so its text, and the statement prepared for it, is always the same.
+const candidatePairsPerStatement = 2000
 
-// RecordCandidates stores what crawlers found of candidates, seen at seen:
-// each candidate is created when new (first and last seen at seen) or has
-// its last_seen moved, and its linked_from counts the distinct linking
-// sites over every crawler that ever wrote here: a pair already stored is
-// not counted again. It writes a few statements per transaction of up to
-// 500 pairs, not one per link. It does I/O.
+// RecordCandidates is RecordCandidatesIn in a transaction of its own. It
+// does I/O.
 func (s *Store) RecordCandidates(ctx context.Context, links []CandidateLinks, seen time.Time) error {
+	tx, err := s.BeginWrite(ctx)
+	if err != nil {
+		return fmt.Errorf("db: record candidates: %w", err)
+	}
+	if err := RecordCandidatesIn(ctx, tx, links, seen); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("db: record candidates: %w", err)
+	}
+	return nil
+}
+
+// RecordCandidatesIn stores what crawlers found of candidates, seen at
+// seen, in tx: each candidate is created when new (first and last seen at
+// seen) or has its last_seen moved, and its linked_from counts the
+// distinct linking sites over every crawler that ever wrote here: a pair
+// already stored is not counted again. It runs two statements (SQLite) or
+// one (PostgreSQL) per 2,000 pairs, never one per link. It may run again
+// in a group that failed: it is idempotent. It does I/O.
+func RecordCandidatesIn(ctx context.Context, tx WriteTx, links []CandidateLinks, seen time.Time) error {
 	links = slices.Clone(links)
 	// One order for every writer: two crawlers of a fleet lock the same
 	// rows in the same order and never deadlock.
@@ -61,62 +79,58 @@ func (s *Store) RecordCandidates(ctx context.Context, links []CandidateLinks, se
 	seen = seen.UTC().Truncate(time.Microsecond)
 	for len(links) > 0 {
 		n, pairs := 0, 0
-		for n < len(links) && (n == 0 || pairs+len(links[n].From) <= candidatePairsPerTx) {
+		for n < len(links) && (n == 0 || pairs+len(links[n].From) <= candidatePairsPerStatement) {
 			pairs += len(links[n].From)
 			n++
 		}
-		chunk := links[:n]
-		links = links[n:]
-		err := s.InTx(ctx, func(tx *Tx) error { return tx.recordCandidates(ctx, chunk, seen) })
-		if err != nil {
+		if err := recordCandidates(ctx, tx, links[:n], seen); err != nil {
 			return fmt.Errorf("db: record candidates: %w", err)
 		}
+		links = links[n:]
 	}
 	return nil
 }
 
-// recordCandidates is RecordCandidates for one chunk, in tx.
-func (tx *Tx) recordCandidates(ctx context.Context, links []CandidateLinks, seen time.Time) error {
-	var pairs []any
+// recordCandidates is RecordCandidatesIn for one chunk.
+func recordCandidates(ctx context.Context, tx WriteTx, links []CandidateLinks, seen time.Time) error {
+	var pairSites, pairFrom, sites, starts []string
 	for _, l := range links {
 		from := slices.Clone(l.From)
 		slices.Sort(from)
 		for _, f := range slices.Compact(from) {
-			pairs = append(pairs, l.Site, f)
+			pairSites, pairFrom = append(pairSites, l.Site), append(pairFrom, f)
 		}
+		sites, starts = append(sites, l.Site), append(starts, l.StartURL)
 	}
-	sites := make([]any, 0, 2*len(links))
-	for _, l := range links {
-		sites = append(sites, l.Site, l.StartURL)
-	}
-	values := func(n int) string { return strings.TrimSuffix(strings.Repeat("(?, ?), ", n), ", ") }
-	if tx.dialect == Postgres {
+	if tx.Dialect() == Postgres {
 		// Exact under concurrency: linked_from grows by the pairs this
 		// statement inserted (RETURNING yields only those), and the
 		// increment applies to the row as the last committer left it.
-		q := `WITH v (site, from_site) AS (VALUES ` + values(len(pairs)/2) + `),
-		c (site, start_url) AS (VALUES ` + values(len(links)) + `),
-		ins AS (INSERT INTO candidate_links (site, from_site) SELECT site, from_site FROM v ON CONFLICT DO NOTHING RETURNING site),
-		n AS (SELECT site, count(*) AS k FROM ins GROUP BY site)
-		INSERT INTO candidates (site, start_url, linked_from, first_seen, last_seen, status)
-		SELECT c.site, c.start_url, COALESCE(n.k, 0), CAST(? AS TIMESTAMPTZ), CAST(? AS TIMESTAMPTZ), 'waiting' FROM c LEFT JOIN n ON n.site = c.site ORDER BY c.site
-		ON CONFLICT (site) DO UPDATE SET linked_from = candidates.linked_from + excluded.linked_from, last_seen = excluded.last_seen`
-		args := append(append(pairs, sites...), seen, seen)
-		_, err := tx.exec(ctx, q, args...)
+		_, err := tx.Exec(ctx, `WITH v AS (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS v (site, from_site)),
+			c AS (SELECT * FROM unnest(CAST(? AS text[]), CAST(? AS text[])) AS c (site, start_url)),
+			ins AS (INSERT INTO candidate_links (site, from_site) SELECT site, from_site FROM v ON CONFLICT DO NOTHING RETURNING site),
+			n AS (SELECT site, count(*) AS k FROM ins GROUP BY site)
+			INSERT INTO candidates (site, start_url, linked_from, first_seen, last_seen, status)
+			SELECT c.site, c.start_url, COALESCE(n.k, 0), CAST(? AS TIMESTAMPTZ), CAST(? AS TIMESTAMPTZ), 'waiting'
+			FROM c LEFT JOIN n ON n.site = c.site ORDER BY c.site
+			ON CONFLICT (site) DO UPDATE SET linked_from = candidates.linked_from + excluded.linked_from, last_seen = excluded.last_seen`,
+			pairSites, pairFrom, sites, starts, seen, seen)
 		return err
 	}
 	// SQLite: the transaction holds the database's one write lock, so the
 	// count read back is exact.
-	if len(pairs) > 0 {
-		if _, err := tx.exec(ctx, `INSERT INTO candidate_links (site, from_site) VALUES `+values(len(pairs)/2)+` ON CONFLICT DO NOTHING`, pairs...); err != nil {
+	if len(pairSites) > 0 {
+		if _, err := tx.Exec(ctx, `INSERT INTO candidate_links (site, from_site)
+			SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
+			pairsJSON(pairSites, pairFrom)); err != nil {
 			return err
 		}
 	}
-	q := `INSERT INTO candidates (site, start_url, linked_from, first_seen, last_seen, status)
-		SELECT column1, column2, (SELECT count(*) FROM candidate_links l WHERE l.site = column1), ?, ?, 'waiting'
-		FROM (VALUES ` + values(len(links)) + `) WHERE true
-		ON CONFLICT (site) DO UPDATE SET linked_from = excluded.linked_from, last_seen = excluded.last_seen`
-	_, err := tx.exec(ctx, q, append([]any{seen, seen}, sites...)...)
+	_, err := tx.Exec(ctx, `INSERT INTO candidates (site, start_url, linked_from, first_seen, last_seen, status)
+		SELECT s, u, (SELECT count(*) FROM candidate_links l WHERE l.site = s), ?, ?, 'waiting'
+		FROM (SELECT json_extract(value, '$[0]') AS s, json_extract(value, '$[1]') AS u FROM json_each(?)) WHERE true
+		ON CONFLICT (site) DO UPDATE SET linked_from = excluded.linked_from, last_seen = excluded.last_seen`,
+		seen, seen, pairsJSON(sites, starts))
 	return err
 }
 
