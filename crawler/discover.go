@@ -78,9 +78,11 @@ type pendingCandidate struct {
 	from  map[string]struct{}
 }
 
-// linkedSite is another site a page links to, and the root of the
-// link's origin.
-type linkedSite struct{ site, start string }
+// linkedSite is another site a page links to, and the link.
+type linkedSite struct {
+	site string
+	link *url.URL
+}
 
 func newDiscoverer(c *Crawler, o DiscoverOptions) *discoverer {
 	if o.MinLinks <= 0 {
@@ -131,15 +133,21 @@ func (d *discoverer) linked(out []linkedSite, site string, lu *url.URL) []linked
 	if d == nil {
 		return out
 	}
-	start := ""
-	if host, err := policy.HostOf(lu.Host); err == nil && (lu.Scheme == "http" || lu.Scheme == "https") {
-		start = lu.Scheme + "://" + host
-		if p := lu.Port(); p != "" {
-			start += ":" + p
-		}
-		start += "/"
+	return append(out, linkedSite{site: site, link: lu})
+}
+
+// startOf is the root of the origin of the link lu, where the crawl of its
+// site starts once it is added ("" when lu has no usable host).
+func startOf(lu *url.URL) string {
+	host, err := policy.HostOf(lu.Host)
+	if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") {
+		return ""
 	}
-	return append(out, linkedSite{site: site, start: start})
+	start := lu.Scheme + "://" + host
+	if p := lu.Port(); p != "" {
+		start += ":" + p
+	}
+	return start + "/"
 }
 
 // note records that a page of site from links to the sites of links.
@@ -151,11 +159,8 @@ func (d *discoverer) note(from string, links []linkedSite) {
 	for _, l := range links {
 		p := d.pending[l.site]
 		if p == nil {
-			p = &pendingCandidate{start: l.start, from: map[string]struct{}{}}
+			p = &pendingCandidate{start: startOf(l.link), from: map[string]struct{}{}}
 			d.pending[l.site] = p
-		}
-		if p.start == "" {
-			p.start = l.start
 		}
 		if _, ok := p.from[from]; !ok {
 			p.from[from] = struct{}{}
