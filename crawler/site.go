@@ -525,6 +525,8 @@ func (r *siteRun) takeAnchors() []db.Anchor {
 			site := l.toSite
 			if site == "" {
 				site = r.site
+			} else if r.c.gate.Excluded(site) {
+				continue // nothing is kept of an excluded site's pages
 			}
 			out = append(out, db.Anchor{FromURL: p.from, ToURL: l.to, ToSite: site, AnchorText: l.text, SeenAt: p.seen, RequestID: p.id})
 		}

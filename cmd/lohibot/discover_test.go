@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -82,18 +83,18 @@ func TestCrawlDiscover(t *testing.T) {
 		u := func(host string) string { return web.URL(host, "/") }
 		port := ":" + strings.TrimPrefix(web.URL("", ""), "http://:")
 		excludedLinks := []testweb.Link{
-			{"http://WWW.Excluded-One.TEST" + port + "/", "one"},
-			{"http://excluded-one.test." + port + "/x", "one with a dot"},
-			{"http://shop.excluded-two.test" + port + "/", "two"},
-			{"HTTP://EXCLUDED-TWO.TEST" + port + "/y", "two shouting"},
-			{"http://bücher.test" + port + "/", "books"},
-			{"http://xn--bcher-kva.test" + port + "/z", "books by A-label"},
+			{Href: "http://WWW.Excluded-One.TEST" + port + "/", Text: "one"},
+			{Href: "http://excluded-one.test." + port + "/x", Text: "one with a dot"},
+			{Href: "http://shop.excluded-two.test" + port + "/", Text: "two"},
+			{Href: "HTTP://EXCLUDED-TWO.TEST" + port + "/y", Text: "two shouting"},
+			{Href: "http://bücher.test" + port + "/", Text: "books"},
+			{Href: "http://xn--bcher-kva.test" + port + "/z", Text: "books by A-label"},
 		}
 		web.AddPage("seed-a.test", "/", "Seed A",
-			append([]testweb.Link{{u("new-x.test"), "Xylophone workshop"}, {u("new-y.test"), "yodel school"},
-				{u("lonely.test"), "lonely"}}, excludedLinks...)...)
+			append([]testweb.Link{{Href: u("new-x.test"), Text: "Xylophone workshop"}, {Href: u("new-y.test"), Text: "yodel school"},
+				{Href: u("lonely.test"), Text: "lonely"}}, excludedLinks...)...)
 		web.AddPage("seed-b.test", "/", "Seed B",
-			append([]testweb.Link{{u("new-x.test"), "xylophones"}, {u("new-y.test"), "yodels"}}, excludedLinks...)...)
+			append([]testweb.Link{{Href: u("new-x.test"), Text: "xylophones"}, {Href: u("new-y.test"), Text: "yodels"}}, excludedLinks...)...)
 		web.AddPage("new-x.test", "/", "New X", testweb.Link{Href: u("hop2.test"), Text: "second hop"})
 		web.AddPage("new-y.test", "/", "New Y", testweb.Link{Href: u("hop2.test") + "?from=y", Text: "second hop again"})
 		web.AddPage("hop2.test", "/", "Hop two")
@@ -183,6 +184,16 @@ func TestCrawlDiscover(t *testing.T) {
 		r = runCLI(t, env, "report", "new-x.test")
 		if r.code != 0 || !strings.Contains(r.stdout, "Xylophone workshop") {
 			t.Errorf("report new-x.test lacks its inbound link text: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		store := dbtest.OpenDSN(t, dsn)
+		for site, want := range map[string]bool{"new-x.test": true, "hop2.test": true, "excluded-one.test": false, "excluded-two.test": false, "xn--bcher-kva.test": false} {
+			as, err := store.AnchorsTo(context.Background(), site)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (len(as) > 0) != want {
+				t.Errorf("%d link texts stored for %s's pages; want some: %v", len(as), site, want)
+			}
 		}
 		if r := runCLI(t, env, "audit"); r.code != 0 {
 			t.Errorf("audit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
