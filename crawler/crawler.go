@@ -184,6 +184,10 @@ type Options struct {
 	// the request log keeps each request's keyid, created and expires. Nil
 	// means requests are not signed.
 	Signer *webbotauth.Signer
+	// Discover, when set, turns on discovery from links (see
+	// DiscoverOptions and WithDiscovered). Nil means links to other sites
+	// only feed their anchor text.
+	Discover *DiscoverOptions
 	// Clock tells the time written to the request log, the cycles and the
 	// leases, and times every wait: the gap, backoffs, Retry-After, the
 	// waits for a lease held by another crawler, the lease heartbeat and
@@ -243,6 +247,10 @@ type Crawler struct {
 	// verdicts holds the policy gate's last answer per site (string →
 	// policy.Verdict), valid while the policy version stays the same.
 	verdicts sync.Map
+
+	// disc aggregates and writes the sites found through links (nil
+	// without Options.Discover).
+	disc *discoverer
 
 	// noindex holds the URLs this crawler found marked noindex (the
 	// newest maxNoindex), so no link text pointing at them is stored
@@ -316,6 +324,9 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.stopHeartbeat = cancel
 	c.heartbeatDone = make(chan struct{})
 	go c.heartbeat(hctx)
+	if o.Discover != nil {
+		c.disc = newDiscoverer(c, *o.Discover)
+	}
 	return c, nil
 }
 
@@ -388,6 +399,9 @@ func defaultMaxConns() int {
 // Close stops the heartbeat, releases every lease this crawler still holds
 // and closes idle connections. It blocks until the heartbeat has stopped.
 func (c *Crawler) Close() error {
+	if c.disc != nil {
+		c.disc.close()
+	}
 	c.stopHeartbeat()
 	<-c.heartbeatDone
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -525,6 +525,8 @@ func (r *siteRun) takeAnchors() []db.Anchor {
 			site := l.toSite
 			if site == "" {
 				site = r.site
+			} else if r.c.gate.Excluded(site) {
+				continue // nothing is kept of an excluded site's pages
 			}
 			out = append(out, db.Anchor{FromURL: p.from, ToURL: l.to, ToSite: site, AnchorText: l.text, SeenAt: p.seen, RequestID: p.id})
 		}
@@ -927,6 +929,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	id := res.row.ID
 	held := heldPage{from: u.String(), id: &id, seen: res.completedAt}
 	defer func() { r.holdAnchors(held, k) }()
+	var linked []linkedSite // other sites', for discovery
+	defer func() { c.disc.note(r.site, linked) }()
 	for _, l := range p.Links {
 		if l.Nofollow {
 			continue
@@ -947,7 +951,8 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			held.links = append(held.links, hl)
 		}
 		if toSite != r.site {
-			continue // other sites' links only feed their anchor text
+			linked = c.disc.linked(linked, toSite, lu)
+			continue // other sites' links feed their anchor text, and discovery
 		}
 		if loginPath.MatchString(lu.EscapedPath()) {
 			c.log.Debug("login link not followed", "url", l.URL)

@@ -315,6 +315,31 @@ DROP INDEX anchors_to;
 	// exclusions made before this version purged at once.
 	`ALTER TABLE exclusions ADD COLUMN purge_after {{TIME}};
 CREATE INDEX exclusions_purge_after ON exclusions (purge_after);`,
+	// 14: discovery from links. A candidate is a site found through links
+	// to it from crawled pages; candidate_links holds each (candidate,
+	// linking site) pair once, so that linked_from, the number of distinct
+	// linking sites, is raised only by pairs inserted for the first time,
+	// whichever crawler of a fleet finds them. status is waiting or added
+	// (an exclusion is read from exclusions when listed, so that a
+	// re-inclusion makes the site eligible again).
+	`
+CREATE TABLE candidates (
+	site TEXT PRIMARY KEY,
+	start_url TEXT NOT NULL DEFAULT '',
+	linked_from {{BIGINT}} NOT NULL DEFAULT 0,
+	first_seen {{TIME}} NOT NULL,
+	last_seen {{TIME}} NOT NULL,
+	status TEXT NOT NULL DEFAULT 'waiting',
+	added_at {{TIME}}
+);
+CREATE INDEX candidates_eligible ON candidates (status, linked_from);
+CREATE INDEX candidates_added ON candidates (added_at);
+CREATE TABLE candidate_links (
+	site TEXT NOT NULL,
+	from_site TEXT NOT NULL,
+	PRIMARY KEY (site, from_site)
+);
+`,
 }
 
 // sealMigration is the schema version that added the seal tables.

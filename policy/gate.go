@@ -94,6 +94,17 @@ func (g *Gate) Check(ctx context.Context, site string) (Verdict, error) {
 	return Verdict{Site: site, Excluded: excluded, Version: v}, nil
 }
 
+// Excluded reports whether site was excluded at the version the gate last
+// read (the last Check's, in any goroutine), without I/O: for what needs no
+// fresher answer than the last request's, such as keeping no link text
+// for an excluded site's pages.
+func (g *Gate) Excluded(site string) bool {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	_, ok := g.excluded[site]
+	return ok
+}
+
 // catchUp applies the exclude and re-include events with versions in
 // (g.version, target]. A committed policy_state version V implies every event
 // up to V is committed too (writers bump the version under its row lock and

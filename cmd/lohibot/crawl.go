@@ -53,6 +53,10 @@ type crawlOptions struct {
 	verbose      bool
 	signingKey   string // --signing-key-file
 	sigAgent     string // --signature-agent
+	discover     bool
+	minLinks     int  // --discover-min-links
+	maxNew       int  // --discover-max-new
+	discoverSet  bool // a --discover-* flag was given
 }
 
 func newCrawlCmd(a *app, runF func(*crawlOptions) error) *cobra.Command {
@@ -75,11 +79,18 @@ requests at once to a host nor spends a site's budget twice.
 On a terminal a progress line shows sites done, pages, requests refused by
 robots.txt and errors; otherwise one line per site. Ctrl-C stops cleanly: the
 request log and the cycles stay consistent, and an interrupted cycle is taken
-up again (with what is left of its budget) by the next crawl.`,
+up again (with what is left of its budget) by the next crawl.
+
+With --discover, every link of a crawled page to another site makes that site
+a candidate ('lohibot sites candidates'); once --discover-min-links distinct
+sites link to one, it joins the crawl list and is crawled in the same run, under
+the same promises, up to --discover-max-new sites. An excluded site is never
+added nor requested, however a link spells it.`,
 		Example: `  lohibot crawl example.com
   lohibot crawl --all --delay 10s
   lohibot crawl https://shop.example.co.uk/start --node crawler1 --source-ip 79.139.58.98
-  lohibot crawl --all --db postgres://crawler@db.internal/lohibot --node crawler2`,
+  lohibot crawl --all --db postgres://crawler@db.internal/lohibot --node crawler2
+  lohibot crawl --all --discover --discover-min-links 3 --discover-max-new 500`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, name := range []string{"max-sites-parallel", "max-in-flight", "max-conns"} {
 				if v, _ := cmd.Flags().GetInt(name); cmd.Flags().Changed(name) && v == 0 {
@@ -87,6 +98,7 @@ up again (with what is left of its budget) by the next crawl.`,
 				}
 			}
 			o.sites = args
+			o.discoverSet = cmd.Flags().Changed("discover-min-links") || cmd.Flags().Changed("discover-max-new")
 			if err := o.check(); err != nil {
 				return err
 			}
@@ -124,6 +136,9 @@ up again (with what is left of its budget) by the next crawl.`,
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "log every decision to standard error")
 	f.StringVar(&o.signingKey, "signing-key-file", "", "sign every request with this Ed25519 key (Web Bot Auth; 'lohibot keys generate')")
 	f.StringVar(&o.sigAgent, "signature-agent", webbotauth.DefaultAgent, "the origin whose key directory signed requests name (Signature-Agent)")
+	f.BoolVar(&o.discover, "discover", false, "add the sites that crawled pages link to (once --discover-min-links sites link to one) and crawl them in the same run")
+	f.IntVar(&o.minLinks, "discover-min-links", crawler.DefaultDiscoverMinLinks, "distinct sites that must link to a site before --discover adds it")
+	f.IntVar(&o.maxNew, "discover-max-new", crawler.DefaultDiscoverMaxNew, "most sites --discover adds in this run (0: record candidates, add none)")
 	f.MarkHidden("timeout")
 	f.MarkHidden("lease-ttl")
 	return cmd
@@ -200,6 +215,15 @@ func (o *crawlOptions) check() error {
 	if o.parallel < 0 || o.inFlight < 0 || o.conns < 0 || o.zeroLimit {
 		bad = append(bad, "--max-sites-parallel, --max-in-flight and --max-conns must be at least 1 (leave them out for the machine-sized defaults)")
 	}
+	if o.discoverSet && !o.discover {
+		bad = append(bad, "--discover-min-links and --discover-max-new need --discover")
+	}
+	if o.minLinks < 1 {
+		bad = append(bad, "--discover-min-links must be at least 1")
+	}
+	if o.maxNew < 0 {
+		bad = append(bad, "--discover-max-new must not be negative")
+	}
 	if o.timeout <= 0 || o.leaseTTL <= 0 {
 		bad = append(bad, "--timeout and --lease-ttl must be positive")
 	}
@@ -229,6 +253,9 @@ func (o *crawlOptions) apply(copts *crawler.Options) error {
 	copts.Delay, copts.RecrawlAfter, copts.MaxSitesParallel = o.delay, o.recrawlAfter, o.parallel
 	copts.MaxInFlight, copts.MaxConns = o.inFlight, o.conns
 	copts.Timeout, copts.LeaseTTL = o.timeout, o.leaseTTL
+	if o.discover {
+		copts.Discover = &crawler.DiscoverOptions{MinLinks: o.minLinks, MaxNew: o.maxNew}
+	}
 	if o.signingKey != "" {
 		key, err := webbotauth.ReadPrivateKey(o.signingKey)
 		if err != nil {
@@ -282,6 +309,8 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	if o.all {
 		targets = c.ListAll(ctx, total)
 	}
+	// With --discover, the sites added from links follow, in this run.
+	targets = c.WithDiscovered(ctx, targets)
 
 	bar.start(ctx, c.Stats)
 	var (

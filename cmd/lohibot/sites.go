@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"time"
 
@@ -19,7 +20,7 @@ func newSitesCmd(a *app) *cobra.Command {
 	cmd.Long = `The crawl list holds the sites the crawler visits, each with the URL its crawl
 starts from. Adding a URL sets the start URL; a bare domain starts at
 https://DOMAIN/. An excluded site stays listed but is never crawled.`
-	cmd.AddCommand(newSitesAddCmd(a, nil), newSitesRemoveCmd(a, nil), newSitesListCmd(a, nil))
+	cmd.AddCommand(newSitesAddCmd(a, nil), newSitesRemoveCmd(a, nil), newSitesListCmd(a, nil), newSitesCandidatesCmd(a, nil))
 	return cmd
 }
 
@@ -37,17 +38,50 @@ type sitesAddOptions struct {
 
 	Inputs []string
 	By     string
+	// From is the --from list: a file, or "-" for In.
+	From string
+	In   io.Reader
 }
 
 func newSitesAddCmd(a *app, runF func(*sitesAddOptions) error) *cobra.Command {
 	opts := &sitesAddOptions{}
 	cmd := &cobra.Command{
-		Use:   "add DOMAIN|URL...",
+		Use:   "add DOMAIN|URL... | add --from FILE|-",
 		Short: "Add sites to the crawl list",
+		Long: `Add sites to the crawl list: the arguments, or with --from every line of FILE
+('-' for standard input). A line is a domain or URL, or "rank,domain" as in the
+Tranco list's CSV; blank lines and # comments are ignored. --from streams: a
+list of any length is added a few thousand lines at a time. It prints how many
+sites were added, already on the list, skipped because excluded, and invalid,
+naming each invalid line on standard error. Exit 0 when no line was invalid,
+1 when some were, 2 when the list cannot be read.`,
 		Example: `  lohibot sites add example.com
-  lohibot sites add https://shop.example.co.uk/start --json`,
-		Args: minArgs(1),
+  lohibot sites add https://shop.example.co.uk/start --json
+  lohibot sites add --from top-1m.csv
+  grep -v '^#' sites.txt | lohibot sites add --from -`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if opts.From != "" {
+				if len(args) > 0 {
+					return usageError(cmd, fmt.Errorf("give sites as arguments or --from, not both"))
+				}
+				return nil
+			}
+			return minArgs(1)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.From != "" {
+				by, err := byFlag(cmd, opts.By, a.getenv)
+				if err != nil {
+					return err
+				}
+				opts.By, opts.In = by, a.in
+				if opts.From != "-" {
+					if _, err := os.Stat(opts.From); err != nil {
+						return &exitError{code: exitBadInput, err: fmt.Errorf("--from: %w", err)}
+					}
+				}
+				return runOnPolicy(cmd, a, opts, runF, runSitesAddFrom)
+			}
 			opts.Inputs = args
 			if _, err := policy.SitesOf(args); err != nil {
 				return err
@@ -67,6 +101,7 @@ func newSitesAddCmd(a *app, runF func(*sitesAddOptions) error) *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&opts.By, "by", "", "who adds them (default: the current user)")
+	cmd.Flags().StringVar(&opts.From, "from", "", "add the sites listed in this file, one a line ('-': standard input)")
 	return cmd
 }
 

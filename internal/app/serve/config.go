@@ -131,6 +131,16 @@ type CrawlerConfig struct {
 	AllowPrivate bool `toml:"allow_private"`
 	// Timeout bounds one request. Default crawler.DefaultTimeout.
 	Timeout Duration `toml:"timeout"`
+	// Discover adds the sites that crawled pages link to, once
+	// DiscoverMinLinks distinct sites link to one, at most DiscoverMaxNew
+	// a day (crawler.DiscoverOptions). Default false.
+	Discover bool `toml:"discover"`
+	// DiscoverMinLinks is how many distinct sites must link to a site
+	// before it is added. Default crawler.DefaultDiscoverMinLinks.
+	DiscoverMinLinks int `toml:"discover_min_links"`
+	// DiscoverMaxNew bounds the sites added per 24 hours, over the fleet.
+	// Default crawler.DefaultDiscoverMaxNew.
+	DiscoverMaxNew int `toml:"discover_max_new"`
 	// Fleet is every crawler machine's address and host name, as the bot
 	// page and ips.json publish them. Default identity.DefaultCrawlers().
 	Fleet []Machine `toml:"fleet"`
@@ -267,6 +277,9 @@ func DefaultConfig() *Config {
 			Timeout:        Duration(crawler.DefaultTimeout),
 			SignatureAgent: webbotauth.DefaultAgent,
 
+			DiscoverMinLinks: crawler.DefaultDiscoverMinLinks,
+			DiscoverMaxNew:   crawler.DefaultDiscoverMaxNew,
+
 			SignatureValidity: Duration(webbotauth.DefaultValidity),
 		},
 		Page: PageConfig{
@@ -352,6 +365,7 @@ var settingKeys = []string{
 	"mail.reply_limit", "mail.reply_daily_limit", "mail.unverified_limit", "mail.unverified_hold",
 	"crawler.enabled", "crawler.user_agent", "crawler.source_ip", "crawler.delay", "crawler.recrawl_after",
 	"crawler.max_sites_parallel", "crawler.scan_interval", "crawler.allow_private", "crawler.timeout", "crawler.fleet",
+	"crawler.discover", "crawler.discover_min_links", "crawler.discover_max_new",
 	"crawler.signing_key_file", "crawler.signature_agent", "crawler.signature_validity",
 	"page.url", "page.ips_url", "page.operator", "page.contact", "page.budget", "page.updated",
 }
@@ -383,7 +397,7 @@ func (c *Config) Set(key, value string) error {
 	}
 	boolean := map[string]*bool{
 		"mail.insecure": &c.Mail.Insecure, "mail.smtp_insecure": &c.Mail.SMTPInsecure, "crawler.enabled": &c.Crawler.Enabled,
-		"crawler.allow_private": &c.Crawler.AllowPrivate,
+		"crawler.allow_private": &c.Crawler.AllowPrivate, "crawler.discover": &c.Crawler.Discover,
 	}
 	dur := map[string]*Duration{
 		"crawler.delay": &c.Crawler.Delay, "crawler.recrawl_after": &c.Crawler.RecrawlAfter,
@@ -393,7 +407,8 @@ func (c *Config) Set(key, value string) error {
 	integer := map[string]*int{
 		"crawler.max_sites_parallel": &c.Crawler.MaxSitesParallel, "page.budget": &c.Page.Budget,
 		"mail.reply_limit": &c.Mail.ReplyLimit, "mail.reply_daily_limit": &c.Mail.ReplyDailyLimit,
-		"mail.unverified_limit": &c.Mail.UnverifiedLimit,
+		"mail.unverified_limit":      &c.Mail.UnverifiedLimit,
+		"crawler.discover_min_links": &c.Crawler.DiscoverMinLinks, "crawler.discover_max_new": &c.Crawler.DiscoverMaxNew,
 	}
 	switch {
 	case str[key] != nil:
@@ -555,6 +570,9 @@ func (c *Config) Validate() error {
 	}
 	if cr.Delay <= 0 || cr.RecrawlAfter <= 0 || cr.ScanInterval <= 0 || cr.Timeout <= 0 {
 		add("crawler durations must be positive")
+	}
+	if cr.DiscoverMinLinks < 1 || cr.DiscoverMaxNew < 0 {
+		add("crawler.discover_min_links must be at least 1, crawler.discover_max_new not negative")
 	}
 	if cr.MaxSitesParallel < 0 {
 		add("crawler.max_sites_parallel must not be negative (0: the default)")

@@ -81,6 +81,7 @@ func TestParseFull(t *testing.T) {
 	want.Crawler = serve.CrawlerConfig{Enabled: true, UserAgent: crawler.UserAgentEmail, SourceIP: "79.139.58.121",
 		Delay: serve.Duration(7 * time.Second), RecrawlAfter: serve.Duration(72 * time.Hour), MaxSitesParallel: 8,
 		ScanInterval: serve.Duration(30 * time.Second), Timeout: serve.Duration(20 * time.Second),
+		DiscoverMinLinks: crawler.DefaultDiscoverMinLinks, DiscoverMaxNew: crawler.DefaultDiscoverMaxNew,
 		Fleet:          []serve.Machine{{IP: "79.139.58.98", Host: "crawler1.bot.lohisoft.com"}, {IP: "79.139.58.121", Host: "crawler2.bot.lohisoft.com."}},
 		SigningKeyFile: "/etc/lohibot/signing.pem", SignatureAgent: "https://lohisoft.com", SignatureValidity: serve.Duration(10 * time.Minute),
 		PublishedKeys: []serve.PublishedKey{{File: "/etc/lohibot/previous.pub.pem", NotAfter: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}}}
@@ -191,6 +192,28 @@ func TestSet(t *testing.T) {
 	}
 	if got := serve.EnvName("db"); got != "LOHIBOT_DB" {
 		t.Errorf("EnvName(db) = %q, want LOHIBOT_DB", got)
+	}
+}
+
+// TestDiscoverConfig: crawler.discover and its two bounds are read from
+// the file and from Set, with the crawler's defaults, and checked.
+func TestDiscoverConfig(t *testing.T) {
+	c, err := serve.Parse([]byte("[crawler]\ndiscover = true\ndiscover_min_links = 3\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Crawler.Discover || c.Crawler.DiscoverMinLinks != 3 || c.Crawler.DiscoverMaxNew != crawler.DefaultDiscoverMaxNew {
+		t.Errorf("parsed %+v; want discover on, 3 links, the default maximum", c.Crawler)
+	}
+	if err := c.Set("crawler.discover_max_new", "7"); err != nil || c.Crawler.DiscoverMaxNew != 7 {
+		t.Errorf("Set(crawler.discover_max_new, 7) = %v; max %d", err, c.Crawler.DiscoverMaxNew)
+	}
+	if d := serve.DefaultConfig(); d.Crawler.Discover {
+		t.Error("discovery is on by default; want off")
+	}
+	c.Crawler.DiscoverMinLinks = 0
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "discover_min_links") {
+		t.Errorf("Validate(discover_min_links = 0) = %v; want an error naming it", err)
 	}
 }
 

@@ -203,7 +203,12 @@ func crawlerOptions(cfg *Config, s *Server) (*crawler.Options, error) {
 	} else {
 		s.log.Warn("crawler.source_ip is not set: requests leave from whatever address the system picks, which may not be one the bot page publishes")
 	}
+	var disc *crawler.DiscoverOptions
+	if cfg.Crawler.Discover {
+		disc = &crawler.DiscoverOptions{MinLinks: cfg.Crawler.DiscoverMinLinks, MaxNew: cfg.Crawler.DiscoverMaxNew, PerDay: true}
+	}
 	return &crawler.Options{
+		Discover:         disc,
 		UserAgent:        cfg.Crawler.UserAgent,
 		Node:             cfg.Node,
 		Delay:            time.Duration(cfg.Crawler.Delay),

@@ -26,6 +26,9 @@ type Server struct {
 	ptr      map[string][]string
 	servfail map[string]bool
 	silent   map[string]bool
+
+	askedMu sync.Mutex     // guards asked
+	asked   map[string]int // names asked (lowercase, no trailing dot) → queries
 }
 
 // NewServer starts a DNS server on 127.0.0.1 with no records. Close it when
@@ -42,6 +45,7 @@ func NewServer() (*Server, error) {
 		ptr:      map[string][]string{},
 		servfail: map[string]bool{},
 		silent:   map[string]bool{},
+		asked:    map[string]int{},
 	}
 	mux := dns.NewServeMux()
 	mux.HandleFunc(".", s.handle)
@@ -56,6 +60,19 @@ func NewServer() (*Server, error) {
 func (s *Server) Close() error { return s.srv.Shutdown() }
 
 func fqdn(name string) string { return dns.Fqdn(strings.ToLower(name)) }
+
+// Asked returns how many queries the server received per name (any type),
+// by name in lowercase without its trailing dot: the record of which names
+// a client looked up.
+func (s *Server) Asked() map[string]int {
+	s.askedMu.Lock()
+	defer s.askedMu.Unlock()
+	out := make(map[string]int, len(s.asked))
+	for k, v := range s.asked {
+		out[k] = v
+	}
+	return out
+}
 
 // AddA adds A records for name (IPv4 addresses).
 func (s *Server) AddA(name string, ips ...string) {
@@ -117,6 +134,9 @@ func (s *Server) handle(w dns.ResponseWriter, req *dns.Msg) {
 	}
 	q := req.Question[0]
 	name := strings.ToLower(q.Name)
+	s.askedMu.Lock()
+	s.asked[strings.TrimSuffix(name, ".")]++
+	s.askedMu.Unlock()
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.silent[name] {

@@ -113,6 +113,13 @@ type Options struct {
 	// Last-Modified, and answer a request whose If-None-Match matches (or,
 	// without one, whose If-Modified-Since is not older) 304 Not Modified.
 	Validators bool
+	// ExternalLinks is how many links to other sites each plain site's
+	// page carries besides its own (discovery at scale): to sites of a
+	// pool of LinkedSites names, linked-0000.test and up, each with an A
+	// record and a one-page site. Zero means none.
+	ExternalLinks int
+	// LinkedSites is the size of that pool. Zero means 1,000.
+	LinkedSites int
 	// Clock, when set, is the clock the record's hits are timed on (see
 	// webrecord.Recorder.Clock): a test on a fake clock passes it.
 	Clock func() time.Time
@@ -209,6 +216,9 @@ func Start(opts *Options) (*Web, error) {
 	if o.BombSize == 0 {
 		o.BombSize = 64 << 20
 	}
+	if o.LinkedSites == 0 {
+		o.LinkedSites = 1000
+	}
 	dns, err := localdns.NewServer()
 	if err != nil {
 		return nil, fmt.Errorf("testweb: dns: %w", err)
@@ -252,6 +262,14 @@ func Start(opts *Options) (*Web, error) {
 	}
 	for _, k := range ScenarioKinds {
 		add(k, k+".test", pages[k])
+	}
+	if o.ExternalLinks > 0 {
+		for i := 0; i < o.LinkedSites; i++ {
+			host := linkedSite(i)
+			dns.AddA(host, "127.0.0.1")
+			w.kinds[host] = kindLinked
+			w.site[host] = host
+		}
 	}
 	// A second host of redirect.test, and a name that resolves to an
 	// address no crawler may dial.
@@ -423,6 +441,7 @@ func (w *Web) page(rw *StatusWriter, r *http.Request, host, kind string, n int) 
 		if kind == KindPlain {
 			// Other sites' links feed anchor text only.
 			body += fmt.Sprintf("<a href=\"%s\">friends at %s</a>\n", w.URL("big.test", "/"), "big.test")
+			body += w.externalLinks(host, i)
 		}
 		if w.opts.Validators {
 			etag := fmt.Sprintf("\"%s-%d\"", host, i)
@@ -435,6 +454,12 @@ func (w *Web) page(rw *StatusWriter, r *http.Request, host, kind string, n int) 
 			}
 		}
 		w.doc(rw, 200, fmt.Sprintf("%s page %d", host, i), "", body)
+	case kindLinked:
+		if p != "/" {
+			http.NotFound(rw, r)
+			return
+		}
+		w.doc(rw, 200, host+" home", "", links("/"))
 	case KindRobots:
 		switch p {
 		case "/":
@@ -712,3 +737,60 @@ type Recorder = webrecord.Recorder
 // StatusWriter keeps the status an answer was written with (see
 // webrecord.StatusWriter).
 type StatusWriter = webrecord.StatusWriter
+
+// kindLinked is the kind of the sites of the ExternalLinks pool: one page.
+const kindLinked = "linked"
+
+// linkedSite is the name of site i of the ExternalLinks pool.
+func linkedSite(i int) string { return fmt.Sprintf("linked-%04d.test", i) }
+
+// externalLinks is the ExternalLinks links of page i of host: a window of
+// the pool that moves with the page and the site, so that every pool site
+// is linked from many sites.
+func (w *Web) externalLinks(host string, i int) string {
+	n := w.opts.ExternalLinks
+	if n == 0 {
+		return ""
+	}
+	var b strings.Builder
+	start := (len(host)*131 + i*n) % w.opts.LinkedSites
+	for _, c := range host {
+		start = (start*31 + int(c)) % w.opts.LinkedSites
+	}
+	for j := 0; j < n; j++ {
+		s := linkedSite((start + j) % w.opts.LinkedSites)
+		fmt.Fprintf(&b, "<a href=\"%s\">news from %s</a>\n", w.URL(s, "/"), s)
+	}
+	return b.String()
+}
+
+// LinkedSites returns the names of the sites of the ExternalLinks pool
+// (none without ExternalLinks).
+func (w *Web) LinkedSites() []string {
+	if w.opts.ExternalLinks == 0 {
+		return nil
+	}
+	out := make([]string, w.opts.LinkedSites)
+	for i := range out {
+		out[i] = linkedSite(i)
+	}
+	return out
+}
+
+// Link is a link of a page AddPage serves: its href (written as given) and
+// its text.
+type Link struct{ Href, Text string }
+
+// AddPage serves an HTML page (the canary in its body) at path of host,
+// with title and links, as Handle does; host (an A-label name) gets an A
+// record when it has none. A site of only such pages answers 404 to any
+// other path, robots.txt included.
+func (w *Web) AddPage(host, path, title string, ls ...Link) {
+	w.DNS.AddA(host, "127.0.0.1")
+	var b strings.Builder
+	for _, l := range ls {
+		fmt.Fprintf(&b, "<a href=\"%s\">%s</a>\n", html.EscapeString(l.Href), html.EscapeString(l.Text))
+	}
+	body := b.String()
+	w.Handle(host, path, func(rw http.ResponseWriter, r *http.Request) { w.doc(rw, 200, title, "", body) })
+}

@@ -1,0 +1,334 @@
+package crawler
+
+import (
+	"context"
+	"iter"
+	"net/url"
+	"sync"
+	"time"
+
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// Defaults of DiscoverOptions.
+const (
+	DefaultDiscoverMinLinks = 2
+	DefaultDiscoverMaxNew   = 1000
+	DefaultDiscoverFlush    = 2 * time.Second
+)
+
+// maxPendingPairs bounds the (candidate, linking site) pairs a crawler
+// holds before it writes them (about 100 bytes each): past it the next
+// write is started at once, and past twice it the page that found them
+// waits for it.
+const maxPendingPairs = 1 << 16
+
+// DiscoverOptions turns on discovery from links (Options.Discover): every
+// link of a crawled page to another site makes that site a candidate, and
+// a candidate linked from MinLinks distinct sites joins the crawl list.
+type DiscoverOptions struct {
+	// MinLinks is how many distinct sites must link to a candidate before
+	// it is added. Zero means DefaultDiscoverMinLinks.
+	MinLinks int
+	// MaxNew bounds the sites added: over the crawler's life or, with
+	// PerDay, over any 24 hours (counted in the database, so it holds
+	// across restarts and a fleet). Zero adds none: candidates are still
+	// recorded.
+	MaxNew int
+	// PerDay makes MaxNew a bound per 24 hours, and has the sites added
+	// as soon as they qualify, for a scheduler that reads the crawl list
+	// (serve). Without it the sites are added once the crawl's own targets
+	// are all taken up, and crawled in the same run (WithDiscovered).
+	PerDay bool
+	// FlushEvery is how often the candidates found are written. Zero
+	// means DefaultDiscoverFlush.
+	FlushEvery time.Duration
+}
+
+// discoverer aggregates the candidates a crawler finds in memory, per
+// candidate and linking site, and writes them every FlushEvery: a few
+// statements per flush, never one per link.
+type discoverer struct {
+	c    *Crawler
+	opts DiscoverOptions
+
+	mu      sync.Mutex // guards pending, pairs, ready, promote
+	pending map[string]*pendingCandidate
+	pairs   int
+	// ready are the sites added and not yet handed to WithDiscovered.
+	ready []Target
+	// promote is set once sites may be added (PerDay, or the crawl's own
+	// targets all taken up).
+	promote bool
+
+	flushMu sync.Mutex // one flush at a time; guards added and last
+	added   int        // sites added over the crawler's life
+	last    time.Time  // of the last flush
+
+	kick chan struct{} // (capacity 1) asks the loop for a flush now
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// pendingCandidate is what was found of one candidate since the last
+// flush.
+type pendingCandidate struct {
+	start string
+	from  map[string]struct{}
+}
+
+// linkedSite is another site a page links to, and the link.
+type linkedSite struct {
+	site string
+	link *url.URL
+}
+
+func newDiscoverer(c *Crawler, o DiscoverOptions) *discoverer {
+	if o.MinLinks <= 0 {
+		o.MinLinks = DefaultDiscoverMinLinks
+	}
+	if o.FlushEvery <= 0 {
+		o.FlushEvery = DefaultDiscoverFlush
+	}
+	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, kick: make(chan struct{}, 1),
+		done: make(chan struct{}), promote: o.PerDay}
+	ctx, cancel := context.WithCancel(context.Background())
+	d.stop = cancel
+	go d.loop(ctx)
+	return d
+}
+
+// loop flushes every FlushEvery, or when kicked, until ctx ends.
+func (d *discoverer) loop(ctx context.Context) {
+	defer close(d.done)
+	t := d.c.clock.NewTicker(d.opts.FlushEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C():
+		case <-d.kick:
+		}
+		// Not cut short by close: what it took from pending would be lost.
+		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		d.flush(fctx)
+		cancel()
+	}
+}
+
+// close stops the loop and writes what is left.
+func (d *discoverer) close() {
+	d.stop()
+	<-d.done
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	d.flush(ctx)
+}
+
+// linked appends to out the site of the link lu (site, as SiteOf gives it)
+// when discovery is on.
+func (d *discoverer) linked(out []linkedSite, site string, lu *url.URL) []linkedSite {
+	if d == nil {
+		return out
+	}
+	return append(out, linkedSite{site: site, link: lu})
+}
+
+// startOf is the root of the origin of the link lu, where the crawl of its
+// site starts once it is added ("" when lu has no usable host).
+func startOf(lu *url.URL) string {
+	host, err := policy.HostOf(lu.Host)
+	if err != nil || (lu.Scheme != "http" && lu.Scheme != "https") {
+		return ""
+	}
+	start := lu.Scheme + "://" + host
+	if p := lu.Port(); p != "" {
+		start += ":" + p
+	}
+	return start + "/"
+}
+
+// note records that a page of site from links to the sites of links.
+func (d *discoverer) note(from string, links []linkedSite) {
+	if d == nil || len(links) == 0 {
+		return
+	}
+	d.mu.Lock()
+	for _, l := range links {
+		p := d.pending[l.site]
+		if p == nil {
+			p = &pendingCandidate{start: startOf(l.link), from: map[string]struct{}{}}
+			d.pending[l.site] = p
+		}
+		if _, ok := p.from[from]; !ok {
+			p.from[from] = struct{}{}
+			d.pairs++
+		}
+	}
+	pairs := d.pairs
+	d.mu.Unlock()
+	switch {
+	case pairs >= 2*maxPendingPairs:
+		d.flush(context.Background())
+	case pairs >= maxPendingPairs:
+		select {
+		case d.kick <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// flush writes the candidates found since the last flush and, when sites
+// may be added, adds those that qualify (within MaxNew). A failed write is
+// logged; candidates are not evidence, and the links are found again next
+// cycle.
+func (d *discoverer) flush(ctx context.Context) {
+	d.flushMu.Lock()
+	defer d.flushMu.Unlock()
+	d.mu.Lock()
+	pending, promote := d.pending, d.promote
+	d.pending, d.pairs = map[string]*pendingCandidate{}, 0
+	d.mu.Unlock()
+	c := d.c
+	d.last = c.clock.Now()
+	if len(pending) > 0 {
+		links := make([]db.CandidateLinks, 0, len(pending))
+		for site, p := range pending {
+			cl := db.CandidateLinks{Site: site, StartURL: p.start, From: make([]string, 0, len(p.from))}
+			for f := range p.from {
+				cl.From = append(cl.From, f)
+			}
+			links = append(links, cl)
+		}
+		if err := d.record(ctx, links); err != nil {
+			c.log.Warn("discovered sites not recorded", "candidates", len(links), "err", err)
+			return
+		}
+	}
+	if !promote {
+		return
+	}
+	limit := d.opts.MaxNew - d.added
+	if d.opts.PerDay {
+		n, err := c.store.CandidatesAddedSince(ctx, c.now().Add(-24*time.Hour))
+		if err != nil {
+			c.log.Warn("discovered sites not added", "err", err)
+			return
+		}
+		limit = d.opts.MaxNew - int(n)
+	}
+	if limit <= 0 {
+		return
+	}
+	added, err := c.pol.AddCandidates(ctx, int64(d.opts.MinLinks), limit,
+		policy.Change{Actor: c.opts.Node, Source: policy.SourceDiscovery, Reason: "linked from other sites"})
+	if err != nil {
+		c.log.Warn("discovered sites not added", "err", err)
+		return
+	}
+	d.added += len(added)
+	for _, s := range added {
+		c.log.Info("site discovered: added to the crawl list", "site", s.Name, "start", s.StartURL)
+	}
+	if !d.opts.PerDay {
+		d.mu.Lock()
+		for _, s := range added {
+			d.ready = append(d.ready, Target{Site: s.Name, StartURL: s.StartURL})
+		}
+		d.mu.Unlock()
+	}
+}
+
+// record writes links through the crawler's writer, a few thousand pairs
+// per op. The pairs are rows a fleet's crawlers contend for, as they do for
+// leases, so they are written as lease work (db.Writer.Lease): on an engine
+// a fleet shares, in a transaction of their own outside the writer's
+// groups; otherwise in the groups the writer commits anyway, which spares a
+// transaction waiting for the database's write lock and one more sync.
+func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) error {
+	c := d.c
+	for len(links) > 0 {
+		n, pairs := 0, 0
+		for n < len(links) && pairs < recordPairsPerOp {
+			pairs += len(links[n].From)
+			n++
+		}
+		chunk, now := links[:n], c.now()
+		links = links[n:]
+		if err := c.w.Lease(ctx, func(tx db.WriteTx) error { return db.RecordCandidatesIn(ctx, tx, chunk, now) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// recordPairsPerOp is how many pairs one op of the writer records
+// at most: a few milliseconds of its time.
+const recordPairsPerOp = 2000
+
+// takeReady returns a site added and not yet handed out.
+func (d *discoverer) takeReady() (Target, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.ready) == 0 {
+		return Target{}, false
+	}
+	t := d.ready[0]
+	d.ready = d.ready[1:]
+	return t, true
+}
+
+// WithDiscovered returns next followed by the sites discovery adds while
+// they are crawled (CrawlEach's targets): once next is done, the
+// candidates found so far are written and those that qualify are added
+// and yielded, and so on while any site is still being crawled (a site
+// found on a discovered site is crawled too), until every site taken up
+// has finished and nothing more qualifies. Without discovery it returns
+// next.
+func (c *Crawler) WithDiscovered(ctx context.Context, next iter.Seq2[Target, error]) iter.Seq2[Target, error] {
+	d := c.disc
+	if d == nil || d.opts.PerDay {
+		return next
+	}
+	return func(yield func(Target, error) bool) {
+		for t, err := range next {
+			if !yield(t, err) || err != nil {
+				return
+			}
+		}
+		d.mu.Lock()
+		d.promote = true
+		d.mu.Unlock()
+		for ctx.Err() == nil {
+			if t, ok := d.takeReady(); ok {
+				if !yield(t, nil) {
+					return
+				}
+				continue
+			}
+			// Read before the flush: with no site running then, the
+			// flush holds every link found.
+			idle := c.stats.sites.Load() == c.stats.sitesDone.Load()
+			d.flushMu.Lock()
+			due := c.clock.Now().Sub(d.last) >= d.opts.FlushEvery
+			d.flushMu.Unlock()
+			if idle || due {
+				d.flush(ctx)
+				if t, ok := d.takeReady(); ok {
+					if !yield(t, nil) {
+						return
+					}
+					continue
+				}
+				if idle {
+					return
+				}
+			}
+			if c.sleep(ctx, 50*time.Millisecond) != nil {
+				return
+			}
+		}
+	}
+}

@@ -1,0 +1,108 @@
+package crawler_test
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
+	"github.com/lohisoft/lohibot/policy"
+)
+
+// BenchmarkCrawlScaleDiscover is BenchmarkCrawlScale's 200 x 25 @200ms
+// crawl with discovery: every page also carries N links to a pool of
+// 1,000 other sites (with 100, 400,000 links over the crawl and 200,000
+// distinct candidate-site pairs). "plain" is the crawl without those
+// links, "links-N" with them and discovery off, "discover-N" with them
+// and --discover on (its candidates written, none added, so that the
+// crawl's work is the same; the candidates are checked afterwards).
+// Every link's text is stored for the page it points to, discovery or
+// not: with 100 links a page that is 100,000 rows a second.
+//
+//	go test -run '^$' -bench 'CrawlScaleDiscover$/(plain|.*-10$)' -benchtime 1x ./crawler/
+func BenchmarkCrawlScaleDiscover(b *testing.B) {
+	sc := scaleCase{sites: 200, pages: 25, delay: 200 * time.Millisecond}
+	for _, v := range []struct {
+		name     string
+		links    int
+		discover bool
+	}{{"plain", 0, false}, {"links-10", 10, false}, {"discover-10", 10, true}, {"links-100", 100, false}, {"discover-100", 100, true}} {
+		b.Run(v.name, func(b *testing.B) {
+			w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages, TallyOnly: true, ExternalLinks: v.links})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer w.Close()
+			res, err := resolver.New(w.DNSAddr)
+			if err != nil {
+				b.Fatal(err)
+			}
+			bound := time.Duration(crawler.Budget) * sc.delay
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				w.Reset()
+				store, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+				if err != nil {
+					b.Fatal(err)
+				}
+				pol := policy.New(store, nil)
+				var ts []crawler.Target
+				for _, s := range w.Plain() {
+					ts = append(ts, crawler.Target{Site: s.Name, StartURL: s.StartURL})
+				}
+				opts := &crawler.Options{Node: "bench", Delay: sc.delay, AllowPrivate: true, Resolver: res,
+					Timeout: 20 * time.Second, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+				if v.discover {
+					opts.Discover = &crawler.DiscoverOptions{MaxNew: 0}
+				}
+				runtime.GC()
+				stop := sampleHeap()
+				b.StartTimer()
+				start := time.Now()
+				c, err := crawler.New(context.Background(), store, pol, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				rs, err := c.Crawl(context.Background(), ts)
+				elapsed := time.Since(start)
+				c.Close() // (writes the last candidates)
+				b.StopTimer()
+				peak := stop()
+				if err != nil {
+					b.Fatal(err)
+				}
+				for _, r := range rs {
+					if r.Status != crawler.SiteCrawled || r.Requests != crawler.Budget {
+						b.Fatalf("site %s: %+v", r.Site, r)
+					}
+				}
+				checkServerTallies(b, w, w.Tallies(), sc.delay)
+				if v.discover {
+					cands, err := store.CandidatesAfter(context.Background(), "", "", 100_000)
+					if err != nil {
+						b.Fatal(err)
+					}
+					var pairs int64
+					for _, cd := range cands {
+						pairs += cd.LinkedFrom
+					}
+					if len(cands) != len(w.LinkedSites())+1 { // and big.test
+						b.Errorf("%d candidates, want %d", len(cands), len(w.LinkedSites())+1)
+					}
+					b.ReportMetric(float64(pairs), "pairs")
+				}
+				store.Close()
+				b.ReportMetric(elapsed.Seconds(), "s/crawl")
+				b.ReportMetric(elapsed.Seconds()/bound.Seconds(), "x-bound")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MB")
+			}
+		})
+	}
+}
