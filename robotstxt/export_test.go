@@ -3,8 +3,7 @@ package robotstxt
 // Canonical returns the canonical form of a URL path (see appendCanonical),
 // for the tests of the non-access checks.
 func Canonical(path string) string {
-	b, _ := appendCanonical(nil, path, false)
-	return string(b)
+	return string(appendCanonical(nil, path))
 }
 
 // CompiledPattern returns the canonical literal parts of a rule value, split

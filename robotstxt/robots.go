@@ -19,10 +19,15 @@
 // no length limit, "/index.html" rules do not also match the directory, and
 // /robots.txt is always allowed.
 //
-// Crawl-delay is not in RFC 9309, but lohibot honours it. A Crawl-delay line
-// belongs to its group like a rule, ending the group's user-agent lines, so
-// that "User-agent: *", "Crawl-delay: 10", "User-agent: LohiSoftBot",
-// "Crawl-delay: 2" are two groups, as their author meant.
+// Groups follow RFC 9309's grammar, as Google's parser reads it: only an
+// allow or disallow line ends the run of user-agent lines that starts a
+// group. Other lines inside that run (Crawl-delay, Sitemap, Host, unknown
+// keys, blank lines) do not, so "User-agent: *", "Crawl-delay: 120",
+// "User-agent: 008", "Disallow: /" is one group whose rule applies to "*".
+//
+// Crawl-delay is not in RFC 9309, but lohibot honours it: a Crawl-delay line
+// belongs to the group it appears in, and the group's largest delay applies
+// to every agent the group names.
 package robotstxt
 
 import (
@@ -55,6 +60,14 @@ type Decision struct {
 	Rule string
 	// Line is the 1-based line of Rule in the file, 0 when no rule decided.
 	Line int
+	// Group is the value, as written, of the user-agent line that selected
+	// the group applied: the line naming the agent ("LohiSoftBot"), or "*"
+	// when no group names it. It is "" when no group applies, and then so
+	// is every rule.
+	Group string
+	// GroupLine is the 1-based line of that user-agent line, 0 when no
+	// group applies.
+	GroupLine int
 }
 
 // Robots is a parsed robots.txt. It is immutable and safe for concurrent use.
@@ -64,7 +77,7 @@ type Robots struct {
 	groups   []*group
 	agents   []agentGroups          // lowercase product token → groups naming it, in file order
 	byAgent  map[string]agentGroups // the same, indexed, when there are many tokens
-	star     []*group               // groups with "User-agent: *", in file order
+	star     []groupRef             // groups with "User-agent: *", in file order
 	sitemaps []string
 }
 
@@ -75,32 +88,41 @@ type Robots struct {
 // apply, merged; when none does, the "*" groups apply (RFC 9309 2.2.1). Of
 // the rules that match the percent-encoding-normalised path, the one with
 // the most octets decides; between an allow and a disallow rule of equal
-// length, allow wins (RFC 9309 2.2.2). /robots.txt is always allowed. Decide
-// does not allocate unless the path is longer than a few hundred bytes and
-// needs normalising.
+// length, allow wins (RFC 9309 2.2.2). /robots.txt is always allowed. The
+// decision names the group applied: the one of the deciding rule, else the
+// first that applies. Decide does not allocate unless the path is longer
+// than a few hundred bytes and needs normalising.
 func (r *Robots) Decide(agent, target string) Decision {
 	var buf [256]byte
 	p := matchPath(buf[:0], target)
 	if p == "/robots.txt" {
 		return Decision{Allowed: true, Rule: ReasonRobotsTxt}
 	}
+	refs := r.lookup(agent)
 	var best *rule
-	for _, g := range r.lookup(agent) {
+	from := 0 // index in refs of best's group
+	for k := range refs {
+		g := refs[k].g
 		for i := range g.rules {
 			ru := &g.rules[i]
 			if best != nil && !ru.beats(best) {
 				break // sorted: nothing further in this group can win
 			}
-			if ru.match(p) {
-				best = ru
+			if ru.match(p) || ru.loose && ru.matchDecodedQuery(p) {
+				best, from = ru, k
 				break
 			}
 		}
 	}
-	if best == nil {
-		return Decision{Allowed: true, Rule: ReasonNoRule}
+	d := Decision{Allowed: true, Rule: ReasonNoRule}
+	if best != nil {
+		d = Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line)}
 	}
-	return Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line)}
+	if len(refs) > 0 {
+		rec := &r.records[refs[from].ua]
+		d.Group, d.GroupLine = rec.Value, rec.Line
+	}
+	return d
 }
 
 // CrawlDelay returns the Crawl-delay of the group that applies to agent, if
@@ -110,8 +132,8 @@ func (r *Robots) Decide(agent, target string) Decision {
 func (r *Robots) CrawlDelay(agent string) (time.Duration, bool) {
 	var d time.Duration
 	var ok bool
-	for _, g := range r.lookup(agent) {
-		if g.delaySet && (!ok || g.delay > d) {
+	for _, ref := range r.lookup(agent) {
+		if g := ref.g; g.delaySet && (!ok || g.delay > d) {
 			d, ok = g.delay, true
 		}
 	}
@@ -133,6 +155,7 @@ func (r *Robots) Groups() []Group {
 			switch rec.Kind {
 			case KindUserAgent:
 				gr.Agents = append(gr.Agents, rec.Value)
+				gr.AgentLines = append(gr.AgentLines, rec.Line)
 			case KindAllow, KindDisallow:
 				gr.Rules = append(gr.Rules, Rule{Allow: rec.Kind == KindAllow, Pattern: rec.Value, Line: rec.Line})
 			}
@@ -151,7 +174,14 @@ func (r *Robots) Records() []Record {
 // agentGroups are the groups naming one product token.
 type agentGroups struct {
 	token  string // lowercase
-	groups []*group
+	groups []groupRef
+}
+
+// groupRef is a group that applies to an agent, and the user-agent line
+// that makes it apply.
+type groupRef struct {
+	g  *group
+	ua int // index in Robots.records of the user-agent line
 }
 
 // manyAgents is the number of distinct tokens above which lookup uses a
@@ -160,7 +190,7 @@ const manyAgents = 8
 
 // lookup returns the groups that apply to agent: those naming it, else the
 // "*" groups. It does not allocate for agents of up to 64 bytes.
-func (r *Robots) lookup(agent string) []*group {
+func (r *Robots) lookup(agent string) []groupRef {
 	if r.byAgent == nil {
 		for i := range r.agents {
 			if equalFoldLower(agent, r.agents[i].token) {
@@ -206,12 +236,15 @@ func equalFoldLower(s, t string) bool {
 }
 
 // Group is a group of records: one or more user-agent lines and the rules
-// that follow them (RFC 9309 2.1).
+// that follow them (RFC 9309 2.1). Lines other than rules between the
+// user-agent lines (Crawl-delay, Sitemap, unknown keys) do not end them.
 type Group struct {
 	// Line is the 1-based line of the group's first user-agent line.
 	Line int
-	// Agents are the values of the user-agent lines, as written.
-	Agents []string
+	// Agents are the values of the user-agent lines, as written, and
+	// AgentLines their 1-based lines.
+	Agents     []string
+	AgentLines []int
 	// Rules are the allow and disallow lines of the group, in order.
 	Rules []Rule
 	// CrawlDelay is the group's Crawl-delay; it is only meaningful when
@@ -309,7 +342,7 @@ func matchPath(buf []byte, target string) string {
 	if slash {
 		buf = append(buf, '/')
 	}
-	buf, _ = appendCanonical(buf, p, false)
+	buf = appendCanonical(buf, p)
 	return unsafe.String(unsafe.SliceData(buf), len(buf))
 }
 
