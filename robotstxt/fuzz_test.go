@@ -71,6 +71,7 @@ func checkDecision(t *testing.T, r *robotstxt.Robots, body, agent, url string) {
 
 func referenceDecide(r *robotstxt.Robots, agent, url string) robotstxt.Decision {
 	path := robotstxt.Canonical(robotstxt.PathOf(url))
+	strict := robotstxt.CanonicalStrict(robotstxt.PathOf(url))
 	if path == "/robots.txt" {
 		return robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonRobotsTxt}
 	}
@@ -117,9 +118,15 @@ func referenceDecide(r *robotstxt.Robots, agent, url string) robotstxt.Decision 
 	for _, a := range ours {
 		for i := range a.g.Rules {
 			ru := &a.g.Rules[i]
-			n, ok := referenceMatch(ru.Pattern, path)
+			// Allow rules match the strict form, disallow rules the
+			// decoded one (also with :/?@ decoded in the query).
+			p := path
+			if ru.Allow {
+				p = strict
+			}
+			n, ok := referenceMatch(ru.Allow, ru.Pattern, p)
 			if !ok && !ru.Allow && looseQuery(ru.Pattern) {
-				_, ok = referenceMatch(ru.Pattern, decodeQueryDelims(path))
+				_, ok = referenceMatch(false, ru.Pattern, decodeQueryDelims(path))
 			}
 			if !ok {
 				continue
@@ -161,9 +168,10 @@ func decodeQueryDelims(path string) string {
 }
 
 // referenceMatch matches a rule value against a canonical path with a
-// regular expression and returns the rule's length in octets.
-func referenceMatch(pattern, path string) (length int, ok bool) {
-	parts, anchored := robotstxt.CompiledPattern(pattern)
+// regular expression and returns the rule's length: its octets in the
+// strict canonical form.
+func referenceMatch(allow bool, pattern, path string) (length int, ok bool) {
+	parts, anchored := robotstxt.CompiledPattern(allow, pattern)
 	if parts == nil {
 		return 0, false
 	}
@@ -173,14 +181,13 @@ func referenceMatch(pattern, path string) (length int, ok bool) {
 			expr += ".*"
 		}
 		expr += regexp.QuoteMeta(p)
-		length += len(p)
 	}
 	if anchored {
 		expr += "$"
 		length++
 		pattern = pattern[:len(pattern)-1]
 	}
-	length += strings.Count(pattern, "*")
+	length += len(robotstxt.CanonicalStrict(pattern))
 	return length, regexp.MustCompile("(?s)" + expr).MatchString(path)
 }
 

@@ -5,22 +5,28 @@ import (
 	"strings"
 )
 
-// Paths and patterns are compared in one canonical form, the same on both
-// sides (RFC 9309 2.2.2, figures 4 and 6):
+// Paths and patterns are compared in a canonical form, the same on both
+// sides (RFC 9309 2.2.2, figures 4 and 6). The strict form:
 //
 //   - octets outside US-ASCII, controls, space and the ASCII characters RFC
 //     3986 does not allow in a URI ("<", ">", "\"", "\\", "^", "`", "{",
 //     "|", "}") are percent-encoded, hex upper-case: /ツ → /%E3%83%84;
+//   - escapes keep their encoding with upper-case hex: %2F is not "/" and
+//     %3F is not "?", in the path and in the query alike, while %2f and %2F
+//     are the same; a "%" that starts no escape becomes %25.
+//
+// The decoded form is the strict form with two more readings that RFC 9309
+// prescribes and Google's matcher lacks:
+//
 //   - a percent-encoded unreserved character (letters, digits, "-", ".",
-//     "_", "~") is decoded: /%62%61%7A → /baz;
+//     "_", "~") is decoded: /%62%61%7A → /baz (2.2.2, figure 4);
 //   - %2A and %24 are decoded to "*" and "$", so that a rule can name those
-//     characters literally (RFC 9309 2.2.3: /path/foo-%24 matches
-//     /path/foo-$);
-//   - other escapes, reserved characters (RFC 3986 gen-delims and
-//     sub-delims) among them, keep their encoding with upper-case hex:
-//     %2F is not "/" and %3F is not "?", in the path and in the query alike,
-//     while %2f and %2F are the same; a "%" that starts no escape becomes
-//     %25.
+//     characters literally (2.2.3: /path/foo-%24 matches /path/foo-$).
+//
+// Disallow rules match in the decoded form, allow rules in the strict one:
+// where the two readings differ, the one that allows less applies. A rule's
+// length, which decides between matching rules, is its octets in the strict
+// form, as Google counts them.
 //
 // In a pattern, a raw "*" is the wildcard and a raw "$" at the very end
 // anchors it; the canonical form of the literal parts between wildcards is
@@ -59,8 +65,9 @@ func isCanonical(s string) bool {
 	return true
 }
 
-// appendCanonical appends the canonical form of s to dst.
-func appendCanonical(dst []byte, s string) []byte {
+// appendCanonical appends the strict canonical form of s to dst, or the
+// decoded one when decode is set.
+func appendCanonical(dst []byte, s string, decode bool) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -75,7 +82,7 @@ func appendCanonical(dst []byte, s string) []byte {
 			}
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
 			i += 2
-			if decodes(v) {
+			if decode && decodes(v) {
 				dst = append(dst, v)
 			} else {
 				dst = append(dst, '%', hexUpper[v>>4], hexUpper[v&15])
@@ -143,6 +150,7 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 		return rule{}, false
 	}
 	r = rule{allow: allow, line: int32(min(line, 1<<31-1))}
+	decode := !allow
 	name := "Disallow: "
 	if allow {
 		name = "Allow: "
@@ -159,10 +167,10 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 	if q := strings.IndexByte(value, '?'); !allow && q >= 0 && strings.ContainsAny(value[q+1:], ":/?@") {
 		r.loose = true
 	}
+	r.length = int32(min(strictLen(value)+b2i(r.anchored), 1<<31-1))
 	stars := strings.Count(value, "*")
 	if stars == 0 {
-		r.prefix = canonical(value)
-		r.length = int32(min(len(r.prefix)+b2i(r.anchored), 1<<31-1))
+		r.prefix = canonical(value, decode)
 		return r, true
 	}
 	// The literal parts between wildcards, normalised one after another.
@@ -177,7 +185,7 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 		buf := make([]byte, 0, len(value)+len(value)/2)
 		ends := make([]int, 0, stars+1)
 		for seg := range strings.SplitSeq(value, "*") {
-			buf = appendCanonical(buf, seg)
+			buf = appendCanonical(buf, seg, decode)
 			ends = append(ends, len(buf))
 		}
 		all, from := string(buf), 0
@@ -186,11 +194,6 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 			from = e
 		}
 	}
-	n := stars + b2i(r.anchored)
-	for _, p := range parts {
-		n += len(p)
-	}
-	r.length = int32(min(n, 1<<31-1))
 	r.prefix = parts[0]
 	// Empty middle parts (from "**") match anywhere: drop them.
 	last := parts[len(parts)-1]
@@ -199,14 +202,29 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 	return r, true
 }
 
-// canonical returns the canonical form of a path or literal part, without
-// copying when it already is.
-func canonical(s string) string {
+// canonical returns the canonical form of a path or literal part (decoded
+// when decode is set), without copying when it already is.
+func canonical(s string, decode bool) string {
 	if isCanonical(s) {
 		return s
 	}
-	b := appendCanonical(make([]byte, 0, len(s)+len(s)/2), s)
+	b := appendCanonical(make([]byte, 0, len(s)+len(s)/2), s, decode)
 	return string(b)
+}
+
+// strictLen is the length of the strict canonical form of s.
+func strictLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case kept(c):
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			i += 2
+		default:
+			n += 2 // encoded as %XX
+		}
+	}
+	return n
 }
 
 func b2i(b bool) int {

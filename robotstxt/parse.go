@@ -243,7 +243,8 @@ func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\
 // kindOf classifies a key as Google's reference parser does: a key names a
 // directive when it starts with the directive's name, case-insensitively
 // ("Disallowed" is a disallow line), and a few common misspellings count as
-// the directive they misspell. Crawl-delay, not a directive of RFC 9309 or
+// the directive they misspell ("diaslow" too, which the Go port of Google's
+// parser accepts: reading it as a disallow line allows less). Crawl-delay, not a directive of RFC 9309 or
 // of Google, is recognised the same way.
 func kindOf(key string) Kind {
 	if key == "" {
@@ -260,7 +261,8 @@ func kindOf(key string) Kind {
 		}
 	case 'd':
 		if hasPrefixFold(key, "disallow") || hasPrefixFold(key, "dissallow") || hasPrefixFold(key, "dissalow") ||
-			hasPrefixFold(key, "disalow") || hasPrefixFold(key, "diasllow") || hasPrefixFold(key, "disallaw") {
+			hasPrefixFold(key, "disalow") || hasPrefixFold(key, "diasllow") || hasPrefixFold(key, "disallaw") ||
+			hasPrefixFold(key, "diaslow") {
 			return KindDisallow
 		}
 	case 's':

@@ -94,7 +94,7 @@ type Robots struct {
 // than a few hundred bytes and needs normalising.
 func (r *Robots) Decide(agent, target string) Decision {
 	var buf [256]byte
-	p := matchPath(buf[:0], target)
+	strict, p := matchPaths(buf[:0], target)
 	if p == "/robots.txt" {
 		return Decision{Allowed: true, Rule: ReasonRobotsTxt}
 	}
@@ -108,7 +108,11 @@ func (r *Robots) Decide(agent, target string) Decision {
 			if best != nil && !ru.beats(best) {
 				break // sorted: nothing further in this group can win
 			}
-			if ru.match(p) || ru.loose && ru.matchDecodedQuery(p) {
+			q := p
+			if ru.allow {
+				q = strict
+			}
+			if ru.match(q) || ru.loose && ru.matchDecodedQuery(p) {
 				best, from = ru, k
 				break
 			}
@@ -330,20 +334,26 @@ func AllowAll() Decision { return Decision{Allowed: true, Rule: ReasonUnavailabl
 // and 429).
 func DisallowAll() Decision { return Decision{Allowed: false, Rule: ReasonUnreachable} }
 
-// matchPath returns the string rules are matched against: PathOf(target)
-// normalised as RFC 9309 2.2.2 says. When the path needs rewriting it is
-// built in buf; the result then aliases buf's memory, which the caller must
-// not modify while the result is in use.
-func matchPath(buf []byte, target string) string {
+// matchPaths returns the strings rules are matched against: PathOf(target)
+// in the strict and in the decoded canonical form (see appendCanonical).
+// When the path needs rewriting they are built in buf; the results then
+// alias buf's memory, which the caller must not modify while they are in
+// use.
+func matchPaths(buf []byte, target string) (strict, decoded string) {
 	p, slash := pathOf(target)
 	if !slash && isCanonical(p) {
-		return p
+		return p, p
 	}
 	if slash {
 		buf = append(buf, '/')
 	}
-	buf = appendCanonical(buf, p)
-	return unsafe.String(unsafe.SliceData(buf), len(buf))
+	buf = appendCanonical(buf, p, false)
+	strict = unsafe.String(unsafe.SliceData(buf), len(buf))
+	if strings.IndexByte(strict, '%') < 0 {
+		return strict, strict
+	}
+	dec := appendCanonical(buf[len(buf):], strict, true)
+	return strict, unsafe.String(unsafe.SliceData(dec), len(dec))
 }
 
 func isTokenByte(c byte) bool {
