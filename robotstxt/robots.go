@@ -11,13 +11,15 @@
 //
 // Where RFC 9309 leaves room, the package follows Google's reference parser,
 // whose behaviour webmasters test their files against: a line with a missing
-// colon ("disallow /x") is read when it has exactly two words, a few common
-// misspellings of the directive names are recognised, and a user-agent line
-// names the product token at its start ("User-agent: LohiSoftBot/1.0" names
+// colon ("disallow /x") is read when it has exactly two words, a key names
+// the directive it starts with ("Disallowed"), a few common misspellings of
+// the directive names are recognised, and a user-agent line names the
+// product token at its start ("User-agent: LohiSoftBot/1.0" names
 // LohiSoftBot). It departs from Google where RFC 9309 prescribes otherwise:
-// percent-encoding is normalised on both sides (RFC 9309 2.2.2), lines have
-// no length limit, "/index.html" rules do not also match the directory, and
-// /robots.txt is always allowed.
+// percent-encoding is normalised on both sides (RFC 9309 2.2.2; where the
+// RFC's decoded reading and Google's literal one differ, the one that
+// allows less applies), lines have no length limit, "/index.html" rules do
+// not also match the directory, and /robots.txt is always allowed.
 //
 // Groups follow RFC 9309's grammar, as Google's parser reads it: only an
 // allow or disallow line ends the run of user-agent lines that starts a
