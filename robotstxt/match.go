@@ -92,6 +92,21 @@ func appendCanonical(dst []byte, s string, decode bool) []byte {
 	return dst
 }
 
+// hasDecodable reports whether the strict canonical form s holds an escape
+// that the decoded form decodes.
+func hasDecodable(s string) bool {
+	for {
+		i := strings.IndexByte(s, '%')
+		if i < 0 || i+2 >= len(s) {
+			return false
+		}
+		if decodes(unhex(s[i+1])<<4 | unhex(s[i+2])) {
+			return true
+		}
+		s = s[i+3:]
+	}
+}
+
 // decodes says whether the escape of v is replaced by v itself: for the
 // unreserved characters of RFC 3986 and for "*" and "$".
 func decodes(v byte) bool {

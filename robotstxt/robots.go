@@ -351,7 +351,7 @@ func matchPaths(buf []byte, target string) (strict, decoded string) {
 	}
 	buf = appendCanonical(buf, p, false)
 	strict = unsafe.String(unsafe.SliceData(buf), len(buf))
-	if strings.IndexByte(strict, '%') < 0 {
+	if !hasDecodable(strict) {
 		return strict, strict
 	}
 	dec := appendCanonical(buf[len(buf):], strict, true)
