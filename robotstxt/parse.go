@@ -73,6 +73,7 @@ func Parse(body []byte) *Robots {
 			cur.sawRule = true
 			if ru, ok := compileRule(kind == KindAllow, value, trimBlanks(uncomment(l)), line); ok {
 				rules = append(rules, ru)
+				r.loose = r.loose || ru.loose
 			}
 		case KindCrawlDelay:
 			if cur == nil {
@@ -113,11 +114,11 @@ func Parse(body []byte) *Robots {
 		}
 		g.rules = sorted[lo:hi:hi]
 
-		for j, rec := range r.records[g.rec0:g.rec1] {
+		for _, rec := range r.records[g.rec0:g.rec1] {
 			if rec.Kind != KindUserAgent {
 				continue
 			}
-			ref := groupRef{g: g, ua: g.rec0 + j}
+			ref := groupRef{g: g, name: rec.Value, line: rec.Line}
 			if isStar(rec.Value) {
 				if n := len(r.star); n == 0 || r.star[n-1].g != g {
 					r.star = append(r.star, ref)

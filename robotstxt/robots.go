@@ -80,6 +80,7 @@ type Robots struct {
 	agents   []agentGroups          // lowercase product token → groups naming it, in file order
 	byAgent  map[string]agentGroups // the same, indexed, when there are many tokens
 	star     []groupRef             // groups with "User-agent: *", in file order
+	loose    bool                   // some rule is loose (see rule.loose)
 	sitemaps []string
 }
 
@@ -103,6 +104,41 @@ func (r *Robots) Decide(agent, target string) Decision {
 	refs := r.lookup(agent)
 	var best *rule
 	from := 0 // index in refs of best's group
+	if r.loose || len(strict) != len(p) || unsafe.StringData(strict) != unsafe.StringData(p) {
+		best, from = bestRule(refs, strict, p)
+	} else {
+		// The common case: one form of the path, no rule reading its query
+		// decoded.
+		for k := range refs {
+			g := refs[k].g
+			for i := range g.rules {
+				ru := &g.rules[i]
+				if best != nil && !ru.beats(best) {
+					break // sorted: nothing further in this group can win
+				}
+				if ru.match(p) {
+					best, from = ru, k
+					break
+				}
+			}
+		}
+	}
+	if best != nil {
+		ref := &refs[from]
+		return Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line), Group: ref.name, GroupLine: ref.line}
+	}
+	if len(refs) == 0 {
+		return Decision{Allowed: true, Rule: ReasonNoRule}
+	}
+	return Decision{Allowed: true, Rule: ReasonNoRule, Group: refs[0].name, GroupLine: refs[0].line}
+}
+
+// bestRule is Decide's search for the deciding rule of refs, the rule that
+// takes precedence among those that match, and the index in refs of its
+// group: allow rules are matched against the strict form of the path,
+// disallow rules against the decoded form, and loose disallow rules also
+// against the decoded form with its query's reserved escapes decoded.
+func bestRule(refs []groupRef, strict, decoded string) (best *rule, from int) {
 	for k := range refs {
 		g := refs[k].g
 		for i := range g.rules {
@@ -110,25 +146,17 @@ func (r *Robots) Decide(agent, target string) Decision {
 			if best != nil && !ru.beats(best) {
 				break // sorted: nothing further in this group can win
 			}
-			q := p
+			q := decoded
 			if ru.allow {
 				q = strict
 			}
-			if ru.match(q) || ru.loose && ru.matchDecodedQuery(p) {
+			if ru.match(q) || ru.loose && ru.matchDecodedQuery(decoded) {
 				best, from = ru, k
 				break
 			}
 		}
 	}
-	d := Decision{Allowed: true, Rule: ReasonNoRule}
-	if best != nil {
-		d = Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line)}
-	}
-	if len(refs) > 0 {
-		rec := &r.records[refs[from].ua]
-		d.Group, d.GroupLine = rec.Value, rec.Line
-	}
-	return d
+	return best, from
 }
 
 // CrawlDelay returns the Crawl-delay of the group that applies to agent, if
@@ -184,10 +212,11 @@ type agentGroups struct {
 }
 
 // groupRef is a group that applies to an agent, and the user-agent line
-// that makes it apply.
+// that makes it apply: its value as written and its line.
 type groupRef struct {
-	g  *group
-	ua int // index in Robots.records of the user-agent line
+	g    *group
+	name string
+	line int
 }
 
 // manyAgents is the number of distinct tokens above which lookup uses a
