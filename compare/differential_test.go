@@ -137,6 +137,7 @@ type corpusFile struct {
 	body   []byte
 	google string // body as google/robotstxt reads it (see googleBody)
 	probes []string
+	listed int // probes[:listed] are the file's .urls list, "/" and "/robots.txt"
 	agents []string
 }
 
@@ -172,6 +173,7 @@ func loadCorpus(t *testing.T) []corpusFile {
 		}
 		addProbe("/")
 		addProbe("/robots.txt")
+		f.listed = len(f.probes)
 		for _, p := range derivedProbes(robotstxt.Parse(body)) {
 			if _, err := url.Parse(probeURL(p)); err == nil {
 				addProbe(p)
@@ -182,6 +184,10 @@ func loadCorpus(t *testing.T) []corpusFile {
 	}
 	return files
 }
+
+// manyAgents is how many of a file's agents are asked about every probe;
+// the others are asked about the file's listed probes.
+const manyAgents = 24
 
 func probeURL(p string) string { return "https://www.example.com" + p }
 
@@ -444,8 +450,14 @@ func TestDifferentialGoogle(t *testing.T) {
 	for _, f := range files {
 		r := robotstxt.Parse(f.body)
 		probes += len(f.probes)
-		for _, agent := range f.agents {
-			for _, p := range f.probes {
+		for n, agent := range f.agents {
+			// Past the first agents of a file naming many, the probes made
+			// from the rules add time, not cases.
+			probes := f.probes
+			if n >= manyAgents {
+				probes = f.probes[:f.listed]
+			}
+			for _, p := range probes {
 				decisions++
 				if agent == robotstxt.ProductToken {
 					ourDecisions++
