@@ -6,6 +6,7 @@ replace github.com/lohisoft/lohibot => ../
 
 require (
 	github.com/gocolly/colly/v2 v2.3.0
+	github.com/jimsmart/grobotstxt v1.0.3
 	github.com/lohisoft/lohibot v0.0.0
 	github.com/temoto/robotstxt v1.1.2
 )

@@ -71,15 +71,25 @@ func checkDecision(t *testing.T, r *robotstxt.Robots, body, agent, url string) {
 
 func referenceDecide(r *robotstxt.Robots, agent, url string) robotstxt.Decision {
 	path := robotstxt.Canonical(robotstxt.PathOf(url))
+	strict := robotstxt.CanonicalStrict(robotstxt.PathOf(url))
 	if path == "/robots.txt" {
 		return robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonRobotsTxt}
 	}
-	var ours, star []robotstxt.Group
+	// A group applies through its first user-agent line naming agent, or
+	// its first "*" line.
+	type applying struct {
+		g    robotstxt.Group
+		ua   string
+		line int
+	}
+	var ours, star []applying
 	for _, g := range r.Groups() {
-		named, all := false, false
-		for _, a := range g.Agents {
-			if a == "*" || strings.HasPrefix(a, "* ") || strings.HasPrefix(a, "*\t") {
-				all = true
+		named, all := -1, -1
+		for k, a := range g.Agents {
+			if a == "*" || len(a) > 1 && a[0] == '*' && strings.ContainsRune(" \t\v\f", rune(a[1])) {
+				if all < 0 {
+					all = k
+				}
 				continue
 			}
 			tok := a
@@ -88,43 +98,80 @@ func referenceDecide(r *robotstxt.Robots, agent, url string) robotstxt.Decision 
 			}); i >= 0 {
 				tok = a[:i]
 			}
-			named = named || tok != "" && strings.EqualFold(tok, agent)
+			if named < 0 && tok != "" && strings.EqualFold(tok, agent) {
+				named = k
+			}
 		}
-		if named {
-			ours = append(ours, g)
+		if named >= 0 {
+			ours = append(ours, applying{g, g.Agents[named], g.AgentLines[named]})
 		}
-		if all {
-			star = append(star, g)
+		if all >= 0 {
+			star = append(star, applying{g, g.Agents[all], g.AgentLines[all]})
 		}
 	}
 	if len(ours) == 0 {
 		ours = star
 	}
 	var best *robotstxt.Rule
+	var from applying
 	bestLen := 0
-	for _, g := range ours {
-		for i := range g.Rules {
-			ru := &g.Rules[i]
-			n, ok := referenceMatch(ru.Pattern, path)
+	for _, a := range ours {
+		for i := range a.g.Rules {
+			ru := &a.g.Rules[i]
+			// Allow rules match the strict form, disallow rules the
+			// decoded one (also with :/?@ decoded in the query).
+			p := path
+			if ru.Allow {
+				p = strict
+			}
+			n, ok := referenceMatch(ru.Allow, ru.Pattern, p)
+			if !ok && !ru.Allow && looseQuery(ru.Pattern) {
+				_, ok = referenceMatch(false, ru.Pattern, decodeQueryDelims(path))
+			}
 			if !ok {
 				continue
 			}
 			if best == nil || n > bestLen || n == bestLen && ru.Allow && !best.Allow ||
 				n == bestLen && ru.Allow == best.Allow && ru.Line < best.Line {
-				best, bestLen = ru, n
+				best, bestLen, from = ru, n, a
 			}
 		}
 	}
-	if best == nil {
-		return robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}
+	d := robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}
+	if best != nil {
+		d = robotstxt.Decision{Allowed: best.Allow, Rule: best.String(), Line: best.Line}
+	} else if len(ours) > 0 {
+		from = ours[0]
 	}
-	return robotstxt.Decision{Allowed: best.Allow, Rule: best.String(), Line: best.Line}
+	d.Group, d.GroupLine = from.ua, from.line
+	return d
+}
+
+// looseQuery reports whether a disallow pattern has a raw ":", "/", "?" or
+// "@" after its first "?": it then also matches those characters
+// percent-encoded in a URL's query.
+func looseQuery(pattern string) bool {
+	pattern = strings.TrimSuffix(pattern, "$")
+	q := strings.Index(pattern, "?")
+	return q >= 0 && strings.ContainsAny(pattern[q+1:], ":/?@")
+}
+
+// decodeQueryDelims decodes %3A, %2F, %3F and %40 after the first "?" of a
+// canonical path.
+func decodeQueryDelims(path string) string {
+	q := strings.Index(path, "?")
+	if q < 0 {
+		return path
+	}
+	r := strings.NewReplacer("%3A", ":", "%2F", "/", "%3F", "?", "%40", "@")
+	return path[:q+1] + r.Replace(path[q+1:])
 }
 
 // referenceMatch matches a rule value against a canonical path with a
-// regular expression and returns the rule's length in octets.
-func referenceMatch(pattern, path string) (length int, ok bool) {
-	parts, anchored := robotstxt.CompiledPattern(pattern)
+// regular expression and returns the rule's length: its octets in the
+// strict canonical form.
+func referenceMatch(allow bool, pattern, path string) (length int, ok bool) {
+	parts, anchored := robotstxt.CompiledPattern(allow, pattern)
 	if parts == nil {
 		return 0, false
 	}
@@ -134,14 +181,13 @@ func referenceMatch(pattern, path string) (length int, ok bool) {
 			expr += ".*"
 		}
 		expr += regexp.QuoteMeta(p)
-		length += len(p)
 	}
 	if anchored {
 		expr += "$"
 		length++
 		pattern = pattern[:len(pattern)-1]
 	}
-	length += strings.Count(pattern, "*")
+	length += len(robotstxt.CanonicalStrict(pattern))
 	return length, regexp.MustCompile("(?s)" + expr).MatchString(path)
 }
 

@@ -5,22 +5,28 @@ import (
 	"strings"
 )
 
-// Paths and patterns are compared in one canonical form, the same on both
-// sides (RFC 9309 2.2.2, figures 4 and 6):
+// Paths and patterns are compared in a canonical form, the same on both
+// sides (RFC 9309 2.2.2, figures 4 and 6). The strict form:
 //
 //   - octets outside US-ASCII, controls, space and the ASCII characters RFC
 //     3986 does not allow in a URI ("<", ">", "\"", "\\", "^", "`", "{",
 //     "|", "}") are percent-encoded, hex upper-case: /ツ → /%E3%83%84;
+//   - escapes keep their encoding with upper-case hex: %2F is not "/" and
+//     %3F is not "?", in the path and in the query alike, while %2f and %2F
+//     are the same; a "%" that starts no escape becomes %25.
+//
+// The decoded form is the strict form with two more readings that RFC 9309
+// prescribes and Google's matcher lacks:
+//
 //   - a percent-encoded unreserved character (letters, digits, "-", ".",
-//     "_", "~") is decoded: /%62%61%7A → /baz;
+//     "_", "~") is decoded: /%62%61%7A → /baz (2.2.2, figure 4);
 //   - %2A and %24 are decoded to "*" and "$", so that a rule can name those
-//     characters literally (RFC 9309 2.2.3: /path/foo-%24 matches
-//     /path/foo-$);
-//   - in the query, %3A, %2F, %3F and %40 are decoded: ":", "/", "?" and
-//     "@" mean nothing more there, so /a?u=https://b and /a?u=https%3A%2F%2Fb
-//     are the same query (figure 4, row 2);
-//   - other escapes keep their encoding with upper-case hex: %2f in a path
-//     is not a path separator; a "%" that starts no escape becomes %25.
+//     characters literally (2.2.3: /path/foo-%24 matches /path/foo-$).
+//
+// Disallow rules match in the decoded form, allow rules in the strict one:
+// where the two readings differ, the one that allows less applies. A rule's
+// length, which decides between matching rules, is its octets in the strict
+// form, as Google counts them.
 //
 // In a pattern, a raw "*" is the wildcard and a raw "$" at the very end
 // anchors it; the canonical form of the literal parts between wildcards is
@@ -59,16 +65,13 @@ func isCanonical(s string) bool {
 	return true
 }
 
-// appendCanonical appends the canonical form of s to dst. inQuery says
-// whether s starts inside the query; the result says whether it ends there.
-func appendCanonical(dst []byte, s string, inQuery bool) ([]byte, bool) {
+// appendCanonical appends the strict canonical form of s to dst, or the
+// decoded one when decode is set.
+func appendCanonical(dst []byte, s string, decode bool) []byte {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
 		case kept(c):
-			if c == '?' {
-				inQuery = true
-			}
 			dst = append(dst, c)
 		case c != '%':
 			dst = append(dst, '%', hexUpper[c>>4], hexUpper[c&15])
@@ -79,18 +82,34 @@ func appendCanonical(dst []byte, s string, inQuery bool) ([]byte, bool) {
 			}
 			v := unhex(s[i+1])<<4 | unhex(s[i+2])
 			i += 2
-			if decodes(v, inQuery) {
+			if decode && decodes(v) {
 				dst = append(dst, v)
 			} else {
 				dst = append(dst, '%', hexUpper[v>>4], hexUpper[v&15])
 			}
 		}
 	}
-	return dst, inQuery
+	return dst
 }
 
-// decodes says whether the escape of v is replaced by v itself.
-func decodes(v byte, inQuery bool) bool {
+// hasDecodable reports whether the strict canonical form s holds an escape
+// that the decoded form decodes.
+func hasDecodable(s string) bool {
+	for {
+		i := strings.IndexByte(s, '%')
+		if i < 0 || i+2 >= len(s) {
+			return false
+		}
+		if decodes(unhex(s[i+1])<<4 | unhex(s[i+2])) {
+			return true
+		}
+		s = s[i+3:]
+	}
+}
+
+// decodes says whether the escape of v is replaced by v itself: for the
+// unreserved characters of RFC 3986 and for "*" and "$".
+func decodes(v byte) bool {
 	switch {
 	case 'a' <= v && v <= 'z', 'A' <= v && v <= 'Z', '0' <= v && v <= '9':
 		return true
@@ -98,8 +117,6 @@ func decodes(v byte, inQuery bool) bool {
 	switch v {
 	case '-', '.', '_', '~', '*', '$':
 		return true
-	case ':', '/', '?', '@':
-		return inQuery
 	}
 	return false
 }
@@ -133,6 +150,10 @@ type rule struct {
 	length   int32 // octets in the canonical pattern, "*" and "$" included
 	allow    bool
 	anchored bool // the pattern ends in "$"
+	// loose is set for a disallow rule with a raw ":", "/", "?" or "@" in
+	// its query: it also matches the query with those characters
+	// percent-encoded (see matchDecodedQuery).
+	loose bool
 }
 
 // compileRule compiles the value of an allow or disallow line; written is
@@ -144,6 +165,7 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 		return rule{}, false
 	}
 	r = rule{allow: allow, line: int32(min(line, 1<<31-1))}
+	decode := !allow
 	name := "Disallow: "
 	if allow {
 		name = "Allow: "
@@ -157,15 +179,18 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 		r.anchored = true
 		value = value[:len(value)-1]
 	}
+	if q := strings.IndexByte(value, '?'); !allow && q >= 0 && strings.ContainsAny(value[q+1:], ":/?@") {
+		r.loose = true
+	}
+	r.length = int32(min(strictLen(value)+b2i(r.anchored), 1<<31-1))
 	stars := strings.Count(value, "*")
 	if stars == 0 {
-		r.prefix = canonical(value)
-		r.length = int32(min(len(r.prefix)+b2i(r.anchored), 1<<31-1))
+		r.prefix = canonical(value, decode)
 		return r, true
 	}
-	// The literal parts between wildcards, normalised one after another
-	// with the query state carried over. They are cut from one string; a
-	// "*" decoded from %2A inside a part stays a literal.
+	// The literal parts between wildcards, normalised one after another.
+	// They are cut from one string; a "*" decoded from %2A inside a part
+	// stays a literal.
 	parts := make([]string, 0, stars+1)
 	if isCanonical(value) {
 		for seg := range strings.SplitSeq(value, "*") {
@@ -174,9 +199,8 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 	} else {
 		buf := make([]byte, 0, len(value)+len(value)/2)
 		ends := make([]int, 0, stars+1)
-		inQuery := false
 		for seg := range strings.SplitSeq(value, "*") {
-			buf, inQuery = appendCanonical(buf, seg, inQuery)
+			buf = appendCanonical(buf, seg, decode)
 			ends = append(ends, len(buf))
 		}
 		all, from := string(buf), 0
@@ -185,11 +209,6 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 			from = e
 		}
 	}
-	n := stars + b2i(r.anchored)
-	for _, p := range parts {
-		n += len(p)
-	}
-	r.length = int32(min(n, 1<<31-1))
 	r.prefix = parts[0]
 	// Empty middle parts (from "**") match anywhere: drop them.
 	last := parts[len(parts)-1]
@@ -198,14 +217,29 @@ func compileRule(allow bool, value, written string, line int) (r rule, ok bool) 
 	return r, true
 }
 
-// canonical returns the canonical form of a path or literal part that
-// starts outside the query, without copying when it already is.
-func canonical(s string) string {
+// canonical returns the canonical form of a path or literal part (decoded
+// when decode is set), without copying when it already is.
+func canonical(s string, decode bool) string {
 	if isCanonical(s) {
 		return s
 	}
-	b, _ := appendCanonical(make([]byte, 0, len(s)+len(s)/2), s, false)
+	b := appendCanonical(make([]byte, 0, len(s)+len(s)/2), s, decode)
 	return string(b)
+}
+
+// strictLen is the length of the strict canonical form of s.
+func strictLen(s string) int {
+	n := len(s)
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case kept(c):
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			i += 2
+		default:
+			n += 2 // encoded as %XX
+		}
+	}
+	return n
 }
 
 func b2i(b bool) int {
@@ -237,6 +271,35 @@ func (r *rule) match(p string) bool {
 		return strings.HasSuffix(rest, r.rest[n])
 	}
 	return strings.Contains(rest, r.rest[n])
+}
+
+// matchDecodedQuery reports whether the rule matches the canonical path p
+// with %3A, %2F, %3F and %40 in its query read as ":", "/", "?" and "@".
+//
+// RFC 9309 2.2.2 (figure 4) compares "?baz=https://foo.bar" in a rule with
+// "?baz=https%3A%2F%2Ffoo.bar" in a URL, while an encoded reserved character
+// in a rule ("?%3Fx") matches only its encoded form, as Google's parser
+// reads it. Only disallow rules read a URL so: for an allow rule the reading
+// that allows less applies.
+func (r *rule) matchDecodedQuery(p string) bool {
+	q := strings.IndexByte(p, '?')
+	if q < 0 || strings.IndexByte(p[q:], '%') < 0 {
+		return false
+	}
+	b := make([]byte, 0, len(p))
+	b = append(b, p[:q+1]...)
+	for i := q + 1; i < len(p); i++ {
+		if p[i] == '%' && i+2 < len(p) {
+			switch p[i+1 : i+3] {
+			case "3A", "2F", "3F", "40":
+				b = append(b, unhex(p[i+1])<<4|unhex(p[i+2]))
+				i += 2
+				continue
+			}
+		}
+		b = append(b, p[i])
+	}
+	return r.match(string(b))
 }
 
 // beats reports whether r takes precedence over o when both match: more

@@ -12,7 +12,7 @@ import (
 type group struct {
 	rec0, rec1 int    // its records are r.records[rec0:rec1]
 	rules      []rule // compiled non-empty rules, best first (see rule.beats)
-	sawRule    bool   // an allow, disallow or crawl-delay line has ended the user-agent lines
+	sawRule    bool   // an allow or disallow line has ended the user-agent lines
 	delay      time.Duration
 	delaySet   bool
 }
@@ -73,15 +73,15 @@ func Parse(body []byte) *Robots {
 			cur.sawRule = true
 			if ru, ok := compileRule(kind == KindAllow, value, trimBlanks(uncomment(l)), line); ok {
 				rules = append(rules, ru)
+				r.loose = r.loose || ru.loose
 			}
 		case KindCrawlDelay:
 			if cur == nil {
 				continue
 			}
-			// Like a rule, a Crawl-delay ends the group's user-agent lines:
-			// "User-agent: *, Crawl-delay: 10, User-agent: x, Crawl-delay: 2"
-			// is two groups.
-			cur.sawRule = true
+			// A Crawl-delay does not end the group's user-agent lines: only
+			// a rule does (RFC 9309 2.1). The largest delay of the group
+			// applies to each of its agents.
 			if d, ok := parseDelay(value); ok && (!cur.delaySet || d > cur.delay) {
 				cur.delay, cur.delaySet = d, true
 			}
@@ -118,9 +118,10 @@ func Parse(body []byte) *Robots {
 			if rec.Kind != KindUserAgent {
 				continue
 			}
+			ref := groupRef{g: g, name: rec.Value, line: rec.Line}
 			if isStar(rec.Value) {
-				if n := len(r.star); n == 0 || r.star[n-1] != g {
-					r.star = append(r.star, g)
+				if n := len(r.star); n == 0 || r.star[n-1].g != g {
+					r.star = append(r.star, ref)
 				}
 				continue
 			}
@@ -137,8 +138,8 @@ func Parse(body []byte) *Robots {
 				index[tok] = i
 				r.agents = append(r.agents, agentGroups{token: tok})
 			}
-			if gs := r.agents[i].groups; len(gs) == 0 || gs[len(gs)-1] != g {
-				r.agents[i].groups = append(gs, g)
+			if gs := r.agents[i].groups; len(gs) == 0 || gs[len(gs)-1].g != g {
+				r.agents[i].groups = append(gs, ref)
 			}
 		}
 	}
@@ -240,55 +241,53 @@ func trimBlanks(s string) string {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\v' || c == '\f' }
 
-// kindOf classifies a key, case-insensitively. Besides the RFC 9309 names
-// it accepts the misspellings Google's parser accepts.
+// kindOf classifies a key as Google's reference parser does: a key names a
+// directive when it starts with the directive's name, case-insensitively
+// ("Disallowed" is a disallow line), and a few common misspellings count as
+// the directive they misspell ("diaslow" too, which the Go port of Google's
+// parser accepts: reading it as a disallow line allows less). Crawl-delay, not a directive of RFC 9309 or
+// of Google, is recognised the same way.
 func kindOf(key string) Kind {
-	eq := strings.EqualFold
-	switch len(key) {
-	case 5:
-		if eq(key, "allow") {
+	if key == "" {
+		return KindUnknown
+	}
+	switch lower(key[0]) {
+	case 'u':
+		if hasPrefixFold(key, "user-agent") || hasPrefixFold(key, "useragent") || hasPrefixFold(key, "user agent") {
+			return KindUserAgent
+		}
+	case 'a':
+		if hasPrefixFold(key, "allow") {
 			return KindAllow
 		}
-	case 7:
-		switch {
-		case eq(key, "disalow"):
+	case 'd':
+		if hasPrefixFold(key, "disallow") || hasPrefixFold(key, "dissallow") || hasPrefixFold(key, "dissalow") ||
+			hasPrefixFold(key, "disalow") || hasPrefixFold(key, "diasllow") || hasPrefixFold(key, "disallaw") ||
+			hasPrefixFold(key, "diaslow") {
 			return KindDisallow
-		case eq(key, "sitemap"):
+		}
+	case 's':
+		if hasPrefixFold(key, "sitemap") || hasPrefixFold(key, "site-map") {
 			return KindSitemap
 		}
-	case 8:
-		switch {
-		case eq(key, "disallow"), eq(key, "dissalow"), eq(key, "diasllow"), eq(key, "disallaw"):
-			return KindDisallow
-		case eq(key, "site-map"):
-			return KindSitemap
-		}
-	case 9:
-		switch {
-		case eq(key, "dissallow"):
-			return KindDisallow
-		case eq(key, "useragent"):
-			return KindUserAgent
-		}
-	case 10:
-		switch {
-		case eq(key, "user-agent"), eq(key, "user agent"):
-			return KindUserAgent
-		case eq(key, "crawldelay"):
-			return KindCrawlDelay
-		}
-	case 11:
-		if eq(key, "crawl-delay") {
+	case 'c':
+		if hasPrefixFold(key, "crawl-delay") || hasPrefixFold(key, "crawldelay") {
 			return KindCrawlDelay
 		}
 	}
 	return KindUnknown
 }
 
+// hasPrefixFold reports whether s starts with the lowercase ASCII prefix,
+// ignoring ASCII case.
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && equalFoldLower(s[:len(prefix)], prefix)
+}
+
 // isStar reports whether a user-agent value names every crawler: "*", alone
-// or followed by blanks.
+// or followed by a blank and anything ("* # all" reads as "*").
 func isStar(value string) bool {
-	return value == "*" || len(value) > 1 && value[0] == '*' && (value[1] == ' ' || value[1] == '\t')
+	return value == "*" || len(value) > 1 && value[0] == '*' && isBlank(value[1])
 }
 
 // agentToken returns the product token a user-agent value names: its

@@ -11,18 +11,25 @@
 //
 // Where RFC 9309 leaves room, the package follows Google's reference parser,
 // whose behaviour webmasters test their files against: a line with a missing
-// colon ("disallow /x") is read when it has exactly two words, a few common
-// misspellings of the directive names are recognised, and a user-agent line
-// names the product token at its start ("User-agent: LohiSoftBot/1.0" names
+// colon ("disallow /x") is read when it has exactly two words, a key names
+// the directive it starts with ("Disallowed"), a few common misspellings of
+// the directive names are recognised, and a user-agent line names the
+// product token at its start ("User-agent: LohiSoftBot/1.0" names
 // LohiSoftBot). It departs from Google where RFC 9309 prescribes otherwise:
-// percent-encoding is normalised on both sides (RFC 9309 2.2.2), lines have
-// no length limit, "/index.html" rules do not also match the directory, and
-// /robots.txt is always allowed.
+// percent-encoding is normalised on both sides (RFC 9309 2.2.2; where the
+// RFC's decoded reading and Google's literal one differ, the one that
+// allows less applies), lines have no length limit, "/index.html" rules do
+// not also match the directory, and /robots.txt is always allowed.
 //
-// Crawl-delay is not in RFC 9309, but lohibot honours it. A Crawl-delay line
-// belongs to its group like a rule, ending the group's user-agent lines, so
-// that "User-agent: *", "Crawl-delay: 10", "User-agent: LohiSoftBot",
-// "Crawl-delay: 2" are two groups, as their author meant.
+// Groups follow RFC 9309's grammar, as Google's parser reads it: only an
+// allow or disallow line ends the run of user-agent lines that starts a
+// group. Other lines inside that run (Crawl-delay, Sitemap, Host, unknown
+// keys, blank lines) do not, so "User-agent: *", "Crawl-delay: 120",
+// "User-agent: 008", "Disallow: /" is one group whose rule applies to "*".
+//
+// Crawl-delay is not in RFC 9309, but lohibot honours it: a Crawl-delay line
+// belongs to the group it appears in, and the group's largest delay applies
+// to every agent the group names.
 package robotstxt
 
 import (
@@ -55,6 +62,14 @@ type Decision struct {
 	Rule string
 	// Line is the 1-based line of Rule in the file, 0 when no rule decided.
 	Line int
+	// Group is the value, as written, of the user-agent line that selected
+	// the group applied: the line naming the agent ("LohiSoftBot"), or "*"
+	// when no group names it. It is "" when no group applies, and then so
+	// is every rule.
+	Group string
+	// GroupLine is the 1-based line of that user-agent line, 0 when no
+	// group applies.
+	GroupLine int
 }
 
 // Robots is a parsed robots.txt. It is immutable and safe for concurrent use.
@@ -64,7 +79,8 @@ type Robots struct {
 	groups   []*group
 	agents   []agentGroups          // lowercase product token → groups naming it, in file order
 	byAgent  map[string]agentGroups // the same, indexed, when there are many tokens
-	star     []*group               // groups with "User-agent: *", in file order
+	star     []groupRef             // groups with "User-agent: *", in file order
+	loose    bool                   // some rule is loose (see rule.loose)
 	sitemaps []string
 }
 
@@ -75,32 +91,72 @@ type Robots struct {
 // apply, merged; when none does, the "*" groups apply (RFC 9309 2.2.1). Of
 // the rules that match the percent-encoding-normalised path, the one with
 // the most octets decides; between an allow and a disallow rule of equal
-// length, allow wins (RFC 9309 2.2.2). /robots.txt is always allowed. Decide
-// does not allocate unless the path is longer than a few hundred bytes and
-// needs normalising.
+// length, allow wins (RFC 9309 2.2.2). /robots.txt is always allowed. The
+// decision names the group applied: the one of the deciding rule, else the
+// first that applies. Decide does not allocate unless the path is longer
+// than a few hundred bytes and needs normalising.
 func (r *Robots) Decide(agent, target string) Decision {
 	var buf [256]byte
-	p := matchPath(buf[:0], target)
+	strict, p := matchPaths(buf[:0], target)
 	if p == "/robots.txt" {
 		return Decision{Allowed: true, Rule: ReasonRobotsTxt}
 	}
+	refs := r.lookup(agent)
 	var best *rule
-	for _, g := range r.lookup(agent) {
+	from := 0 // index in refs of best's group
+	if r.loose || len(strict) != len(p) || unsafe.StringData(strict) != unsafe.StringData(p) {
+		best, from = bestRule(refs, strict, p)
+	} else {
+		// The common case: one form of the path, no rule reading its query
+		// decoded.
+		for k := range refs {
+			g := refs[k].g
+			for i := range g.rules {
+				ru := &g.rules[i]
+				if best != nil && !ru.beats(best) {
+					break // sorted: nothing further in this group can win
+				}
+				if ru.match(p) {
+					best, from = ru, k
+					break
+				}
+			}
+		}
+	}
+	if best != nil {
+		ref := &refs[from]
+		return Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line), Group: ref.name, GroupLine: ref.line}
+	}
+	if len(refs) == 0 {
+		return Decision{Allowed: true, Rule: ReasonNoRule}
+	}
+	return Decision{Allowed: true, Rule: ReasonNoRule, Group: refs[0].name, GroupLine: refs[0].line}
+}
+
+// bestRule is Decide's search for the deciding rule of refs, the rule that
+// takes precedence among those that match, and the index in refs of its
+// group: allow rules are matched against the strict form of the path,
+// disallow rules against the decoded form, and loose disallow rules also
+// against the decoded form with its query's reserved escapes decoded.
+func bestRule(refs []groupRef, strict, decoded string) (best *rule, from int) {
+	for k := range refs {
+		g := refs[k].g
 		for i := range g.rules {
 			ru := &g.rules[i]
 			if best != nil && !ru.beats(best) {
 				break // sorted: nothing further in this group can win
 			}
-			if ru.match(p) {
-				best = ru
+			q := decoded
+			if ru.allow {
+				q = strict
+			}
+			if ru.match(q) || ru.loose && ru.matchDecodedQuery(decoded) {
+				best, from = ru, k
 				break
 			}
 		}
 	}
-	if best == nil {
-		return Decision{Allowed: true, Rule: ReasonNoRule}
-	}
-	return Decision{Allowed: best.allow, Rule: best.text, Line: int(best.line)}
+	return best, from
 }
 
 // CrawlDelay returns the Crawl-delay of the group that applies to agent, if
@@ -110,8 +166,8 @@ func (r *Robots) Decide(agent, target string) Decision {
 func (r *Robots) CrawlDelay(agent string) (time.Duration, bool) {
 	var d time.Duration
 	var ok bool
-	for _, g := range r.lookup(agent) {
-		if g.delaySet && (!ok || g.delay > d) {
+	for _, ref := range r.lookup(agent) {
+		if g := ref.g; g.delaySet && (!ok || g.delay > d) {
 			d, ok = g.delay, true
 		}
 	}
@@ -133,6 +189,7 @@ func (r *Robots) Groups() []Group {
 			switch rec.Kind {
 			case KindUserAgent:
 				gr.Agents = append(gr.Agents, rec.Value)
+				gr.AgentLines = append(gr.AgentLines, rec.Line)
 			case KindAllow, KindDisallow:
 				gr.Rules = append(gr.Rules, Rule{Allow: rec.Kind == KindAllow, Pattern: rec.Value, Line: rec.Line})
 			}
@@ -151,7 +208,15 @@ func (r *Robots) Records() []Record {
 // agentGroups are the groups naming one product token.
 type agentGroups struct {
 	token  string // lowercase
-	groups []*group
+	groups []groupRef
+}
+
+// groupRef is a group that applies to an agent, and the user-agent line
+// that makes it apply: its value as written and its line.
+type groupRef struct {
+	g    *group
+	name string
+	line int
 }
 
 // manyAgents is the number of distinct tokens above which lookup uses a
@@ -160,7 +225,7 @@ const manyAgents = 8
 
 // lookup returns the groups that apply to agent: those naming it, else the
 // "*" groups. It does not allocate for agents of up to 64 bytes.
-func (r *Robots) lookup(agent string) []*group {
+func (r *Robots) lookup(agent string) []groupRef {
 	if r.byAgent == nil {
 		for i := range r.agents {
 			if equalFoldLower(agent, r.agents[i].token) {
@@ -206,12 +271,15 @@ func equalFoldLower(s, t string) bool {
 }
 
 // Group is a group of records: one or more user-agent lines and the rules
-// that follow them (RFC 9309 2.1).
+// that follow them (RFC 9309 2.1). Lines other than rules between the
+// user-agent lines (Crawl-delay, Sitemap, unknown keys) do not end them.
 type Group struct {
 	// Line is the 1-based line of the group's first user-agent line.
 	Line int
-	// Agents are the values of the user-agent lines, as written.
-	Agents []string
+	// Agents are the values of the user-agent lines, as written, and
+	// AgentLines their 1-based lines.
+	Agents     []string
+	AgentLines []int
 	// Rules are the allow and disallow lines of the group, in order.
 	Rules []Rule
 	// CrawlDelay is the group's Crawl-delay; it is only meaningful when
@@ -297,20 +365,26 @@ func AllowAll() Decision { return Decision{Allowed: true, Rule: ReasonUnavailabl
 // and 429).
 func DisallowAll() Decision { return Decision{Allowed: false, Rule: ReasonUnreachable} }
 
-// matchPath returns the string rules are matched against: PathOf(target)
-// normalised as RFC 9309 2.2.2 says. When the path needs rewriting it is
-// built in buf; the result then aliases buf's memory, which the caller must
-// not modify while the result is in use.
-func matchPath(buf []byte, target string) string {
+// matchPaths returns the strings rules are matched against: PathOf(target)
+// in the strict and in the decoded canonical form (see appendCanonical).
+// When the path needs rewriting they are built in buf; the results then
+// alias buf's memory, which the caller must not modify while they are in
+// use.
+func matchPaths(buf []byte, target string) (strict, decoded string) {
 	p, slash := pathOf(target)
 	if !slash && isCanonical(p) {
-		return p
+		return p, p
 	}
 	if slash {
 		buf = append(buf, '/')
 	}
-	buf, _ = appendCanonical(buf, p, false)
-	return unsafe.String(unsafe.SliceData(buf), len(buf))
+	buf = appendCanonical(buf, p, false)
+	strict = unsafe.String(unsafe.SliceData(buf), len(buf))
+	if !hasDecodable(strict) {
+		return strict, strict
+	}
+	dec := appendCanonical(buf[len(buf):], strict, true)
+	return strict, unsafe.String(unsafe.SliceData(dec), len(dec))
 }
 
 func isTokenByte(c byte) bool {

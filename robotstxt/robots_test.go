@@ -120,6 +120,22 @@ var decideTests = []struct {
 		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
 	{"encoded query colon", "User-agent: *\nDisallow: /r?u=http://x\n", bot, "/r?u=http%3a%2F%2Fx",
 		robotstxt.Decision{Allowed: false, Rule: "Disallow: /r?u=http://x", Line: 2}},
+	{"encoded query colon: allow rule reads it strictly", "User-agent: *\nDisallow: /r\nAllow: /r?u=http://x\n", bot, "/r?u=http%3a%2F%2Fx",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /r", Line: 2}},
+	{"raw query colon", "User-agent: *\nDisallow: /r?u=http://x\n", bot, "/r?u=http://x/y",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /r?u=http://x", Line: 2}},
+	{"encoded question mark in a rule is no question mark", "User-agent: *\nDisallow: /?%3Fcontrollername=search\n", bot, "/??controllername=search",
+		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
+	{"encoded question mark matches itself", "User-agent: *\nDisallow: /?%3fcontrollername=search\n", bot, "/?%3Fcontrollername=search",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /?%3fcontrollername=search", Line: 2}},
+	{"encoded slash in a query rule is no slash", "User-agent: *\nDisallow: /login?returnUrl=%2Fauthentication%2F\n", bot,
+		"/login?returnUrl=/authentication/x", robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
+	{"encoded slash in a query matches itself, any hex case", "User-agent: *\nDisallow: /login?returnUrl=%2Fauthentication%2F\n", bot,
+		"/login?returnUrl=%2fauthentication%2fx", robotstxt.Decision{Allowed: false, Rule: "Disallow: /login?returnUrl=%2Fauthentication%2F", Line: 2}},
+	{"hex case does not matter", "User-agent: *\nDisallow: /a%2bb\n", bot, "/a%2Bb",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /a%2bb", Line: 2}},
+	{"encoded plus is no plus", "User-agent: *\nDisallow: /a+b\n", bot, "/a%2Bb",
+		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
 	{"encoded path colon stays", "User-agent: *\nDisallow: /a:b\n", bot, "/a%3Ab",
 		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
 	{"encoded ampersand stays", "User-agent: *\nDisallow: /r?a=1&b\n", bot, "/r?a=1%26b",
@@ -132,18 +148,29 @@ var decideTests = []struct {
 		robotstxt.Decision{Allowed: false, Rule: "Disallow: /a%2Ab", Line: 2}},
 	{"encoded star matches no other", "User-agent: *\nDisallow: /a%2Ab\n", bot, "/axb",
 		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
-	{"length counts canonical octets", "User-agent: *\nAllow: /%7Ea\nDisallow: /~a\n", bot, "/~a",
-		robotstxt.Decision{Allowed: true, Rule: "Allow: /%7Ea", Line: 2}},
+	{"encoded unreserved in an allow rule matches only itself", "User-agent: *\nAllow: /%7Ea\nDisallow: /~a\n", bot, "/~a",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /~a", Line: 3}},
+	{"encoded unreserved in an allow rule matches itself", "User-agent: *\nAllow: /%7ea\nDisallow: /~a\n", bot, "/%7Ea",
+		robotstxt.Decision{Allowed: true, Rule: "Allow: /%7ea", Line: 2}},
+	{"encoded unreserved in a disallow rule matches decoded", "User-agent: *\nDisallow: /%7Ea\n", bot, "/~a",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /%7Ea", Line: 2}},
+	{"length counts strict octets", "User-agent: *\nDisallow: /%7Ea\nAllow: /~a/\n", bot, "/~a/",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /%7Ea", Line: 2}},
 	{"long path to normalise", "User-agent: *\nDisallow: /ü" + strings.Repeat("x", 400) + "\n", bot, "/ü" + strings.Repeat("x", 500),
 		robotstxt.Decision{Allowed: false, Rule: "Disallow: /ü" + strings.Repeat("x", 400), Line: 2}},
 	{"path starting with query", "User-agent: *\nDisallow: /?a\n", bot, "https://example.com?a",
 		robotstxt.Decision{Allowed: false, Rule: "Disallow: /?a", Line: 2}},
 }
 
+// ruleOf is d without the group it names, for tests of the rule alone.
+func ruleOf(d robotstxt.Decision) robotstxt.Decision {
+	return robotstxt.Decision{Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}
+}
+
 func TestDecide(t *testing.T) {
 	for _, tt := range decideTests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := robotstxt.Parse([]byte(tt.robots)).Decide(tt.agent, tt.url)
+			got := ruleOf(robotstxt.Parse([]byte(tt.robots)).Decide(tt.agent, tt.url))
 			if got != tt.want {
 				t.Errorf("Decide(%q, %q) = %+v, want %+v\nrobots.txt:\n%s", tt.agent, tt.url, got, tt.want, tt.robots)
 			}
@@ -190,8 +217,14 @@ func TestCrawlDelay(t *testing.T) {
 	}{
 		{"none", "User-agent: *\nDisallow: /x\n", bot, 0, false},
 		{"star", "User-agent: *\nCrawl-delay: 10\n", bot, 10 * time.Second, true},
-		{"ours over star", "User-agent: *\nCrawl-delay: 10\n\nUser-agent: LohiSoftBot\nCrawl-delay: 2\n", bot, 2 * time.Second, true},
-		{"our group without delay", "User-agent: *\nCrawl-delay: 10\n\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, 0, false},
+		{"ours over star", "User-agent: *\nCrawl-delay: 10\nDisallow: /a\n\nUser-agent: LohiSoftBot\nCrawl-delay: 2\n", bot, 2 * time.Second, true},
+		{"our group without delay", "User-agent: *\nCrawl-delay: 10\nDisallow:\n\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, 0, false},
+		// A Crawl-delay does not end the user-agent lines: the agents named
+		// around it share one group, and its largest delay.
+		{"joined group: delay for every agent", "User-agent: *\nCrawl-delay: 120\n\nUser-agent: 008\nDisallow: /\n", bot, 120 * time.Second, true},
+		{"joined group: ours joined to star", "User-agent: *\nCrawl-delay: 10\n\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, 10 * time.Second, true},
+		{"joined group: largest delay", "User-agent: Slurp\nCrawl-delay: 2\nUser-agent: LohiSoftBot\nCrawl-delay: 5\nUser-agent: *\nDisallow: /cgi-bin/\n", "slurp", 5 * time.Second, true},
+		{"joined group: named after the delay", "User-agent: Slurp\nCrawl-delay: 2\nUser-agent: LohiSoftBot\nDisallow: /x\n", bot, 2 * time.Second, true},
 		{"fraction", "User-agent: lohisoftbot\ncrawl-delay: 0.5\n", bot, 500 * time.Millisecond, true},
 		{"leading dot", "User-agent: *\nCrawl-delay: .25\n", bot, 250 * time.Millisecond, true},
 		{"zero", "User-agent: *\nCrawl-delay: 0\n", bot, 0, true},
@@ -240,7 +273,7 @@ func TestParseMaxSize(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := robotstxt.Parse([]byte(tt.body)).Decide(bot, tt.url)
+			got := ruleOf(robotstxt.Parse([]byte(tt.body)).Decide(bot, tt.url))
 			if got != tt.want {
 				t.Errorf("Decide(%q) = %+v, want %+v", tt.url, got, tt.want)
 			}
@@ -263,9 +296,9 @@ func TestGroupsSitemapsRecords(t *testing.T) {
 	r := robotstxt.Parse([]byte(body))
 
 	wantGroups := []robotstxt.Group{
-		{Line: 3, Agents: []string{"a", "LohiSoftBot/1.0"}, CrawlDelay: 1500 * time.Millisecond, CrawlDelaySet: true,
+		{Line: 3, Agents: []string{"a", "LohiSoftBot/1.0"}, AgentLines: []int{3, 5}, CrawlDelay: 1500 * time.Millisecond, CrawlDelaySet: true,
 			Rules: []robotstxt.Rule{{Pattern: "/x", Line: 7}, {Allow: true, Pattern: "", Line: 8}}},
-		{Line: 9, Agents: []string{"*"}, Rules: []robotstxt.Rule{{Pattern: "/", Line: 10}}},
+		{Line: 9, Agents: []string{"*"}, AgentLines: []int{9}, Rules: []robotstxt.Rule{{Pattern: "/", Line: 10}}},
 	}
 	if diff := cmp.Diff(wantGroups, r.Groups()); diff != "" {
 		t.Errorf("Groups() mismatch (-want +got):\n%s", diff)
@@ -346,8 +379,59 @@ func TestDecideManyAgents(t *testing.T) {
 		{strings.ToUpper(long) + "X", "/star", robotstxt.Decision{Allowed: false, Rule: "Disallow: /star", Line: 65}},
 	}
 	for _, tt := range tests {
-		if got := r.Decide(tt.agent, tt.url); got != tt.want {
+		if got := ruleOf(r.Decide(tt.agent, tt.url)); got != tt.want {
 			t.Errorf("Decide(%q, %q) = %+v, want %+v", tt.agent, tt.url, got, tt.want)
 		}
+	}
+}
+
+// groupingTests are files whose user-agent lines are separated by lines
+// that are not rules: only an allow or disallow line ends the user-agent
+// lines of a group (RFC 9309 2.1), as Google's parser reads them.
+var groupingTests = []struct {
+	name   string
+	robots string
+	agent  string
+	url    string
+	want   robotstxt.Decision
+}{
+	{"crawl-delay between star and a named agent", "User-Agent: *\nCrawl-delay: 120\n\nUser-agent: 008\nDisallow: /\n", bot, "/a",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /", Line: 5, Group: "*", GroupLine: 1}},
+	{"crawl-delays between three agents: first", "User-agent: Slurp\nCrawl-delay: 2\n\nUser-agent: bingbot\nCrawl-delay: 2\n\nUser-agent: *\nDisallow: /cgi-bin/\nDisallow: /tmp/\n",
+		"slurp", "/tmp/x", robotstxt.Decision{Allowed: false, Rule: "Disallow: /tmp/", Line: 9, Group: "Slurp", GroupLine: 1}},
+	{"crawl-delays between three agents: second", "User-agent: Slurp\nCrawl-delay: 2\n\nUser-agent: bingbot\nCrawl-delay: 2\n\nUser-agent: *\nDisallow: /cgi-bin/\nDisallow: /tmp/\n",
+		"BingBot", "/cgi-bin/a", robotstxt.Decision{Allowed: false, Rule: "Disallow: /cgi-bin/", Line: 8, Group: "bingbot", GroupLine: 4}},
+	{"crawl-delays between three agents: star", "User-agent: Slurp\nCrawl-delay: 2\n\nUser-agent: bingbot\nCrawl-delay: 2\n\nUser-agent: *\nDisallow: /cgi-bin/\nDisallow: /tmp/\n",
+		bot, "/cgi-bin/a", robotstxt.Decision{Allowed: false, Rule: "Disallow: /cgi-bin/", Line: 8, Group: "*", GroupLine: 7}},
+	{"sitemap inside the user-agent lines", "User-agent: LohiSoftBot\nSitemap: https://example.com/s.xml\nUser-agent: other\nDisallow: /private/\n", bot, "/private/a",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /private/", Line: 4, Group: "LohiSoftBot", GroupLine: 1}},
+	{"host, clean-param, request-rate and unknown keys", "User-agent: Yandex\nHost: example.com\nClean-param: ref /\nRequest-rate: 1/5\nNoindex: /x\n\nUser-agent: LohiSoftBot\nDisallow: /search\n",
+		"yandex", "/search?q=1", robotstxt.Decision{Allowed: false, Rule: "Disallow: /search", Line: 8, Group: "Yandex", GroupLine: 1}},
+	{"comment and blank lines", "User-agent: a\n# the next one too\n\n\nUser-agent: LohiSoftBot\nDisallow: /x\n", "a", "/x",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /x", Line: 6, Group: "a", GroupLine: 1}},
+	{"an empty disallow ends the user-agent lines", "User-agent: *\nDisallow:\nUser-agent: LohiSoftBot\nDisallow: /x\n", "other", "/x",
+		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule, Group: "*", GroupLine: 1}},
+	{"rules after a crawl-delay stay in the group", "User-agent: LohiSoftBot\nDisallow: /a\nCrawl-delay: 3\nDisallow: /b\nUser-agent: other\nDisallow: /c\n", bot, "/b",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /b", Line: 4, Group: "LohiSoftBot", GroupLine: 1}},
+	{"a specific group replaces star: says which", "User-agent: *\nDisallow: /private/\n\nUser-agent: LohiSoftBot/1.0\nDisallow: /cart\n", bot, "/private/x",
+		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule, Group: "LohiSoftBot/1.0", GroupLine: 4}},
+	{"merged groups: the deciding rule's", "User-agent: LohiSoftBot\nDisallow: /a\n\nUser-agent: lohisoftbot\nDisallow: /b\n", bot, "/b",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /b", Line: 5, Group: "lohisoftbot", GroupLine: 4}},
+	{"no group applies", "User-agent: other\nDisallow: /\n", bot, "/a",
+		robotstxt.Decision{Allowed: true, Rule: robotstxt.ReasonNoRule}},
+	{"key that starts with a directive", "User-agents: *\nDisallowed: /old/\n", bot, "/old/x",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /old/", Line: 2, Group: "*", GroupLine: 1}},
+	{"star followed by a comment word", "User-agent: * everyone\nDisallow: /x\n", bot, "/x",
+		robotstxt.Decision{Allowed: false, Rule: "Disallow: /x", Line: 2, Group: "* everyone", GroupLine: 1}},
+}
+
+func TestGrouping(t *testing.T) {
+	for _, tt := range groupingTests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := robotstxt.Parse([]byte(tt.robots)).Decide(tt.agent, tt.url)
+			if got != tt.want {
+				t.Errorf("Decide(%q, %q) = %+v, want %+v\nrobots.txt:\n%s", tt.agent, tt.url, got, tt.want, tt.robots)
+			}
+		})
 	}
 }

@@ -77,7 +77,6 @@ var deviations = map[string]string{
 		"so the raw ツ in the URL and in the rule both compare as %E3%83%84: allowed",
 	"ID_Encoding#5": "RFC 9309 2.2.2: the raw ツ in the URL is percent-encoded before comparison " +
 		"and then equals the rule's %E3%83%84: allowed",
-	"ID_Encoding#6": "RFC 9309 2.2.2 and figure 4: %62%61%7A are unreserved octets and compare as /baz: allowed",
 	"GoogleOnly_IndexHTMLisDirectory#1": "RFC 9309 2.2.2 longest match: Allow: /allowed-slash/index.html " +
 		"does not match /allowed-slash/, so Disallow: / decides: disallowed",
 	"GoogleOnly_LineTooLong#2": "RFC 9309 sets no line length limit: the whole 16 KiB disallow rule " +

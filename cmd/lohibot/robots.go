@@ -24,7 +24,7 @@ func newRobotsCmd(a *app) *cobra.Command {
 	cmd.Long = `LohiSoftBot obeys robots.txt exactly as RFC 9309 says: the group naming the
 product token LohiSoftBot (case-insensitively; "*" only when none does), the
 longest matching rule, allow on a tie, "*" and "$" patterns, percent-encoding
-normalised on both sides, /robots.txt always allowed.`
+normalised on both sides, /robots.txt always allowed. See docs/robots.md.`
 	cmd.AddCommand(
 		newRobotsTestCmd(a, nil),
 		newRobotsFetchCmd(a, nil), // robots_fetch.go, owned by the crawler
@@ -38,6 +38,9 @@ type robotsTestJSON struct {
 	Allowed bool   `json:"allowed"`
 	Rule    string `json:"rule"`
 	Line    int    `json:"line"`
+	// Group is the user-agent line's value that selected the group applied
+	// ("LohiSoftBot", "*"), "" when none applies.
+	Group string `json:"group"`
 }
 
 type robotsTestOptions struct {
@@ -56,8 +59,11 @@ func newRobotsTestCmd(a *app, runF func(*robotsTestOptions) error) *cobra.Comman
 		Short: "Say whether URLs are allowed by a robots.txt file, and by which rule",
 		Long: `Parse a robots.txt file as the crawler does and say, for each URL, whether
 the product token may fetch it, with the deciding rule and its line, or why
-no rule decided ("no rule matched", "robots.txt always allowed"). Only the
-first 500 KiB of the file count (RFC 9309 2.5). URLs may be absolute
+no rule decided ("no rule matched", "robots.txt always allowed"), and which
+group applied: "(group: LohiSoftBot, line 93)" when a group names the token,
+which then replaces the "*" group entirely; "(group: *, line 1)" when none
+does; "(no group applies)" when the file has neither. Only the first 500 KiB
+of the file count (RFC 9309 2.5). URLs may be absolute
 (https://example.com/a?b) or paths (/a?b). Nothing is fetched and the
 database is not used.
 
@@ -114,7 +120,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		d := r.Decide(opts.Agent, u)
 		disallowed = disallowed || !d.Allowed
 		if opts.JSON {
-			if err := printJSON(out, robotsTestJSON{URL: policy.MaskPassword(u), Allowed: d.Allowed, Rule: d.Rule, Line: d.Line}); err != nil {
+			if err := printJSON(out, robotsTestJSON{URL: policy.MaskPassword(u), Allowed: d.Allowed, Rule: d.Rule, Line: d.Line, Group: d.Group}); err != nil {
 				return err
 			}
 			continue
@@ -123,11 +129,7 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		if !d.Allowed {
 			verdict = "disallowed"
 		}
-		why := termsafe.String(d.Rule)
-		if d.Line > 0 {
-			why = fmt.Sprintf("%s (line %d)", why, d.Line)
-		}
-		tab.add(verdict, termsafe.String(policy.MaskPassword(u)), why)
+		tab.add(verdict, termsafe.String(policy.MaskPassword(u)), explainDecision(d))
 	}
 	if err := tab.write(out); err != nil {
 		return err
@@ -136,6 +138,29 @@ func runRobotsTest(_ context.Context, opts *robotsTestOptions, out io.Writer) er
 		return refused
 	}
 	return nil
+}
+
+// explainDecision says why d was decided: the rule and its line, or why no
+// rule decided, and the group that applied ("Disallow: /cart (line 6;
+// group: LohiSoftBot, line 5)", "no rule matched (group: *, line 1)").
+func explainDecision(d robotstxt.Decision) string {
+	why := termsafe.String(d.Rule)
+	var group string
+	switch {
+	case d.GroupLine > 0:
+		group = fmt.Sprintf("group: %s, line %d", termsafe.String(d.Group), d.GroupLine)
+	case d.Rule == robotstxt.ReasonNoRule:
+		group = "no group applies"
+	}
+	switch {
+	case d.Line > 0 && group != "":
+		return fmt.Sprintf("%s (line %d; %s)", why, d.Line, group)
+	case d.Line > 0:
+		return fmt.Sprintf("%s (line %d)", why, d.Line)
+	case group != "":
+		return fmt.Sprintf("%s (%s)", why, group)
+	}
+	return why
 }
 
 // readRobotsFile reads name ("-": standard input), one byte more than

@@ -67,7 +67,7 @@ func TestRobotsTestVectors(t *testing.T) {
 			if err := json.Unmarshal([]byte(res.stdout), &got); err != nil || strings.Count(res.stdout, "\n") != 1 {
 				t.Fatalf("robots test --json %q printed %q (%v), want one JSON line; stderr %q", v.URL, res.stdout, err, res.stderr)
 			}
-			wantJSON := robotsTestJSON{URL: v.URL, Allowed: want.Allowed, Rule: want.Rule, Line: want.Line}
+			wantJSON := robotsTestJSON{URL: v.URL, Allowed: want.Allowed, Rule: want.Rule, Line: want.Line, Group: want.Group}
 			if got != wantJSON {
 				t.Errorf("robots test --json %q = %+v, want %+v", v.URL, got, wantJSON)
 			}
@@ -99,6 +99,14 @@ func TestRobotsTest(t *testing.T) {
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	other := filepath.Join(dir, "other.txt")
+	if err := os.WriteFile(other, []byte("User-agent: OtherBot\nDisallow: /\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	joined := filepath.Join(dir, "joined.txt")
+	if err := os.WriteFile(joined, []byte("User-Agent: *\nCrawl-delay: 120\n\nUser-agent: 008\nDisallow: /\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	big := filepath.Join(dir, "big.txt")
 	if err := os.WriteFile(big, []byte("User-agent: *\nDisallow: /a\n#"+strings.Repeat("x", robotstxt.MaxSize)+"\nDisallow: /b\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -111,17 +119,22 @@ func TestRobotsTest(t *testing.T) {
 		wantStderr string
 	}{
 		{"default agent is LohiSoftBot", []string{"--robots", file, "https://example.com/cart", "https://example.com/private/x"}, exitRefused,
-			[]string{"disallowed https://example.com/cart Disallow: /cart (line 6)", "allowed https://example.com/private/x no rule matched"}, ""},
+			[]string{"disallowed https://example.com/cart Disallow: /cart (line 6; group: LohiSoftBot, line 5)",
+				"allowed https://example.com/private/x no rule matched (group: LohiSoftBot, line 5)"}, ""},
 		{"all allowed", []string{"--robots", file, "/", "/robots.txt"}, exitOK,
-			[]string{"allowed / no rule matched", "allowed /robots.txt robots.txt always allowed"}, ""},
+			[]string{"allowed / no rule matched (group: LohiSoftBot, line 5)", "allowed /robots.txt robots.txt always allowed"}, ""},
 		{"other agent gets star", []string{"--robots=" + file, "--agent", "Other", "/private/x", "/private/ok"}, exitRefused,
-			[]string{"disallowed /private/x Disallow: /private/ (line 2)", "allowed /private/ok Allow: /private/ok$ (line 3)"}, ""},
+			[]string{"disallowed /private/x Disallow: /private/ (line 2; group: *, line 1)", "allowed /private/ok Allow: /private/ok$ (line 3; group: *, line 1)"}, ""},
 		{"agent case-insensitive", []string{"--robots", file, "--agent", "lohisoftbot", "/cart"}, exitRefused,
-			[]string{"disallowed /cart Disallow: /cart (line 6)"}, ""},
+			[]string{"disallowed /cart Disallow: /cart (line 6; group: LohiSoftBot, line 5)"}, ""},
 		{"control characters escaped", []string{"--robots", file, "/\x1b[2J"}, exitRefused,
-			[]string{`disallowed /\x1b[2J Disallow: /\x1b[2J (line 7)`}, ""},
+			[]string{`disallowed /\x1b[2J Disallow: /\x1b[2J (line 7; group: LohiSoftBot, line 5)`}, ""},
 		{"only the first 500 KiB", []string{"--robots", big, "/a", "/b"}, exitRefused,
-			[]string{"disallowed /a Disallow: /a (line 2)", "allowed /b no rule matched"}, "only the first 512000"},
+			[]string{"disallowed /a Disallow: /a (line 2; group: *, line 1)", "allowed /b no rule matched (group: *, line 1)"}, "only the first 512000"},
+		{"no group applies", []string{"--robots", other, "/a"}, exitOK,
+			[]string{"allowed /a no rule matched (no group applies)"}, ""},
+		{"user-agent lines joined across a crawl-delay", []string{"--robots", joined, "/a"}, exitRefused,
+			[]string{"disallowed /a Disallow: / (line 5; group: *, line 1)"}, ""},
 		{"no --robots", []string{"/"}, exitBadInput, nil, "--robots FILE is required"},
 		{"missing file", []string{"--robots", filepath.Join(dir, "nope.txt"), "/"}, exitBadInput, nil, "no such file"},
 		{"directory", []string{"--robots", dir, "/"}, exitBadInput, nil, "is a directory"},
@@ -134,7 +147,7 @@ func TestRobotsTest(t *testing.T) {
 		{"port not a number", []string{"--robots", file, "https://example.com:abc/"}, exitBadInput, nil, `bad port "abc"`},
 		{"host with a bad port", []string{"--robots", file, "example.com:99999"}, exitBadInput, nil, `bad port "99999"`},
 		{"highest port", []string{"--robots", file, "https://example.com:65535/cart"}, exitRefused,
-			[]string{"disallowed https://example.com:65535/cart Disallow: /cart (line 6)"}, ""},
+			[]string{"disallowed https://example.com:65535/cart Disallow: /cart (line 6; group: LohiSoftBot, line 5)"}, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,8 +178,8 @@ func TestRobotsTestStdinJSON(t *testing.T) {
 	if code != exitRefused {
 		t.Errorf("robots test --robots - : exit %d, want %d; stderr %q", code, exitRefused, errOut.String())
 	}
-	want := `{"url":"/x?y","allowed":false,"rule":"Disallow: /x","line":2}` + "\n" +
-		`{"url":"/z","allowed":true,"rule":"no rule matched","line":0}` + "\n"
+	want := `{"url":"/x?y","allowed":false,"rule":"Disallow: /x","line":2,"group":"LohiSoftBot"}` + "\n" +
+		`{"url":"/z","allowed":true,"rule":"no rule matched","line":0,"group":"LohiSoftBot"}` + "\n"
 	if out.String() != want {
 		t.Errorf("robots test --json printed\n%s\nwant\n%s", out.String(), want)
 	}

@@ -219,8 +219,8 @@ func TestRunRobotsTest(t *testing.T) {
 	if err := runRobotsTest(context.Background(), opts, &out); exitCodeOf(err) != 1 {
 		t.Errorf("runRobotsTest = %v, want exit 1 (a URL is disallowed)", err)
 	}
-	want := "disallowed  /private/x            Disallow: /private/ (line 2)\n" +
-		"allowed     https://example.com/  no rule matched\n"
+	want := "disallowed  /private/x            Disallow: /private/ (line 2; group: *, line 1)\n" +
+		"allowed     https://example.com/  no rule matched (group: *, line 1)\n"
 	if out.String() != want {
 		t.Errorf("runRobotsTest printed\n%q\nwant\n%q", out.String(), want)
 	}
@@ -230,7 +230,7 @@ func TestRunRobotsTest(t *testing.T) {
 	if err := runRobotsTest(context.Background(), opts, &out); err != nil {
 		t.Errorf("runRobotsTest of an allowed URL = %v", err)
 	}
-	if want := `{"url":"/","allowed":true,"rule":"no rule matched","line":0}` + "\n"; out.String() != want {
+	if want := `{"url":"/","allowed":true,"rule":"no rule matched","line":0,"group":"*"}` + "\n"; out.String() != want {
 		t.Errorf("runRobotsTest --json printed %q, want %q", out.String(), want)
 	}
 }
