@@ -36,7 +36,9 @@ const integrityBacklog = 256
 // startIntegrity starts the integrity rule: it recomputes every leaf of the
 // transparency log from its row and the tree from the leaves, and reports
 // each record changed, deleted, inserted or reordered, and a tree that is
-// not the leaves'. With Options.Checkpoint, bytes that are no checkpoint
+// not the leaves'. With Options.Sites, it checks those sites' records
+// against the stored tree rather than the whole log (db.VerifySiteLog).
+// With Options.Checkpoint, bytes that are no checkpoint
 // fail here, before anything runs. finishIntegrity must be called, or the
 // run's stop on error.
 func (a *auditor) startIntegrity(ctx context.Context) (*integrityRun, error) {
@@ -62,7 +64,14 @@ func (a *auditor) startIntegrity(ctx context.Context) (*integrityRun, error) {
 	go func() {
 		defer close(run.done)
 		defer close(run.problems)
-		run.rep, run.err = a.store.VerifyLog(ctx, func(p db.LogProblem) error {
+		// For some sites, their records; for all, the whole log.
+		verify := a.store.VerifyLog
+		if len(a.opts.Sites) > 0 && run.cp == nil {
+			verify = func(ctx context.Context, emit func(db.LogProblem) error) (*db.LogReport, error) {
+				return a.store.VerifySiteLog(ctx, a.opts.Sites, emit)
+			}
+		}
+		run.rep, run.err = verify(ctx, func(p db.LogProblem) error {
 			select {
 			case run.problems <- p:
 				return nil

@@ -719,41 +719,64 @@ type storedHash struct {
 }
 
 // storedHashesFor computes the stored hashes that appending entries to a
-// log of n leaves adds, reading the ones it needs from the table.
+// log of n leaves adds, reading the ones it needs from the table in one
+// query: which they are depends on n alone (the tree's right edge), so a
+// first pass with placeholder hashes finds them.
 func (s *Store) storedHashesFor(ctx context.Context, n int64, entries []appendEntry) ([]storedHash, error) {
-	fresh := map[int64]tlog.Hash{}
-	r := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
-		var need []int64
-		for _, x := range indexes {
-			if _, ok := fresh[x]; !ok {
-				need = append(need, x)
-			}
+	old := tlog.StoredHashCount(n) // indexes below are in the table
+	var need []int64
+	if _, err := storedHashesOver(n, entries, func(x int64) (tlog.Hash, error) {
+		need = append(need, x)
+		return tlog.Hash{}, nil
+	}); err != nil {
+		return nil, err
+	}
+	slices.Sort(need)
+	need = slices.Compact(need)
+	got, err := s.readHashes(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	known := make(map[int64]tlog.Hash, len(need))
+	for i, x := range need {
+		known[x] = got[i]
+	}
+	return storedHashesOver(n, entries, func(x int64) (tlog.Hash, error) {
+		h, ok := known[x]
+		if !ok || x >= old {
+			return tlog.Hash{}, fmt.Errorf("stored hash %d was not read", x)
 		}
-		if len(need) > 0 {
-			got, err := s.readHashes(ctx, need)
+		return h, nil
+	})
+}
+
+// storedHashesOver computes the stored hashes of entries appended to a log
+// of n leaves, reading the log's own with read.
+func storedHashesOver(n int64, entries []appendEntry, read func(int64) (tlog.Hash, error)) ([]storedHash, error) {
+	old := tlog.StoredHashCount(n)
+	var out []storedHash
+	r := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+		hs := make([]tlog.Hash, len(indexes))
+		for i, x := range indexes {
+			if x >= old {
+				hs[i] = out[x-old].hash
+				continue
+			}
+			h, err := read(x)
 			if err != nil {
 				return nil, err
 			}
-			for i, x := range need {
-				fresh[x] = got[i]
-			}
+			hs[i] = h
 		}
-		for i, x := range indexes {
-			out[i] = fresh[x]
-		}
-		return out, nil
+		return hs, nil
 	})
-	var out []storedHash
 	for i, e := range entries {
-		leafN := n + int64(i)
-		hs, err := tlog.StoredHashes(leafN, e.data, r)
+		hs, err := tlog.StoredHashes(n+int64(i), e.data, r)
 		if err != nil {
 			return nil, err
 		}
-		base := tlog.StoredHashIndex(0, leafN)
+		base := tlog.StoredHashIndex(0, n+int64(i))
 		for j, h := range hs {
-			fresh[base+int64(j)] = h
 			out = append(out, storedHash{base + int64(j), h})
 		}
 	}

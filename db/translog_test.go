@@ -184,12 +184,13 @@ func TestLogAttacks(t *testing.T) {
 		sqlite, postgres string
 		args             []any
 		want             string
+		site             string // a site whose audit alone finds it too (VerifySiteLog)
 	}
 	attacks := []attack{
 		{name: "NUL appended to an event's reason",
 			sqlite:   "UPDATE policy_events SET reason = reason || char(0) || ' and every other site' WHERE id = 1",
 			postgres: "UPDATE policy_events SET reason = reason || ' and every other site' WHERE id = 1",
-			want:     "changed policy_events 1"},
+			want:     "changed policy_events 1", site: "a.example"},
 		{name: "NUL appended to an exclusion's site",
 			sqlite:   "UPDATE policy_events SET site = site || char(0) WHERE id = 1",
 			postgres: "UPDATE policy_events SET site = site || ' ' WHERE id = 1",
@@ -198,13 +199,13 @@ func TestLogAttacks(t *testing.T) {
 			sqlite:   "UPDATE requests SET host = host || char(0) WHERE id = 2",
 			postgres: "UPDATE requests SET host = host || ' ' WHERE id = 2",
 			want:     "changed requests 2"},
-		{name: "request status edited", sqlite: "UPDATE requests SET status = 404 WHERE id = 2", want: "changed requests 2"},
+		{name: "request status edited", sqlite: "UPDATE requests SET status = 404 WHERE id = 2", want: "changed requests 2", site: "b.example"},
 		{name: "robots body edited", sqlite: "UPDATE robots_snapshots SET body = ? WHERE id = 1", args: []any{[]byte("User-agent: *\nAllow: /\n")},
 			want: "changed robots_snapshots 1"},
 		{name: "event deleted", sqlite: "DELETE FROM policy_events WHERE id = 2", want: "deleted policy_events 2"},
 		{name: "message in review deleted", sqlite: "DELETE FROM mail_messages WHERE id = 2", want: "deleted mail_messages 2"},
 		{name: "event inserted in the middle", sqlite: "INSERT INTO policy_events (id, version, happened_at, kind, site) VALUES (3, 99, ?, 'reinclude', 'a.example')",
-			args: []any{time.Date(2026, 8, 1, 11, 0, 0, 0, time.UTC)}, want: "inserted policy_events 3"},
+			args: []any{time.Date(2026, 8, 1, 11, 0, 0, 0, time.UTC)}, want: "inserted policy_events 3", site: "a.example"},
 		{name: "forged email with id -1", sqlite: `INSERT INTO mail_messages (id, message_id, received_at, from_addr, intent, domains, outcome, review_status)
 			VALUES (-1, 'forged@example', ?, 'w@a.example', 'reinclude', 'a.example', 'reincluded', 'approved')`,
 			args: []any{db.Now().Add(-2 * time.Hour)}, want: "inserted mail_messages -1"},
@@ -233,6 +234,19 @@ func TestLogAttacks(t *testing.T) {
 				ps, _ := verifyLog(t, s)
 				if !slices.ContainsFunc(ps, func(p string) bool { return strings.HasPrefix(p, a.want) }) {
 					t.Errorf("VerifyLog after the attack = %v, want %q", ps, a.want)
+				}
+				if a.site == "" {
+					return
+				}
+				ps = nil
+				if _, err := s.VerifySiteLog(context.Background(), []string{a.site}, func(p db.LogProblem) error {
+					ps = append(ps, fmt.Sprintf("%s %s %d", p.Check, p.Table, p.RowID))
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if !slices.Contains(ps, a.want) {
+					t.Errorf("VerifySiteLog(%s) after the attack = %v, want %q", a.site, ps, a.want)
 				}
 			})
 		}
