@@ -69,49 +69,42 @@ type leafRef struct {
 }
 
 func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*LogReport, error) {
-	// The leaves, in index order.
-	var leaves []leafRef
-	where := map[string]map[int64]int64{} // table -> row id -> leaf index
-	rows, err := s.SQL.QueryContext(ctx, "SELECT idx, tbl, row_id, salt FROM log_leaves ORDER BY idx")
-	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var (
-			idx int64
-			l   leafRef
-		)
-		if err := rows.Scan(&idx, &l.tbl, &l.id, &l.salt); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if idx != int64(len(leaves)) {
-			// The rest cannot be placed in the tree: checked up to here.
-			rows.Close()
-			if err := emit(LogProblem{Check: LogTree, Index: int64(len(leaves)),
-				Evidence: fmt.Sprintf("the log's leaves are not numbered in a row: leaf %d comes where %d should", idx, len(leaves))}); err != nil {
-				return nil, err
-			}
-			break
-		}
-		m := where[l.tbl]
-		if m == nil {
-			m = map[int64]int64{}
-			where[l.tbl] = m
-		}
-		m[l.id] = idx
-		leaves = append(leaves, l)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	n := int64(len(leaves))
-	rep := &LogReport{Size: n}
+	// The cursors first: a row appended after they were read is then one
+	// they do not cover yet (unlogged), never one they went past.
 	curs, err := s.readCursors(ctx)
 	if err != nil {
 		return nil, err
 	}
+	// The leaves, in index order.
+	var leaves []leafRef
+	where := map[string]map[int64]int64{} // table -> row id -> leaf index
+	gap := false
+	err = s.readTable(ctx, "SELECT idx, tbl, row_id, salt FROM log_leaves ORDER BY idx", nil, func(idx int64, tbl string, id int64, salt []byte) bool {
+		if idx != int64(len(leaves)) {
+			gap = true
+			return false
+		}
+		m := where[tbl]
+		if m == nil {
+			m = map[int64]int64{}
+			where[tbl] = m
+		}
+		m[id] = idx
+		leaves = append(leaves, leafRef{tbl: tbl, id: id, salt: salt})
+		return true
+	})
+	if err != nil {
+		return nil, err
+	}
+	if gap {
+		// The rest cannot be placed in the tree: checked up to here.
+		if err := emit(LogProblem{Check: LogTree, Index: int64(len(leaves)),
+			Evidence: fmt.Sprintf("the log's leaves are not numbered in a row: leaf %d is missing", len(leaves))}); err != nil {
+			return nil, err
+		}
+	}
+	n := int64(len(leaves))
+	rep := &LogReport{Size: n}
 
 	// Each leaf's hash, recomputed from its row.
 	computed := make([]tlog.Hash, n)
@@ -162,28 +155,18 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 		}
 	}
 
-	// The stored hashes.
+	// The stored hashes (those of the n leaves: an append since adds
+	// more).
 	stored := make([]tlog.Hash, 0, tlog.StoredHashCount(n))
-	rows, err = s.SQL.QueryContext(ctx, "SELECT id, hash FROM log_hashes ORDER BY id")
+	err = s.readTable(ctx, "SELECT id, '', 0, hash FROM log_hashes WHERE id < ? ORDER BY id", []any{tlog.StoredHashCount(n)},
+		func(id int64, _ string, _ int64, h []byte) bool {
+			if id != int64(len(stored)) || len(h) != tlog.HashSize {
+				return false
+			}
+			stored = append(stored, tlog.Hash(h))
+			return true
+		})
 	if err != nil {
-		return nil, err
-	}
-	for rows.Next() {
-		var (
-			id int64
-			h  []byte
-		)
-		if err := rows.Scan(&id, &h); err != nil {
-			rows.Close()
-			return nil, err
-		}
-		if id != int64(len(stored)) || len(h) != tlog.HashSize {
-			break
-		}
-		stored = append(stored, tlog.Hash(h))
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, err
 	}
 	storedOK := int64(len(stored)) == tlog.StoredHashCount(n)
@@ -431,4 +414,52 @@ func textOf(v any) string {
 		return string(x)
 	}
 	return ""
+}
+
+// readTable runs q, whose rows are (integer, text, integer, blob), and
+// calls fn with each until it returns false: on an SQLite file through the
+// fast-path reader, else through the pool.
+func (s *Store) readTable(ctx context.Context, q string, args []any, fn func(a int64, b string, c int64, d []byte) bool) error {
+	rd, err := s.openReader(ctx)
+	if err != nil {
+		return err
+	}
+	if rd != nil {
+		defer rd.Close()
+		rows, err := rd.Query(q, args...)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for n := 1; rows.Next(); n++ {
+			if n%ctxEvery == 0 {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+			}
+			if !fn(rows.Int64(0), rows.String(1), rows.Int64(2), append([]byte{}, rows.BlobBytes(3)...)) {
+				return nil
+			}
+		}
+		return rows.Err()
+	}
+	rows, err := s.SQL.QueryContext(ctx, rebind(s.Dialect, q), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var (
+			a, c int64
+			b    string
+			d    []byte
+		)
+		if err := rows.Scan(&a, &b, &c, &d); err != nil {
+			return err
+		}
+		if !fn(a, b, c, d) {
+			return nil
+		}
+	}
+	return rows.Err()
 }
