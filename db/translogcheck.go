@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -62,10 +63,48 @@ func (s *Store) VerifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 	return rep, nil
 }
 
-type leafRef struct {
-	tbl  string
-	id   int64
-	salt []byte
+// leafSet is the log's leaves as VerifyLog holds them: a few bytes each
+// (a million leaves are about 25 MB), the salts in one arena.
+type leafSet struct {
+	tables []string // table names, by the number tbl holds
+	tbl    []uint8
+	rowID  []int64
+	salts  []byte
+	saltAt []int64 // leaf i's salt is salts[saltAt[i]:saltAt[i+1]]
+}
+
+func (ls *leafSet) add(tbl string, id int64, salt []byte) {
+	t := slices.Index(ls.tables, tbl)
+	if t < 0 {
+		t = len(ls.tables)
+		ls.tables = append(ls.tables, tbl)
+	}
+	if len(ls.saltAt) == 0 {
+		ls.saltAt = append(ls.saltAt, 0)
+	}
+	ls.tbl = append(ls.tbl, uint8(t))
+	ls.rowID = append(ls.rowID, id)
+	ls.salts = append(ls.salts, salt...)
+	ls.saltAt = append(ls.saltAt, int64(len(ls.salts)))
+}
+
+func (ls *leafSet) table(i int64) string { return ls.tables[ls.tbl[i]] }
+func (ls *leafSet) salt(i int64) []byte  { return ls.salts[ls.saltAt[i]:ls.saltAt[i+1]] }
+
+// of returns the indexes of table's leaves, in row id order.
+func (ls *leafSet) of(table string) []int64 {
+	t := slices.Index(ls.tables, table)
+	if t < 0 {
+		return nil
+	}
+	var out []int64
+	for i, x := range ls.tbl {
+		if int(x) == t {
+			out = append(out, int64(i))
+		}
+	}
+	slices.SortStableFunc(out, func(a, b int64) int { return cmpInt(ls.rowID[a], ls.rowID[b]) })
+	return out
 }
 
 func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*LogReport, error) {
@@ -76,87 +115,30 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 		return nil, err
 	}
 	// The leaves, in index order.
-	var leaves []leafRef
-	where := map[string]map[int64]int64{} // table -> row id -> leaf index
+	var ls leafSet
 	gap := false
 	err = s.readTable(ctx, "SELECT idx, tbl, row_id, salt FROM log_leaves ORDER BY idx", nil, func(idx int64, tbl string, id int64, salt []byte) bool {
-		if idx != int64(len(leaves)) {
+		if idx != int64(len(ls.tbl)) || len(ls.tables) == 255 {
 			gap = true
 			return false
 		}
-		m := where[tbl]
-		if m == nil {
-			m = map[int64]int64{}
-			where[tbl] = m
-		}
-		m[id] = idx
-		leaves = append(leaves, leafRef{tbl: tbl, id: id, salt: salt})
+		ls.add(tbl, id, salt)
 		return true
 	})
 	if err != nil {
 		return nil, err
 	}
+	n := int64(len(ls.tbl))
 	if gap {
 		// The rest cannot be placed in the tree: checked up to here.
-		if err := emit(LogProblem{Check: LogTree, Index: int64(len(leaves)),
-			Evidence: fmt.Sprintf("the log's leaves are not numbered in a row: leaf %d is missing", len(leaves))}); err != nil {
+		if err := emit(LogProblem{Check: LogTree, Index: n,
+			Evidence: fmt.Sprintf("the log's leaves are not numbered in a row: leaf %d is missing", n)}); err != nil {
 			return nil, err
 		}
 	}
-	n := int64(len(leaves))
 	rep := &LogReport{Size: n}
 
-	// Each leaf's hash, recomputed from its row.
-	computed := make([]tlog.Hash, n)
-	seen := make([]bool, n)
-	var buf []byte
-	var problems []LogProblem
-	for _, t := range append([]*logTable{&chainTable}, tablePtrs()...) {
-		m := where[t.name]
-		if t == &chainTable && len(m) == 0 {
-			continue
-		}
-		c := curs[t.name]
-		pending := map[int64]bool{}
-		for _, id := range c.pending {
-			pending[id] = true
-		}
-		err := s.scanLogRows(ctx, t, "1 = 1", nil, 0, func(r *logRow) error {
-			idx, ok := m[r.id]
-			if !ok {
-				switch {
-				case t == &chainTable:
-				case r.id > c.hw || pending[r.id]:
-					rep.Unlogged++
-				default:
-					problems = append(problems, LogProblem{Check: LogInserted, Table: t.name, RowID: r.id, Index: -1,
-						Evidence: fmt.Sprintf("%s row %d is not in the log, though the sequencer went past it (it logs every final row up to id %d)", t.name, r.id, c.hw)})
-				}
-				delete(pending, r.id)
-				return nil
-			}
-			delete(pending, r.id)
-			buf = t.record(r.id, leaves[idx].salt, r.vals).Append(buf[:0])
-			computed[idx] = tlog.RecordHash(buf)
-			seen[idx] = true
-			return nil
-		})
-		if err != nil {
-			return nil, err
-		}
-		for id := range pending {
-			problems = append(problems, LogProblem{Check: LogDeleted, Table: t.name, RowID: id, Index: -1,
-				Evidence: fmt.Sprintf("%s row %d, which the log waits for (not final when the sequencer saw it), is gone", t.name, id)})
-		}
-	}
-	for _, p := range problems {
-		if err := emit(p); err != nil {
-			return nil, err
-		}
-	}
-
-	// The stored hashes (those of the n leaves: an append since adds
-	// more).
+	// The stored hashes of those leaves (an append since adds more).
 	stored := make([]tlog.Hash, 0, tlog.StoredHashCount(n))
 	err = s.readTable(ctx, "SELECT id, '', 0, hash FROM log_hashes WHERE id < ? ORDER BY id", []any{tlog.StoredHashCount(n)},
 		func(id int64, _ string, _ int64, h []byte) bool {
@@ -169,27 +151,116 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 	if err != nil {
 		return nil, err
 	}
-	storedOK := int64(len(stored)) == tlog.StoredHashCount(n)
-	if !storedOK {
-		if err := emit(LogProblem{Check: LogTree, Index: -1, Evidence: fmt.Sprintf("the log holds %d stored hashes where its %d leaves make %d",
-			len(stored), n, tlog.StoredHashCount(n))}); err != nil {
+	if int64(len(stored)) != tlog.StoredHashCount(n) {
+		// Without the leaves' stored hashes nothing can be compared: a
+		// leaf's missing hash is reported as the tree's.
+		rep.Hashes = tlog.HashReaderFunc(func([]int64) ([]tlog.Hash, error) {
+			return nil, errors.New("the log's stored hashes are incomplete")
+		})
+		return rep, emit(LogProblem{Check: LogTree, Index: -1, Evidence: fmt.Sprintf("the log holds %d stored hashes where its %d leaves make %d",
+			len(stored), n, tlog.StoredHashCount(n))})
+	}
+	leafHash := func(i int64) tlog.Hash { return stored[tlog.StoredHashIndex(0, i)] }
+
+	// Each leaf recomputed from its row (a merge of the table's rows and
+	// its leaves, both in id order), and compared with its stored hash.
+	var (
+		buf      []byte
+		problems []LogProblem
+		wrong    = map[int64]tlog.Hash{} // leaf -> its recomputed hash, where it differs (zero: no row)
+		byHash   map[tlog.Hash]int64     // stored leaf hash -> index, built on the first mismatch
+	)
+	mismatch := func(i int64, h tlog.Hash, t string, id int64) {
+		wrong[i] = h
+		p := LogProblem{Check: LogChanged, Table: t, RowID: id, Index: i,
+			Evidence: fmt.Sprintf("%s row %d is not what leaf %d of the log committed to: it was changed after it became final", t, id, i)}
+		if byHash == nil {
+			byHash = make(map[tlog.Hash]int64, n)
+			for j := range n {
+				byHash[leafHash(j)] = j
+			}
+		}
+		if j, ok := byHash[h]; ok {
+			p.Check = LogReordered
+			p.Evidence = fmt.Sprintf("%s row %d is leaf %d of the log, where it was leaf %d: the log was reordered", t, id, i, j)
+		}
+		problems = append(problems, p)
+	}
+	for _, t := range append([]*logTable{&chainTable}, tablePtrs()...) {
+		order := ls.of(t.name)
+		if t == &chainTable && len(order) == 0 {
+			continue
+		}
+		c := curs[t.name]
+		pending := map[int64]bool{} // the rows the log waits for
+		for _, id := range c.pending {
+			pending[id] = true
+		}
+		seen := map[int64]bool{} // those of them found
+		k := 0 // the next of order
+		gone := func(upTo int64) {
+			for ; k < len(order) && ls.rowID[order[k]] < upTo; k++ {
+				i := order[k]
+				wrong[i] = tlog.Hash{}
+				problems = append(problems, LogProblem{Check: LogDeleted, Table: t.name, RowID: ls.rowID[i], Index: i,
+					Evidence: fmt.Sprintf("%s row %d, leaf %d of the log, is gone", t.name, ls.rowID[i], i)})
+			}
+		}
+		err := s.scanLogRows(ctx, t, "1 = 1", nil, 0, func(r *logRow) error {
+			gone(r.id)
+			if pending[r.id] {
+				seen[r.id] = true
+			}
+			if k == len(order) || ls.rowID[order[k]] != r.id {
+				switch {
+				case t == &chainTable:
+				case r.id > c.hw || pending[r.id]:
+					rep.Unlogged++
+				default:
+					problems = append(problems, LogProblem{Check: LogInserted, Table: t.name, RowID: r.id, Index: -1,
+						Evidence: fmt.Sprintf("%s row %d is not in the log, though the sequencer went past it (it logs every final row up to id %d)", t.name, r.id, c.hw)})
+				}
+				return nil
+			}
+			for ; k < len(order) && ls.rowID[order[k]] == r.id; k++ {
+				i := order[k]
+				buf = t.record(r.id, ls.salt(i), r.vals).Append(buf[:0])
+				if h := tlog.RecordHash(buf); h != leafHash(i) {
+					mismatch(i, h, t.name, r.id)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		gone(1<<63 - 1)
+		for _, id := range c.pending {
+			if !seen[id] {
+				problems = append(problems, LogProblem{Check: LogDeleted, Table: t.name, RowID: id, Index: -1,
+					Evidence: fmt.Sprintf("%s row %d, which the log waits for (not final when the sequencer saw it), is gone", t.name, id)})
+			}
+		}
+	}
+	for i := range n {
+		tbl, id := ls.table(i), ls.rowID[i]
+		switch {
+		case logTableNamed(tbl) == nil:
+			problems = append(problems, LogProblem{Check: LogInserted, Table: tbl, RowID: id, Index: i,
+				Evidence: fmt.Sprintf("leaf %d names table %q, which is not an evidence table", i, tbl)})
+			wrong[i] = tlog.Hash{}
+		case id <= 0 && tbl != chainTable.name:
+			problems = append(problems, LogProblem{Check: LogInserted, Table: tbl, RowID: id, Index: i,
+				Evidence: fmt.Sprintf("leaf %d names %s row %d, an id the database never assigns", i, tbl, id)})
+		}
+	}
+	for _, p := range problems {
+		if err := emit(p); err != nil {
 			return nil, err
 		}
 	}
 
-	// Each leaf against its stored hash, and the tree from the leaves.
-	var byHash map[tlog.Hash]int64 // stored leaf hash -> index, built on the first mismatch
-	tree := make([]tlog.Hash, 0, tlog.StoredHashCount(n))
-	r := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
-		for i, x := range indexes {
-			if x < 0 || x >= int64(len(tree)) {
-				return nil, fmt.Errorf("stored hash %d is not computed", x)
-			}
-			out[i] = tree[x]
-		}
-		return out, nil
-	})
+	// The stored tree against its own leaves.
 	storedReader := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 		out := make([]tlog.Hash, len(indexes))
 		for i, x := range indexes {
@@ -200,71 +271,56 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 		}
 		return out, nil
 	})
-	treeBad := false
-	for i := int64(0); i < n; i++ {
+	for i := range n {
 		if i%ctxEvery == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		l := leaves[i]
-		var p *LogProblem
-		switch {
-		case l.id <= 0 && l.tbl != chainTable.name:
-			p = &LogProblem{Check: LogInserted, Table: l.tbl, RowID: l.id, Index: i,
-				Evidence: fmt.Sprintf("leaf %d names %s row %d, an id the database never assigns", i, l.tbl, l.id)}
-		case logTableNamed(l.tbl) == nil:
-			p = &LogProblem{Check: LogInserted, Table: l.tbl, RowID: l.id, Index: i,
-				Evidence: fmt.Sprintf("leaf %d names table %q, which is not an evidence table", i, l.tbl)}
-		case !seen[i]:
-			p = &LogProblem{Check: LogDeleted, Table: l.tbl, RowID: l.id, Index: i,
-				Evidence: fmt.Sprintf("%s row %d, leaf %d of the log, is gone", l.tbl, l.id, i)}
-		case storedOK && computed[i] != stored[tlog.StoredHashIndex(0, i)]:
-			p = &LogProblem{Check: LogChanged, Table: l.tbl, RowID: l.id, Index: i,
-				Evidence: fmt.Sprintf("%s row %d is not what leaf %d of the log committed to: it was changed after it became final", l.tbl, l.id, i)}
-			if byHash == nil {
-				byHash = make(map[tlog.Hash]int64, n)
-				for j := int64(0); j < n; j++ {
-					byHash[stored[tlog.StoredHashIndex(0, j)]] = j
-				}
-			}
-			if j, ok := byHash[computed[i]]; ok {
-				p.Check = LogReordered
-				p.Evidence = fmt.Sprintf("%s row %d is leaf %d of the log, where it was leaf %d: the log was reordered", l.tbl, l.id, i, j)
-			}
-		}
-		if p != nil {
-			if err := emit(*p); err != nil {
-				return nil, err
-			}
-		}
-		hs, err := tlog.StoredHashesForRecordHash(i, computed[i], r)
+		base := tlog.StoredHashIndex(0, i)
+		hs, err := tlog.StoredHashesForRecordHash(i, stored[base], storedReader)
 		if err != nil {
 			return nil, err
 		}
-		tree = append(tree, hs...)
-		if storedOK && !treeBad {
-			// The stored tree against its own leaves: a leaf's change
-			// is reported above, a rewritten tree here.
-			base := tlog.StoredHashIndex(0, i)
-			ss, err := tlog.StoredHashesForRecordHash(i, stored[base], storedReader)
+		j := 0
+		for j < len(hs) && hs[j] == stored[base+int64(j)] {
+			j++
+		}
+		if j < len(hs) {
+			if err := emit(LogProblem{Check: LogTree, Index: i, Evidence: fmt.Sprintf(
+				"stored hash %d (leaf %d) is not the hash of the leaves below it: the tree was rewritten", base+int64(j), i)}); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
+
+	// The tree the rows give: the stored one when every leaf matched,
+	// else one recomputed with the rows' hashes.
+	rep.Hashes = storedReader
+	if len(wrong) > 0 {
+		tree := make([]tlog.Hash, 0, len(stored))
+		r := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
+			out := make([]tlog.Hash, len(indexes))
+			for i, x := range indexes {
+				out[i] = tree[x]
+			}
+			return out, nil
+		})
+		for i := range n {
+			h, ok := wrong[i]
+			if !ok {
+				h = leafHash(i)
+			}
+			hs, err := tlog.StoredHashesForRecordHash(i, h, r)
 			if err != nil {
 				return nil, err
 			}
-			for j, h := range ss {
-				if stored[base+int64(j)] != h {
-					treeBad = true
-					if err := emit(LogProblem{Check: LogTree, Index: i, Evidence: fmt.Sprintf(
-						"stored hash %d (leaf %d) is not the hash of the leaves below it: the tree was rewritten", base+int64(j), i)}); err != nil {
-						return nil, err
-					}
-					break
-				}
-			}
+			tree = append(tree, hs...)
 		}
+		rep.Hashes = r
 	}
-	rep.Hashes = r
-	if rep.Root, err = tlog.TreeHash(n, r); err != nil {
+	if rep.Root, err = tlog.TreeHash(n, rep.Hashes); err != nil {
 		return nil, err
 	}
 	return rep, nil
