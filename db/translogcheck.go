@@ -197,7 +197,7 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 			pending[id] = true
 		}
 		seen := map[int64]bool{} // those of them found
-		k := 0 // the next of order
+		k := 0                   // the next of order
 		gone := func(upTo int64) {
 			for ; k < len(order) && ls.rowID[order[k]] < upTo; k++ {
 				i := order[k]
