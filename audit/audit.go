@@ -60,11 +60,13 @@ const (
 	// (webbotauth.MaxValidity), and it was sent within it. Requests that
 	// never completed are skipped: their evidence is written on completion.
 	RuleSignatures = "signatures"
-	// RuleIntegrity: the sealed records (policy events, requests, robots.txt
-	// snapshots, mail messages) are as they were sealed: every block of the
-	// seal chain keeps its hash and link, every sealed row its hash, and no
-	// row appeared where the chain says there was none (db.VerifySeals). It
-	// covers the whole database whatever sites are named.
+	// RuleIntegrity: the evidence records (policy events, requests,
+	// robots.txt snapshots, mail messages) are as the transparency log
+	// committed to them: every leaf recomputed from its row is the log's,
+	// the stored tree is the tree of the leaves, every final row is in the
+	// log, and (with Options.Checkpoint) the records reproduce a signed
+	// checkpoint (db.VerifyLog). It covers the whole log whatever sites
+	// are named.
 	RuleIntegrity = "integrity"
 )
 
@@ -111,8 +113,9 @@ const (
 	CheckExtraColumn   = "extra-column"   // storage: an index table has a column the page does not promise
 	CheckNoindexPage   = "noindex-page"   // storage: an index entry for a page marked noindex
 	CheckNoindexAnchor = "noindex-anchor" // storage: link text kept for a page marked noindex
-	// integrity: db.SealChanged, db.SealDeleted, db.SealInserted,
-	// db.SealBackdated and db.SealChain.
+	// integrity: db.LogChanged, db.LogDeleted, db.LogInserted,
+	// db.LogReordered, db.LogTree, and:
+	CheckCheckpoint = "checkpoint" // integrity: the records do not reproduce the checkpoint, or its signature does not verify
 )
 
 // RequestRef is a request of the log, as a violation cites it.
@@ -135,11 +138,12 @@ type Violation struct {
 	Requests []RequestRef `json:"requests"`
 	Evidence string       `json:"evidence"`
 	// Table and RowID name the record an integrity violation is about
-	// (RowID 0 with Block set: the seal chain itself).
+	// (none: the log itself).
 	Table string `json:"table,omitempty"`
 	RowID int64  `json:"row_id,omitempty"`
-	// Block is the seal block involved in an integrity violation.
-	Block int64 `json:"block,omitempty"`
+	// Leaf is the index of the log's leaf involved in an integrity
+	// violation, if any.
+	Leaf *int64 `json:"leaf,omitempty"`
 }
 
 // RuleSummary says how much one rule checked and how often it failed.
@@ -158,23 +162,23 @@ func (s RuleSummary) OK() bool { return s.Violations == 0 }
 // Summary is the outcome of Run, one entry per audited rule in Rules order.
 type Summary struct {
 	Rules []RuleSummary `json:"rules"`
-	// Seal describes the seal chain the integrity rule checked; nil when
-	// the rule did not run.
-	Seal *SealSummary `json:"seal,omitempty"`
+	// Log describes the transparency log the integrity rule checked; nil
+	// when the rule did not run.
+	Log *LogSummary `json:"log,omitempty"`
 	// Sites counts the sites whose requests were read; Requests counts the
 	// requests read (robots.txt fetches included).
 	Sites    int64 `json:"sites"`
 	Requests int64 `json:"requests"`
 }
 
-// SealSummary is the seal chain as the integrity rule found it.
-type SealSummary struct {
-	Head       string `json:"head"`        // the last block's hash ("" when nothing is sealed yet)
-	HeadBlock  int64  `json:"head_block"`  // the last block's number
-	Checked    string `json:"checked_to"`  // the hash up to which records were checked (--head, or the head)
-	Blocks     int64  `json:"blocks"`      // blocks checked
-	SealedRows int64  `json:"sealed_rows"` // sealed rows checked
-	Unsealed   int64  `json:"unsealed"`    // rows not sealed yet: in flight, awaiting review, or newer than the head
+// LogSummary is the transparency log as the integrity rule found it.
+type LogSummary struct {
+	Size     int64  `json:"size"`     // leaves checked
+	Root     string `json:"root"`     // base64 root hash of the tree recomputed from the records
+	Unlogged int64  `json:"unlogged"` // rows not in the log yet: in flight, awaiting review, or final since the last append
+	// Checkpoint is the size of the signed checkpoint the records were
+	// checked against (Options.Checkpoint), if any.
+	Checkpoint *int64 `json:"checkpoint,omitempty"`
 }
 
 // OK reports whether every audited rule held.
@@ -209,10 +213,12 @@ type Options struct {
 	// before on each host, a cycle's earlier pages, snapshots, exclusions)
 	// is still read where a rule needs it.
 	Since time.Time
-	// Head, when set, is the hash of a seal block (the chain head a report
-	// shows): only the integrity rule runs, and only for the records sealed
-	// up to that block. Run returns ErrUnknownHead when no block has it.
-	Head string
+	// Checkpoint, when set, is a signed checkpoint of the transparency
+	// log: only the integrity rule runs, and the records must also
+	// reproduce its root at its size, under a signature by one of the
+	// log's keys. Run returns an error wrapping translog.ErrCheckpoint for
+	// bytes that are no checkpoint.
+	Checkpoint []byte
 	// Logger receives progress at debug level. Nil means slog.Default().
 	Logger *slog.Logger
 }

@@ -9,13 +9,14 @@ import (
 	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/translog"
 )
 
 // TestIntegrityReportedLast: the integrity rule runs alongside the others
 // but its violations come after theirs, all of them (more than it holds
 // back at once), in id order, naming the table and row; an error from emit
-// stops the run and is returned; an unknown --head fails before anything is
-// reported.
+// stops the run and is returned; bytes that are no checkpoint fail before
+// anything is reported.
 func TestIntegrityReportedLast(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		w := newLogWriter(t, dsn)
@@ -25,7 +26,7 @@ func TestIntegrityReportedLast(t *testing.T) {
 			ids = append(ids, w.request(0, db.PurposePage, fmt.Sprintf("https://www.example.org/p%d", i),
 				at(time.Duration(i)*time.Minute), noCycle()))
 		}
-		if _, err := w.store.Seal(w.ctx); err != nil {
+		if _, err := w.store.AppendLog(w.ctx); err != nil {
 			t.Fatal(err)
 		}
 		w.exec("UPDATE requests SET outcome = 'tampered'")
@@ -41,8 +42,8 @@ func TestIntegrityReportedLast(t *testing.T) {
 			}
 		}
 		for i, v := range vs[n:] {
-			if v.Rule != audit.RuleIntegrity || v.Check != db.SealChanged || v.Table != "requests" || v.RowID != ids[i] {
-				t.Fatalf("violation %d = %s %s %s row %d, want integrity %s requests row %d", n+i, v.Rule, v.Check, v.Table, v.RowID, db.SealChanged, ids[i])
+			if v.Rule != audit.RuleIntegrity || v.Check != db.LogChanged || v.Table != "requests" || v.RowID != ids[i] {
+				t.Fatalf("violation %d = %s %s %s row %d, want integrity %s requests row %d", n+i, v.Rule, v.Check, v.Table, v.RowID, db.LogChanged, ids[i])
 			}
 		}
 		if got := sum.Rules[1]; got.Rule != audit.RuleIntegrity || got.Violations != n || got.Checked != n {
@@ -63,9 +64,9 @@ func TestIntegrityReportedLast(t *testing.T) {
 		}
 
 		seen = 0
-		_, err = audit.Run(w.ctx, w.store, &audit.Options{Head: "00ff"}, func(audit.Violation) error { seen++; return nil })
-		if !errors.Is(err, audit.ErrUnknownHead) || seen != 0 {
-			t.Errorf("Run with an unknown head = %v after %d violations, want %v before any", err, seen, audit.ErrUnknownHead)
+		_, err = audit.Run(w.ctx, w.store, &audit.Options{Checkpoint: []byte("00ff\n")}, func(audit.Violation) error { seen++; return nil })
+		if !errors.Is(err, translog.ErrCheckpoint) || seen != 0 {
+			t.Errorf("Run with no checkpoint = %v after %d violations, want %v before any", err, seen, translog.ErrCheckpoint)
 		}
 	})
 }

@@ -23,8 +23,8 @@ import (
 // Run only reads. It streams the request log with one query and keeps state
 // for one site at a time (its hosts, origins, cycles and exclusions), so
 // memory stays bounded however long the log is. The signatures rule, which
-// reads the log apart, and the integrity rule, which reads the sealed
-// tables, run alongside on goroutines of their own; their violations are
+// reads the log apart, and the integrity rule, which reads the evidence
+// tables and the transparency log, run alongside on goroutines of their own; their violations are
 // still reported after the stream's, signatures then integrity. Run does
 // I/O and blocks until the whole log is read or ctx ends.
 func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violation) error) (*Summary, error) {
@@ -35,7 +35,7 @@ func Run(ctx context.Context, store *db.Store, opts *Options, emit func(Violatio
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	if o.Head != "" {
+	if o.Checkpoint != nil {
 		o.Rules = []string{RuleIntegrity}
 	}
 	rules, err := parseRules(o.Rules)

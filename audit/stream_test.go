@@ -99,7 +99,7 @@ func TestBackgroundRulesReportAfterStream(t *testing.T) {
 		if err := dbtest.Gorm(w.store).WithContext(w.ctx).CreateInBatches(reqs, 100).Error; err != nil {
 			t.Fatal(err)
 		}
-		if _, err := w.store.Seal(w.ctx); err != nil {
+		if _, err := w.store.AppendLog(w.ctx); err != nil {
 			t.Fatal(err)
 		}
 		w.exec("UPDATE requests SET url = 'https://www.example.org/edited' WHERE id = ?", reqs[7].ID)

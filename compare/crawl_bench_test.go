@@ -108,7 +108,7 @@ func BenchmarkCrawl(b *testing.B) {
 				b.Fatal(err)
 			}
 			if seal {
-				if _, err := store.Seal(context.Background()); err != nil {
+				if _, err := store.AppendLog(context.Background()); err != nil {
 					b.Fatal(err)
 				}
 			}

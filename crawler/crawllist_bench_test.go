@@ -330,7 +330,7 @@ func generateCrawlList(ctx context.Context, store *db.Store, sites int, withLog,
 			return err
 		}
 		if seal {
-			if _, err := store.Seal(ctx); err != nil {
+			if _, err := store.AppendLog(ctx); err != nil {
 				return err
 			}
 		}

@@ -113,8 +113,8 @@ type Store struct {
 	gdb  *gorm.DB
 	pool *sql.DB
 
-	sealer  sealer                     // the background sealer (db/sealer.go)
-	sealVia atomic.Pointer[sealWriter] // who writes the seal's blocks (SealVia)
+	sealer  sealer                     // the background sequencer (db/sequencer.go)
+	sealVia atomic.Pointer[sealWriter] // who writes the log's appends (SealVia)
 
 	queries // the entity queries, on the pool
 }
@@ -284,9 +284,9 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		sqlDB.Close()
 		return nil, err
 	}
-	if before > 0 && before < sealMigration {
-		// An upgraded database: seal the rows already there, in id order.
-		if _, err := s.Seal(ctx); err != nil {
+	if before > 0 && before < logMigration {
+		// An upgraded database: its log starts from the rows already there.
+		if err := s.upgradeLog(ctx); err != nil {
 			sqlDB.Close()
 			return nil, err
 		}

@@ -86,6 +86,10 @@ func (tx *Tx) reservedAhead(ctx context.Context, sites []string, now time.Time) 
 // policy writers, so versions become visible in increasing order. Errors
 // are returned as the driver gave them. It does I/O.
 func (tx *Tx) AppendEvent(ctx context.Context, ev *PolicyEvent) error {
+	if err := checkText("policy_events", "kind", ev.Kind, "site", ev.Site, "actor", ev.Actor, "reason", ev.Reason,
+		"evidence", ev.Evidence, "source", ev.Source, "detail", ev.Detail); err != nil {
+		return err
+	}
 	// Raw SQL rather than gorm's Create: this runs for every exclusion, and
 	// gorm's reflection cost more than the insert itself (mail import).
 	if err := tx.queryRow(ctx, "UPDATE policy_state SET version = version + 1 WHERE id = 1 RETURNING version").Scan(&ev.Version); err != nil {

@@ -9,6 +9,3 @@ import (
 func (tx *Tx) ReservedAhead(ctx context.Context, sites []string, now time.Time) (time.Time, error) {
 	return tx.reservedAhead(ctx, sites, now)
 }
-
-// SealersLock is sealersLock, for the package's external tests.
-const SealersLock = sealersLock

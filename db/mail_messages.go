@@ -42,6 +42,12 @@ func (s *Store) PolicyEventsByEvidence(ctx context.Context, evidence string) ([]
 // Message-ID is stored already, and reports whether it inserted. It does
 // I/O.
 func (q queries) InsertMailMessage(ctx context.Context, m *MailMessage) (bool, error) {
+	if err := checkText("mail_messages", "message_id", m.MessageID, "from_addr", m.FromAddr, "subject", m.Subject,
+		"intent", m.Intent, "domains", m.Domains, "lang", m.Lang, "auth", m.Auth, "auth_domain", m.AuthDomain,
+		"outcome", m.Outcome, "review_status", m.ReviewStatus, "review_reason", m.ReviewReason, "reasons", m.Reasons,
+		"reviewed_by", m.ReviewedBy, "source", m.Source, "sha256", m.Sha256); err != nil {
+		return false, err
+	}
 	err := q.queryRow(ctx, `INSERT INTO mail_messages (message_id, received_at, sent_date, from_addr, subject, intent, domains,
 		lang, auth, auth_domain, outcome, review_status, review_reason, reasons, reviewed_by, reviewed_at, source, size, sha256, raw)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -74,6 +80,9 @@ func (q queries) MailOutcomeByMessageID(ctx context.Context, messageID string) (
 // SetMailOutcome sets the outcome and review status and reason of message
 // id. It does I/O.
 func (q queries) SetMailOutcome(ctx context.Context, id int64, outcome, reviewStatus, reviewReason string) error {
+	if err := checkText("mail_messages", "outcome", outcome, "review_status", reviewStatus, "review_reason", reviewReason); err != nil {
+		return err
+	}
 	err := q.with(ctx).Model(&MailMessage{}).Where("id = ?", id).Updates(map[string]any{
 		"outcome": outcome, "review_status": reviewStatus, "review_reason": reviewReason}).Error
 	if err != nil {
@@ -111,6 +120,9 @@ func (q queries) MailMessageHead(ctx context.Context, id int64) (*MailMessage, e
 // recording who and when, and reports whether it was in status from. It
 // does I/O.
 func (q queries) CloseMailReview(ctx context.Context, id int64, from, status, by string, at time.Time) (bool, error) {
+	if err := checkText("mail_messages", "review_status", status, "reviewed_by", by); err != nil {
+		return false, err
+	}
 	res := q.with(ctx).Model(&MailMessage{}).Where("id = ? AND review_status = ?", id, from).
 		Updates(map[string]any{"review_status": status, "reviewed_by": by, "reviewed_at": at.UTC()})
 	if res.Error != nil {

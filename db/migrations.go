@@ -340,10 +340,37 @@ CREATE TABLE candidate_links (
 	PRIMARY KEY (site, from_site)
 );
 `,
+	// 15: the transparency log (db/translog.go), which replaces the seal
+	// chain: each leaf's row and salt, the Merkle tree's stored hashes,
+	// each evidence table's place in the log, and the verifier keys its
+	// checkpoints were signed with. Open starts the log from the chain's
+	// head, if any, right after this step.
+	`
+CREATE TABLE log_leaves (
+	idx {{BIGINT}} PRIMARY KEY,
+	tbl TEXT NOT NULL,
+	row_id {{BIGINT}} NOT NULL,
+	salt {{BLOB}} NOT NULL
+);
+CREATE UNIQUE INDEX log_leaves_row ON log_leaves (tbl, row_id);
+CREATE TABLE log_hashes (
+	id {{BIGINT}} PRIMARY KEY,
+	hash {{BLOB}} NOT NULL
+);
+CREATE TABLE log_cursor (
+	tbl TEXT PRIMARY KEY,
+	hw {{BIGINT}} NOT NULL,
+	pending TEXT NOT NULL DEFAULT ''
+);
+CREATE TABLE log_keys (
+	vkey TEXT PRIMARY KEY,
+	recorded_at {{TIME}} NOT NULL
+);
+`,
 }
 
-// sealMigration is the schema version that added the seal tables.
-const sealMigration = 10
+// logMigration is the schema version that added the transparency log.
+const logMigration = 15
 
 // SchemaVersion is the schema version this lohibot writes.
 var SchemaVersion = len(migrations)

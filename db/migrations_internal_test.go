@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -153,26 +154,54 @@ func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
 	}
 }
 
-// TestUpgradeSealsExistingRows: a database from before the seal tables gets
-// its rows sealed, in id order, when it is upgraded.
-func TestUpgradeSealsExistingRows(t *testing.T) {
+// TestUpgradeLogFromSealChain: a database sealed by the seal chain gets a
+// log whose first leaf commits to the chain's head, then the rows the
+// chain sealed, in the order it sealed them, then the rest; the log
+// verifies, and a row the chain left pending is appended once final.
+func TestUpgradeLogFromSealChain(t *testing.T) {
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
 	saved := migrations
 	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:sealMigration-1]
+	migrations = saved[:logMigration-1]
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := Now()
-	for i := 1; i <= 3; i++ {
+	for i := 1; i <= 4; i++ {
 		if err := s.gdb.Create(&PolicyEvent{Version: int64(i), HappenedAt: now, Kind: EventSiteAdd, Site: "a.example"}).Error; err != nil {
 			t.Fatal(err)
 		}
 	}
 	if err := s.gdb.Create(&Request{Site: "a.example", Host: "a.example", Origin: "o", URL: "u", Purpose: PurposePage, SentAt: now, CompletedAt: &now}).Error; err != nil {
 		t.Fatal(err)
+	}
+	if err := s.gdb.Create(&Request{Site: "a.example", Host: "a.example", Origin: "o", URL: "u2", Purpose: PurposePage, SentAt: now}).Error; err != nil {
+		t.Fatal(err)
+	}
+	// The chain as the seal code left it: two blocks, the second sealing
+	// request 1 and events 2 and 3, the first event 1; request 2 in
+	// flight; event 4 written after.
+	for _, q := range []string{
+		`INSERT INTO seal_blocks (id, sealed_at, prev_hash, root, row_count, state, hash) VALUES (1, '2026-01-01 00:00:00+00:00', '', 'r1', 1,
+			'mail_messages 0 
+policy_events 1 
+requests 0 
+robots_snapshots 0 
+', 'h1')`,
+		`INSERT INTO seal_blocks (id, sealed_at, prev_hash, root, row_count, state, hash) VALUES (2, '2026-01-01 00:00:01+00:00', 'h1', 'r2', 3,
+			'mail_messages 0 
+policy_events 3 
+requests 2 2
+robots_snapshots 0 
+', 'h2')`,
+		`INSERT INTO seal_rows (tbl, row_id, block_id, hash) VALUES ('policy_events', 1, 1, 'x'), ('requests', 1, 2, 'x'),
+			('policy_events', 3, 2, 'x'), ('policy_events', 2, 2, 'x')`,
+	} {
+		if err := s.gdb.Exec(q).Error; err != nil {
+			t.Fatal(err)
+		}
 	}
 	s.Close()
 
@@ -182,19 +211,43 @@ func TestUpgradeSealsExistingRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	head, err := s.SealHead(ctx)
-	if err != nil || head.ID != 1 || head.Rows != 4 {
-		t.Fatalf("SealHead after the upgrade = %+v, %v; want block 1 sealing the 4 rows", head, err)
+	type ref struct {
+		Tbl   string
+		RowID int64
 	}
-	var ids []int64
-	if err := s.gdb.Raw("SELECT row_id FROM seal_rows WHERE tbl = 'policy_events' ORDER BY row_id").Scan(&ids).Error; err != nil || len(ids) != 3 {
-		t.Fatalf("sealed policy events = %v, %v; want 3", ids, err)
+	var got []ref
+	if err := s.gdb.Raw("SELECT tbl, row_id FROM log_leaves ORDER BY idx").Scan(&got).Error; err != nil {
+		t.Fatal(err)
 	}
-	rep, err := s.VerifySeals(ctx, func(p SealProblem) error {
-		t.Errorf("problem after the upgrade: %+v", p)
-		return nil
-	})
-	if err != nil || rep.Rows != 4 {
-		t.Errorf("VerifySeals = %+v, %v; want 4 sealed rows", rep, err)
+	want := []ref{{"seal_blocks", 2}, {"policy_events", 1}, {"policy_events", 2}, {"policy_events", 3}, {"requests", 1}, {"policy_events", 4}}
+	if !slices.Equal(got, want) {
+		t.Fatalf("leaves after the upgrade = %v, want %v", got, want)
+	}
+	check := func(wantSize, wantUnlogged int64) {
+		t.Helper()
+		rep, err := s.VerifyLog(ctx, func(p LogProblem) error {
+			t.Errorf("problem after the upgrade: %+v", p)
+			return nil
+		})
+		if err != nil || rep.Size != wantSize || rep.Unlogged != wantUnlogged {
+			t.Errorf("VerifyLog = %+v, %v; want %d leaves, %d unlogged", rep, err, wantSize, wantUnlogged)
+		}
+	}
+	check(6, 1)
+	if err := s.gdb.Exec("UPDATE requests SET completed_at = ? WHERE id = 2", Now()).Error; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.AppendLog(ctx); err != nil {
+		t.Fatal(err)
+	}
+	check(7, 0)
+	// The head the first leaf commits to is checked like any row.
+	if err := s.gdb.Exec("UPDATE seal_blocks SET hash = 'forged' WHERE id = 2").Error; err != nil {
+		t.Fatal(err)
+	}
+	var problems []LogProblem
+	if _, err := s.VerifyLog(ctx, func(p LogProblem) error { problems = append(problems, p); return nil }); err != nil ||
+		len(problems) != 1 || problems[0].Table != "seal_blocks" || problems[0].Check != LogChanged {
+		t.Errorf("VerifyLog after the old head changed = %+v, %v; want seal_blocks changed", problems, err)
 	}
 }

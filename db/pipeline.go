@@ -31,6 +31,9 @@ func (p *Pipeline) Len() int { return p.b.Len() }
 // Request has its ID and BudgetSlot.
 func (p *Pipeline) Reserve(r *Reservation) *ReserveAnswer {
 	out := new(ReserveAnswer)
+	if out.Err = checkRequest(r.Request); out.Err != nil {
+		return out
+	}
 	// The policy version is share-locked once, before the first
 	// reservation, rather than by each: every share lock a transaction
 	// adds to the row while others hold one rewrites the row's lockers

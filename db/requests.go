@@ -94,6 +94,9 @@ func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error
 // InsertRequest writes the log row of a request about to be sent (method
 // GET) and sets r.ID. It runs in a crawler's write transaction.
 func InsertRequest(ctx context.Context, tx WriteTx, r *Request) error {
+	if err := checkRequest(r); err != nil {
+		return err
+	}
 	return tx.QueryRow(ctx, `INSERT INTO requests (cycle_id, budget_slot, site, host, origin, url, method, purpose, node, attempt,
 		redirect_of, robots_snapshot_id, robots_rule, robots_line, policy_check, delay_ms, sent_at)
 		VALUES (?, ?, ?, ?, ?, ?, 'GET', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -114,6 +117,9 @@ func WithdrawRequest(ctx context.Context, tx WriteTx, id int64, at time.Time, wh
 // CompletedAt on), unless it is completed already. It runs in a crawler's
 // write transaction.
 func CompleteRequest(ctx context.Context, tx WriteTx, r *Request) error {
+	if err := checkRequest(r); err != nil {
+		return err
+	}
 	_, err := tx.Exec(ctx, `UPDATE requests SET completed_at = ?, status = ?, bytes = ?, duration_ms = ?, retry_after = ?,
 		retry_not_before = ?, outcome = ?, error = ?, sig_keyid = ?, sig_created = ?, sig_expires = ?, etag = ?, last_modified = ?
 		WHERE id = ? AND completed_at IS NULL`,
@@ -127,6 +133,9 @@ func CompleteRequest(ctx context.Context, tx WriteTx, r *Request) error {
 // expiredAt, and returns how many. It runs in a crawler's write
 // transaction.
 func AbandonHostRequests(ctx context.Context, tx WriteTx, host, outcome, why string, expiredAt time.Time) (int64, error) {
+	if err := checkText("requests", "outcome", outcome, "error", why); err != nil {
+		return 0, err
+	}
 	return tx.Exec(ctx, `UPDATE requests SET outcome = ?, error = ?, completed_at = ?
 		WHERE host = ? AND completed_at IS NULL AND sent_at <= ?`,
 		outcome, why, expiredAt, host, expiredAt)
@@ -138,6 +147,9 @@ func AbandonHostRequests(ctx context.Context, tx WriteTx, host, outcome, why str
 // else at expiredAt. It returns how many it closed and runs in a crawler's
 // write transaction.
 func AbandonSiteRequests(ctx context.Context, tx WriteTx, site, holder, outcome, why string, expiredAt time.Time) (int64, error) {
+	if err := checkText("requests", "outcome", outcome, "error", why); err != nil {
+		return 0, err
+	}
 	return tx.Exec(ctx, `UPDATE requests SET outcome = ?, error = ?,
 		completed_at = COALESCE((SELECT h.expires_at FROM host_leases h WHERE h.host = requests.host AND h.holder = ?), ?)
 		WHERE site = ? AND completed_at IS NULL AND sent_at <= ?`,

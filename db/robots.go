@@ -87,11 +87,20 @@ func (s *Store) LatestRobotsSnapshots(ctx context.Context, origins []string) (ma
 // InsertRobotsSnapshot stores the robots.txt snapshot s and sets s.ID. It
 // runs in a crawler's write transaction.
 func InsertRobotsSnapshot(ctx context.Context, tx WriteTx, s *RobotsSnapshot) error {
+	if err := checkSnapshot(s); err != nil {
+		return err
+	}
 	return tx.QueryRow(ctx, insertRobotsSnapshotSQL, robotsSnapshotArgs(s)...).Scan(&s.ID)
 }
 
 const insertRobotsSnapshotSQL = `INSERT INTO robots_snapshots (origin, fetched_at, status, final_url, body, sha256, outcome, error, request_id)
 	VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`
+
+// checkSnapshot is checkText for the text columns of a robots.txt
+// snapshot's row.
+func checkSnapshot(s *RobotsSnapshot) error {
+	return checkText("robots_snapshots", "origin", s.Origin, "final_url", s.FinalURL, "sha256", s.Sha256, "outcome", s.Outcome, "error", s.Error)
+}
 
 func robotsSnapshotArgs(s *RobotsSnapshot) []any {
 	return []any{s.Origin, s.FetchedAt, s.Status, s.FinalURL, s.Body, s.Sha256, s.Outcome, s.Error, s.RequestID}

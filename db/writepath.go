@@ -64,6 +64,9 @@ const (
 // the caller undoes it (the crawler's SQLite writer runs the group again
 // without a caller refused after it wrote).
 func ReserveRequest(ctx context.Context, tx WriteTx, r *Reservation) (Refusal, error) {
+	if err := checkRequest(r.Request); err != nil {
+		return 0, err
+	}
 	if tx.Dialect() == Postgres {
 		return reservePG(ctx, tx, r)
 	}
@@ -203,6 +206,9 @@ type LeaseDelay struct {
 // FinishRequest writes the completion k in a crawler's write transaction:
 // one statement on PostgreSQL.
 func FinishRequest(ctx context.Context, tx WriteTx, k *Completion) error {
+	if err := checkRequest(k.Request); err != nil {
+		return err
+	}
 	if tx.Dialect() == Postgres {
 		q, args := finishPG(k)
 		_, err := tx.Exec(ctx, q, args...)

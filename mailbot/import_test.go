@@ -162,7 +162,7 @@ func BenchmarkImportMbox10k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if _, err := store.Seal(context.Background()); err != nil {
+		if _, err := store.AppendLog(context.Background()); err != nil {
 			b.Fatal(err)
 		}
 		if sum.Messages != 10000 || sum.Failed != 0 || sum.Duplicates != 0 {

@@ -12,6 +12,7 @@ package report
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/translog"
 )
 
 // Report is everything the records say about one site. Its JSON form is the
@@ -51,18 +53,19 @@ type Report struct {
 	Replies []Reply `json:"replies"`
 	// Audit is the verdict of every audit rule on the site's records.
 	Audit []RuleResult `json:"audit"`
-	// Seal is the head of the seal chain when the report was built: the
-	// records it shows that were sealed by then can later be checked with
-	// "lohibot audit integrity --head HASH". Nil when nothing was sealed.
-	Seal *SealHead `json:"seal"`
+	// Log is the transparency log when the report was built: the records
+	// it shows that were in the log by then have inclusion proofs against
+	// any signed checkpoint of at least its size ("lohibot log prove").
+	// Nil when the log is empty.
+	Log *LogHead `json:"log"`
 }
 
-// SealHead is the seal chain head a report was built from.
-type SealHead struct {
-	Hash     string    `json:"head"`
-	Block    int64     `json:"block"`
-	SealedAt time.Time `json:"sealed_at"`
-	// Check is the command that says whether those records are unchanged.
+// LogHead is the state of the transparency log a report was built from.
+type LogHead struct {
+	Size int64  `json:"size"` // leaves
+	Root string `json:"root"` // base64 root hash of the tree of those leaves
+	// Check is the command that proves the site's records against a
+	// signed checkpoint.
 	Check string `json:"check"`
 }
 
@@ -268,11 +271,12 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 	}
 	rep := &Report{Site: site, GeneratedAt: o.Now().UTC(), Events: []Event{}, Cycles: []Cycle{}, Robots: []Snapshot{},
 		Pages: []Page{}, Anchors: []Anchor{}, Mail: []Mail{}, Replies: []Reply{}, Audit: []RuleResult{}}
-	// The head first: every record it sealed is among those read next.
-	if h, err := store.SealHead(ctx); err == nil {
-		rep.Seal = &SealHead{Hash: h.Hash, Block: h.ID, SealedAt: h.SealedAt.UTC(), Check: "lohibot audit integrity --head " + h.Hash}
-	} else if !db.IsNotFound(err) {
+	// The log first: every record in it is among those read next.
+	if h, err := translog.New(store, "").Head(ctx); err != nil {
 		return nil, fmt.Errorf("report: %s: %w", site, err)
+	} else if h.Size > 0 {
+		rep.Log = &LogHead{Size: h.Size, Root: base64.StdEncoding.EncodeToString(h.Hash[:]),
+			Check: "lohibot log prove " + site + " --checkpoint FILE"}
 	}
 	for _, step := range []func(context.Context, *db.Store, *Report) error{
 		buildStatus, buildEvents, buildCycles, buildRobots, buildIndex, buildMail,

@@ -131,7 +131,7 @@ func (x *textWriter) status(r *Report) {
 }
 
 // audit writes the verdict of every rule with its violations, and the
-// seal chain head.
+// transparency log's state.
 func (x *textWriter) audit(r *Report) {
 	t := x.t
 	x.section("audit")
@@ -157,10 +157,10 @@ func (x *textWriter) audit(r *Report) {
 			x.p("\n")
 		}
 	}
-	if s := r.Seal; s != nil {
-		x.p("\n%s: %s (%s %d, %s)\n  %s: %s\n", t("seal_head"), s.Hash, t("seal_block"), s.Block, human.Time(s.SealedAt), t("seal_check"), s.Check)
+	if s := r.Log; s != nil {
+		x.p("\n%s: %d %s, %s %s\n  %s: %s\n", t("log_head"), s.Size, t("log_records"), t("log_root"), s.Root, t("log_check"), s.Check)
 	} else {
-		x.p("\n%s: %s\n", t("seal_head"), t("seal_none"))
+		x.p("\n%s: %s\n", t("log_head"), t("log_none"))
 	}
 }
 

@@ -162,6 +162,7 @@ func newRootCmd(a *app) *cobra.Command {
 		newAuditCmd(a, nil),
 		newReportCmd(a, nil),
 		newKeysCmd(a),
+		newLogCmd(a),
 		newVerifySignatureCmd(a, nil),
 		// More commands are registered here, one line each.
 	)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -17,23 +16,24 @@ import (
 	"github.com/lohisoft/lohibot/audit"
 	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/translog"
 )
 
 type auditOptions struct {
 	printOptions
 	storeOptions
 
-	Rules []string  // the rules to check (none: all)
-	Sites []string  // the sites to check (none: every site in the log)
-	Since time.Time // --since: requests sent from then on (zero: all)
-	Head  string    // --head: check the records sealed up to this chain head
+	Rules      []string  // the rules to check (none: all)
+	Sites      []string  // the sites to check (none: every site in the log)
+	Since      time.Time // --since: requests sent from then on (zero: all)
+	Checkpoint []byte    // --checkpoint: the signed checkpoint the records must reproduce
 }
 
 func newAuditCmd(a *app, runF func(*auditOptions) error) *cobra.Command {
 	opts := &auditOptions{}
-	var since, head string
+	var since, checkpoint string
 	cmd := &cobra.Command{
-		Use:   "audit [robots|budget|politeness|exclusions|storage|signatures|integrity] [SITE...] [--since T] [--head HASH]",
+		Use:   "audit [robots|budget|politeness|exclusions|storage|signatures|integrity] [SITE...] [--since T] [--checkpoint FILE]",
 		Short: "Check from the records that every promise was kept (exit 1 on a violation)",
 		Long: `Re-derive every promise of the bot page from the stored records, never from
 the crawler's own verdicts, and list each violation with its site, rule, the
@@ -56,14 +56,16 @@ requests involved and the evidence:
   signatures  while a crawler signed (Web Bot Auth), every request it sent
               carried a signature by a key published at the time (serve's
               directory), sent within the signature's validity
-  integrity   the sealed records (policy events, requests, robots.txt
-              snapshots, mail messages) are exactly as sealed: no row
-              changed, deleted, inserted or reordered since (whole database,
-              whatever sites are named; see docs/audit-integrity.md)
+  integrity   the evidence records (policy events, requests, robots.txt
+              snapshots, mail messages) are as the transparency log
+              committed to them: every leaf is recomputed from its row and
+              the Merkle tree from the leaves; no row changed, deleted,
+              inserted or reordered (whole log, whatever sites are named;
+              see docs/audit-integrity.md)
 
---head HASH checks only the integrity of the records sealed up to the chain
-head HASH that a report shows: exit 0 when they are unchanged since, 1 when
-not, or when no block has that hash.
+--checkpoint FILE checks only integrity, and also that the records reproduce
+the signed checkpoint in FILE ('lohibot log checkpoint'): its root at its
+size, under a signature by the log's key. Exit 0 when they do, 1 when not.
 
 With no rule, all of them; with no site, every site in the log. --since
 limits the audit to requests sent from T on (an RFC 3339 time, a date, or a
@@ -73,47 +75,50 @@ Exit 0 when every rule holds, 1 with the violations listed, 2 on bad input.
 With --json, each violation is one line: {"site","rule","check","requests",
 "evidence"}, where each request is {"id","url","purpose","sent_at",
 "completed_at","status","outcome"}; integrity violations add "table",
-"row_id" and "block". The last line is always one summary object:
+"row_id" and "leaf". The last line is always one summary object:
 {"summary":true,"ok","rules":[{"rule","ok","checked","violations"}],
-"sites","requests","violations"}, with "seal" (the chain head checked) when
-the integrity rule ran.`,
+"sites","requests","violations"}, with "log" ({"size","root","unlogged",
+"checkpoint"}) when the integrity rule ran.`,
 		Example: `  lohibot audit
   lohibot audit politeness example.com --since 7d
   lohibot audit robots --json | jq -r .evidence
-  lohibot audit integrity --head 3f2a...`,
+  lohibot audit integrity --checkpoint checkpoint.txt`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := parseAuditArgs(opts, args, since, time.Now()); err != nil {
 				return err
 			}
-			if cmd.Flags().Changed("head") {
-				if strings.TrimSpace(head) == "" {
-					return usageErrorf("audit: --head needs the hash a report shows")
+			if cmd.Flags().Changed("checkpoint") {
+				if strings.TrimSpace(checkpoint) == "" {
+					return usageErrorf("audit: --checkpoint needs a file")
 				}
 				if len(opts.Sites) > 0 || !opts.Since.IsZero() || slices.ContainsFunc(opts.Rules, func(r string) bool { return r != audit.RuleIntegrity }) {
-					return usageErrorf("audit: --head checks the integrity rule only: lohibot audit integrity --head HASH")
+					return usageErrorf("audit: --checkpoint checks the integrity rule only: lohibot audit integrity --checkpoint FILE")
 				}
-				opts.Head = strings.TrimSpace(head)
-				if !isChainHead(opts.Head) {
-					// Not a hash at all: a typo, not records that changed.
-					return usageErrorf("audit: --head %q is not a chain head: want the 64 hex digits a report shows", opts.Head)
+				b, err := translog.ReadCheckpointFile(checkpoint)
+				if err != nil {
+					return &exitError{code: exitBadInput, err: err}
 				}
+				if _, err := translog.ParseCheckpoint(checkpointBody(b)); err != nil {
+					return &exitError{code: exitBadInput, err: fmt.Errorf("audit: %s: %w", checkpoint, err)}
+				}
+				opts.Checkpoint = b
 			}
 			return runOnStore(cmd, a, opts, runF, runAudit)
 		},
 	}
-	cmd.Flags().StringVar(&head, "head", "", "check that the records sealed up to this chain head (shown by report) are unchanged")
+	cmd.Flags().StringVar(&checkpoint, "checkpoint", "", "check that the records reproduce this signed checkpoint of the transparency log")
 	cmd.Flags().StringVar(&since, "since", "", "audit only requests sent from this time on (RFC 3339, YYYY-MM-DD, or a duration ago: 24h, 7d)")
 	return cmd
 }
 
-// isChainHead reports whether h looks like a seal chain head: a SHA-256
-// hash in hex.
-func isChainHead(h string) bool {
-	if len(h) != 64 {
-		return false
+// checkpointBody returns the text of a signed note: what comes before the
+// blank line that starts its signatures.
+func checkpointBody(msg []byte) string {
+	s := string(msg)
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		return s[:i+1]
 	}
-	_, err := hex.DecodeString(h)
-	return err == nil
+	return s
 }
 
 // parseAuditArgs sorts the arguments into opts' rules and sites and reads
@@ -178,7 +183,7 @@ func parseSince(s string, now time.Time) (time.Time, error) {
 // runAudit prints each violation, then the summary; it returns refused
 // (exit 1) when a rule failed.
 func runAudit(ctx context.Context, opts *auditOptions, out io.Writer) error {
-	sum, err := audit.Run(ctx, opts.Store, &audit.Options{Rules: opts.Rules, Sites: opts.Sites, Since: opts.Since, Head: opts.Head},
+	sum, err := audit.Run(ctx, opts.Store, &audit.Options{Rules: opts.Rules, Sites: opts.Sites, Since: opts.Since, Checkpoint: opts.Checkpoint},
 		func(v audit.Violation) error {
 			if opts.JSON {
 				return printJSON(out, v)
@@ -207,8 +212,10 @@ func printViolation(w io.Writer, v *audit.Violation) {
 	switch {
 	case v.Table != "":
 		site = fmt.Sprintf("%s row %d", v.Table, v.RowID)
+	case v.Rule == audit.RuleIntegrity && v.Leaf != nil:
+		site = fmt.Sprintf("log leaf %d", *v.Leaf)
 	case v.Rule == audit.RuleIntegrity:
-		site = fmt.Sprintf("seal block %d", v.Block)
+		site = "transparency log"
 	case site == "":
 		site = "(every site)"
 	}
@@ -236,8 +243,8 @@ type auditSummaryJSON struct {
 	Sites      int64           `json:"sites"`
 	Requests   int64           `json:"requests"`
 	Violations int64           `json:"violations"`
-	// Seal is the seal chain the integrity rule checked, when it ran.
-	Seal *audit.SealSummary `json:"seal,omitempty"`
+	// Log is the transparency log the integrity rule checked, when it ran.
+	Log *audit.LogSummary `json:"log,omitempty"`
 }
 
 type auditRuleJSON struct {
@@ -249,7 +256,7 @@ type auditRuleJSON struct {
 
 func newAuditSummaryJSON(sum *audit.Summary) auditSummaryJSON {
 	out := auditSummaryJSON{Summary: true, OK: sum.OK(), Rules: []auditRuleJSON{}, Sites: sum.Sites,
-		Requests: sum.Requests, Violations: sum.Violations(), Seal: sum.Seal}
+		Requests: sum.Requests, Violations: sum.Violations(), Log: sum.Log}
 	for _, r := range sum.Rules {
 		out.Rules = append(out.Rules, auditRuleJSON{Rule: r.Rule, OK: r.OK(), Checked: r.Checked, Violations: r.Violations})
 	}
@@ -260,7 +267,7 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 	what := map[string]string{
 		audit.RuleRobots: "page requests", audit.RuleBudget: "cycles", audit.RulePoliteness: "requests",
 		audit.RuleExclusions: "requests", audit.RuleStorage: "index tables and noindex pages",
-		audit.RuleSignatures: "requests", audit.RuleIntegrity: "sealed and unsealed rows",
+		audit.RuleSignatures: "requests", audit.RuleIntegrity: "logged and unlogged rows",
 	}
 	for _, r := range sum.Rules {
 		verdict := "ok"
@@ -269,11 +276,11 @@ func printAuditSummary(w io.Writer, sum *audit.Summary) {
 		}
 		fmt.Fprintf(w, "%-11s %s (%d %s checked)\n", r.Rule, verdict, r.Checked, what[r.Rule])
 	}
-	if s := sum.Seal; s != nil {
-		if s.Head == "" {
-			fmt.Fprintf(w, "seal chain: nothing sealed yet (%d %s not sealed)\n", s.Unsealed, plural(s.Unsealed, "row", "rows"))
-		} else {
-			fmt.Fprintf(w, "seal chain: head %s (block %d), checked up to %s; %d %s not sealed yet\n", s.Head, s.HeadBlock, s.Checked, s.Unsealed, plural(s.Unsealed, "row", "rows"))
+	if s := sum.Log; s != nil {
+		fmt.Fprintf(w, "transparency log: %d %s, root %s; %d %s not in it yet\n", s.Size, plural(s.Size, "leaf", "leaves"), s.Root,
+			s.Unlogged, plural(s.Unlogged, "row", "rows"))
+		if s.Checkpoint != nil {
+			fmt.Fprintf(w, "checked against the signed checkpoint of size %d\n", *s.Checkpoint)
 		}
 	}
 	fmt.Fprintf(w, "%d %s, %d %s read; %d %s\n", sum.Sites, plural(sum.Sites, "site", "sites"),

@@ -54,7 +54,7 @@ type auditSummary struct {
 	Sites      int64           `json:"sites"`
 	Requests   int64           `json:"requests"`
 	Violations int64           `json:"violations"`
-	Seal       json.RawMessage `json:"seal"` // the integrity rule's chain head
+	Log        json.RawMessage `json:"log"` // the transparency log the integrity rule checked
 }
 
 func TestAuditCommand(t *testing.T) {

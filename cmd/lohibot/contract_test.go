@@ -109,7 +109,7 @@ func TestContractResolverPort(t *testing.T) {
 // TestContractAuditSummaryNamesEveryCount: each rule's line of the text
 // summary says what it counted (the signatures rule printed "(5  checked)").
 func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
-	sum := &audit.Summary{Sites: 1, Requests: 5, Seal: &audit.SealSummary{Head: "ab", HeadBlock: 2, Checked: "ab", Unsealed: 1}}
+	sum := &audit.Summary{Sites: 1, Requests: 5, Log: &audit.LogSummary{Size: 4, Root: "ab", Unlogged: 1}}
 	for _, r := range audit.Rules() {
 		sum.Rules = append(sum.Rules, audit.RuleSummary{Rule: r, Checked: 5})
 	}
@@ -121,8 +121,8 @@ func TestContractAuditSummaryNamesEveryCount(t *testing.T) {
 			t.Errorf("summary line for %s = %q, want \"(5 WHAT checked)\"", r, lines[min(i, len(lines)-1)])
 		}
 	}
-	if !strings.Contains(out.String(), "; 1 row not sealed yet\n") {
-		t.Errorf("summary %q, want \"1 row not sealed yet\"", out.String())
+	if !strings.Contains(out.String(), "; 1 row not in it yet\n") {
+		t.Errorf("summary %q, want \"1 row not in it yet\"", out.String())
 	}
 }
 

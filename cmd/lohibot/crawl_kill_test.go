@@ -101,7 +101,7 @@ func TestCrawlKilledMidRequest(t *testing.T) {
 			t.Errorf("audit after kill -9 and resume: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 
-		// The crawl's records were sealed: editing one is caught.
+		// The crawl's records are in the log: editing one is caught.
 		if r := runCLI(t, nil, "--db", dsn, "audit", "integrity"); r.code != 0 {
 			t.Errorf("audit integrity before editing: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}

@@ -251,13 +251,14 @@ func TestSearchAuditReportOptions(t *testing.T) {
 	runHookCases(t, newAuditCmd, []hookCase[auditOptions]{
 		{name: "rules and sites", args: []string{"audit", "Robots", "https://www.example.com/", "budget", "--since", "2026-05-01"},
 			want: func(t *testing.T, o *auditOptions) {
-				eq(t, "options", []any{o.Rules, o.Sites, o.Since, o.Head}, []any{[]string{"robots", "budget"}, []string{"example.com"}, since, ""})
+				eq(t, "options", []any{o.Rules, o.Sites, o.Since, o.Checkpoint == nil}, []any{[]string{"robots", "budget"}, []string{"example.com"}, since, true})
 			}},
-		{name: "head", args: []string{"audit", "integrity", "--head", " " + strings.Repeat("3f2a", 16) + " "},
-			want: func(t *testing.T, o *auditOptions) { eq(t, "Head", o.Head, strings.Repeat("3f2a", 16)) }},
-		{name: "head not a hash", args: []string{"audit", "integrity", "--head", "xyz"}, code: 2, errPart: `--head "xyz" is not a chain head`},
-		{name: "head too short", args: []string{"audit", "integrity", "--head", "3f2a"}, code: 2, errPart: "want the 64 hex digits"},
-		{name: "head with a site", args: []string{"audit", "example.com", "--head", "3f2a"}, code: 2, errPart: "--head checks the integrity rule only"},
+		{name: "checkpoint", args: []string{"audit", "integrity", "--checkpoint", checkpointFile(t)},
+			want: func(t *testing.T, o *auditOptions) { eq(t, "Checkpoint", string(o.Checkpoint), testCheckpoint) }},
+		{name: "checkpoint missing", args: []string{"audit", "integrity", "--checkpoint", filepath.Join(t.TempDir(), "none")}, code: 2, errPart: "none"},
+		{name: "checkpoint not one", args: []string{"audit", "integrity", "--checkpoint", writeTemp(t, "hello\n")}, code: 2, errPart: "not a checkpoint"},
+		{name: "checkpoint with a site", args: []string{"audit", "example.com", "--checkpoint", checkpointFile(t)}, code: 2, errPart: "--checkpoint checks the integrity rule only"},
+		{name: "head is gone", args: []string{"audit", "integrity", "--head", strings.Repeat("3f2a", 16)}, code: 2, errPart: "unknown flag: --head"},
 		{name: "neither rule nor site", args: []string{"audit", "speed"}, code: 2, errPart: `"speed" is neither a rule`},
 	})
 	dir := t.TempDir()
@@ -485,4 +486,21 @@ func TestInitServeDemoOptions(t *testing.T) {
 			}},
 		{name: "zero delay", args: []string{"demo", "--delay", "0s"}, code: 2, errPart: "--delay must be positive"},
 	})
+}
+
+// testCheckpoint is a signed checkpoint, as 'log checkpoint' prints one.
+const testCheckpoint = "lohisoft.com/bot/log\n1\nniy/DH5gVBcl+B2zOt/aiCmA2jwHR9wPw9BzNHMfFxE=\n\n" +
+	"\u2014 lohisoft.com/bot/log DlFyJM0oIh23EEGv/RB9nJJ7Xh+zV08FiH9dfcSDiravA8mMP6btDgJkMy8ZU14Wdxa2ZmHg1JUj867pm0T95380mAk=\n"
+
+// checkpointFile writes testCheckpoint to a file and returns its path.
+func checkpointFile(t *testing.T) string { return writeTemp(t, testCheckpoint) }
+
+// writeTemp writes text to a new file and returns its path.
+func writeTemp(t *testing.T, text string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "f.txt")
+	if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

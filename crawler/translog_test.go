@@ -9,11 +9,11 @@ import (
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
-// TestCrawlSealedWhileRunning crawls with the store's sealer running every
-// 20 ms, as the crawl command runs it (on SQLite the crawler's writer
-// writes the blocks, db.Store.SealVia): once the crawl and its crawler are
-// done, every request is sealed, in many blocks, and the chain verifies.
-func TestCrawlSealedWhileRunning(t *testing.T) {
+// TestCrawlLoggedWhileRunning crawls with the store's sequencer running
+// every 20 ms, as the crawl command runs it (on SQLite the crawler's writer
+// writes the appends, db.Store.SealVia): once the crawl and its crawler are
+// done, every request is a leaf of the log, and the log verifies.
+func TestCrawlLoggedWhileRunning(t *testing.T) {
 	for _, engine := range []string{"sqlite", "postgres"} {
 		t.Run(engine, func(t *testing.T) {
 			e := newEnv(t, engine, &testweb.Options{Plain: 3, PagesPerSite: 30})
@@ -27,12 +27,12 @@ func TestCrawlSealedWhileRunning(t *testing.T) {
 				t.Fatal(err)
 			}
 			// What the crawl's last turn left (the crawl command's store
-			// seals it when it closes).
-			if _, err := e.store.Seal(context.Background()); err != nil {
+			// appends it when it closes).
+			if _, err := e.store.AppendLog(context.Background()); err != nil {
 				t.Fatal(err)
 			}
-			var problems []db.SealProblem
-			rep, err := e.store.VerifySeals(context.Background(), func(p db.SealProblem) error {
+			var problems []db.LogProblem
+			rep, err := e.store.VerifyLog(context.Background(), func(p db.LogProblem) error {
 				problems = append(problems, p)
 				return nil
 			})
@@ -40,8 +40,8 @@ func TestCrawlSealedWhileRunning(t *testing.T) {
 				t.Fatal(err)
 			}
 			requests := len(e.requests(t))
-			if len(problems) != 0 || rep.Unsealed != 0 || rep.Rows < int64(requests) || rep.Blocks < 3 {
-				t.Errorf("verify: problems %+v, report %+v; want none, the %d requests sealed, in several blocks", problems, rep, requests)
+			if len(problems) != 0 || rep.Unlogged != 0 || rep.Size < int64(requests) {
+				t.Errorf("verify: problems %+v, report %+v; want none, the %d requests in the log", problems, rep, requests)
 			}
 		})
 	}

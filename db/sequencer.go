@@ -7,10 +7,12 @@ import (
 	"time"
 )
 
-// DefaultSealEvery is how often a background sealer seals.
+// DefaultSealEvery is how often a background sealer appends to the
+// transparency log (AppendLog).
 const DefaultSealEvery = 5 * time.Second
 
-// sealer is a Store's background sealer.
+// sealer is a Store's background sealer: the sequencer of the
+// transparency log in this process.
 type sealer struct {
 	mu     sync.Mutex // guards cancel, done and kick
 	cancel context.CancelFunc
@@ -19,10 +21,11 @@ type sealer struct {
 	log    *slog.Logger
 }
 
-// StartSealer starts sealing in the background: every interval (zero means
+// StartSealer starts appending the final records to the transparency log
+// (AppendLog) in the background: every interval (zero means
 // DefaultSealEvery), whenever SealSoon asks (at most every minSealGap, or
 // once an interval if shorter), and a last time when Close is called. A
-// process that writes evidence starts one, so its rows are sealed within
+// process that writes evidence starts one, so its rows are leaves within
 // seconds and at the latest when it stops. On PostgreSQL a turn that finds
 // another process sealing does not wait for it: it comes back a gap later
 // (the last seal, when it stops, does wait). Failures are logged to log
@@ -66,9 +69,9 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 			// two crawlers, their sealers waited for each other 14
 			// times, 55 ms each on average (pg_stat_statements), each
 			// time with one of the pool's three connections.
-			_, ran, err := s.seal(ctx, false)
+			_, ran, err := s.appendLog(ctx, false)
 			if err != nil && ctx.Err() == nil {
-				log.Warn("sealing the records failed; retrying later", "err", err)
+				log.Warn("appending the records to the transparency log failed; retrying later", "err", err)
 			}
 			again = err == nil && !ran
 			// A kick that comes meanwhile waits for the gap (kicks
@@ -92,7 +95,7 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 // lock) before sealing its own.
 const minSealGap = 250 * time.Millisecond
 
-// SealSoon asks the background sealer, if one runs, to seal now (at the end
+// SealSoon asks the background sealer, if one runs, to append now (at the end
 // of a crawl cycle, say). It never blocks.
 func (s *Store) SealSoon() {
 	z := &s.sealer
@@ -107,7 +110,7 @@ func (s *Store) SealSoon() {
 	}
 }
 
-// StopSealer stops the background sealer and seals a last time, at once
+// StopSealer stops the background sealer and appends a last time, at once
 // rather than when the store is closed (which then has nothing left to
 // seal). A command calls it once the evidence it writes is final, so that
 // the last seal runs while it closes the rest (a crawler's connections
@@ -127,7 +130,42 @@ func (s *Store) StopSealer() {
 	<-done
 	ctx, stop := context.WithTimeout(context.Background(), 30*time.Second)
 	defer stop()
-	if _, err := s.Seal(ctx); err != nil {
-		log.Warn("sealing the records failed at exit; the next process seals them", "err", err)
+	if _, err := s.AppendLog(ctx); err != nil {
+		log.Warn("appending the records to the transparency log failed at exit; the next process appends them", "err", err)
 	}
+}
+
+// openSealWriter opens the connection an append to the log is written
+// with on SQLite: a fast-path connection to the database file, which keeps
+// its statements prepared and binds their arguments cheaply. On SQLite the
+// append's write transaction holds the database's one write lock, which a
+// running crawl's writer waits for. It returns nil when the store is
+// PostgreSQL or not a file.
+func (s *Store) openSealWriter(ctx context.Context) (*FastConn, error) {
+	if s.Dialect == Postgres {
+		return nil, nil
+	}
+	path, err := s.SQLiteFile(ctx)
+	if err != nil {
+		return nil, nil // not a file: the pool writes it
+	}
+	return OpenFastConn(path, FastOptions{})
+}
+
+// sealWriter is who writes the appends of AppendLog (see SealVia).
+type sealWriter struct {
+	write func(ctx context.Context, f func(tx WriteTx) error) error
+}
+
+// SealVia has AppendLog write its appends on SQLite with write, which runs
+// f in a write transaction and commits it (a crawler's writer, which
+// commits the work of many callers together), until the returned func is
+// called. On SQLite an append holds the database's one write lock; written
+// on a connection of its own, with thousands of goroutines of a crawl
+// taking the CPU from it, it would hold the lock (and every request of the
+// crawl) for tens of milliseconds, where the writer writes it in its turn. The last call wins; the returned func undoes only its own call.
+func (s *Store) SealVia(write func(ctx context.Context, f func(tx WriteTx) error) error) (undo func()) {
+	w := &sealWriter{write: write}
+	s.sealVia.Store(w)
+	return func() { s.sealVia.CompareAndSwap(w, nil) }
 }
