@@ -103,6 +103,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	}
 
 	ev.ourReply = repliesToOurs(m)
+	ev.reply = h.Get("In-Reply-To") != "" || h.Get("References") != "" || message.IsReplySubject(subject)
 	sc := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
 	attached := false
 	if sc.ex == 0 && sc.re == 0 && fwdText != "" {
@@ -148,6 +149,11 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain, phaseGoOn)
 		if !attached {
 			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
+			ev.opposite = append(ev.opposite, returnCues(&sc, toks)...)
+			ev.conflict = listConflict(&sc, toks)
+			if ev.cue != fromAgreement {
+				ev.doubts = doubts(&sc, toks, bodyStart)
+			}
 			if ev.cue != fromAgreement {
 				ev.outside = uncovered(res.Domains, &sc, toks, bodyStart)
 			}
@@ -933,7 +939,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			for _, p := range pos {
 				used[p] = true
 			}
-			sc.repeats = append(sc.repeats, hit{phase: r.phase, lang: r.lang, first: pos[0], last: pos[len(pos)-1]})
+			sc.repeats = append(sc.repeats, hit{phase: r.phase, weight: r.weight, lang: r.lang, first: pos[0], last: pos[len(pos)-1]})
 			continue
 		}
 		counted[c.rule] = true
