@@ -78,7 +78,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	toks = appendBarrier(toks)
 	toks = appendBarrier(append(toks, token{folded: tokBarrier}))
 	bodyStart := len(toks)
-	toks = tokenize(clip(blankEmails(deobfuscate(text))), toks)
+	toks = tokenize(clip(blankEmails(deobfuscate(blankRobotsLines(text)))), toks)
 
 	// Language: of the new text, else of the subject, else the header.
 	lang := scriptLang(text)
@@ -943,7 +943,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			continue
 		}
 		counted[c.rule] = true
-		if r.phase == phaseThanks {
+		if r.phase == phaseThanks || r.phase == phaseGoOn && wishNegated(toks, pos[0]) {
 			for _, p := range pos {
 				used[p] = true
 			}
@@ -980,6 +980,30 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 		}
 	}
 	return sc
+}
+
+// wishNegators deny the wish that a crawl go on ("je ne souhaite pas que
+// votre robot continue", "nechceme, aby ho robot ďalej navštevoval"):
+// such crawling is not wanted.
+var wishNegators = map[string]bool{
+	"not": true, "dont": true, "don": true, "ne": true, "pas": true, "nicht": true, "kein": true, "non": true,
+	"no": true, "nao": true, "niet": true, "ikke": true, "inte": true, "nem": true, "nie": true, "nu": true,
+	"ei": true, "nechceme": true, "nechcem": true, "nechci": true, "nechceli": true, "nechteli": true,
+	"nechcu": true, "ne-": true, "не": true,
+}
+
+// wishNegated reports whether a negator stands among the six words before
+// pos, in its sentence.
+func wishNegated(toks []token, pos int) bool {
+	for k := pos - 1; k >= 0 && k >= pos-6; k-- {
+		if toks[k].folded == tokBarrier {
+			return false
+		}
+		if wishNegators[toks[k].folded] {
+			return true
+		}
+	}
+	return false
 }
 
 // negators are the words that negate a request placed just before it

@@ -329,3 +329,23 @@ func doubts(sc *scored, toks []token, bodyStart int) []string {
 	}
 	return append(why, "no plain request in the new text stands on its own")
 }
+
+// blankRobotsLines blanks the robots.txt directives written out in a
+// message ("User-agent: LohiSoftBot", "Disallow: /"): they show a file,
+// they ask nothing, whatever the sentences around them say.
+func blankRobotsLines(text string) string {
+	if !strings.Contains(strings.ToLower(text), "disallow") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		t := strings.ToLower(strings.TrimSpace(l))
+		for _, d := range []string{"user-agent:", "disallow:", "allow:", "crawl-delay:", "sitemap:"} {
+			if strings.HasPrefix(t, d) {
+				lines[i] = ""
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
