@@ -34,10 +34,18 @@ var blockedStems = []string{
 	"sortlist", "svartelist", "svartlist", "udelukked", "blokered", "blokkert", "uteslutn", "blockerad",
 	"sparrlist", "sparrad", "vyloucen", "vylucen", "blokovan", "zablokovan", "cerne", "cierne",
 	"zakazan", "wykluczon", "zablokowan", "czarn", "kizart", "letiltott", "tiltott", "feketelist",
-	"tiltolist", "estetty", "estetyt", "poissuljet", "mustalist", "exclus", "blocat", "neagra",
+	"tiltolist", "estetty", "estetyt", "poissuljet", "mustalist", "blocat", "neagra",
 	"iskljucen", "blokiran", "zabranjen", "crn", "izkljucen", "prepovedan", "crno", "αποκλεισμεν",
 	"μπλοκαρισμεν", "μαυρη", "engellen", "yasakli", "kara", "изключен", "блокиран", "забранен",
 	"черен", "черния", "виключен", "заблокован", "заборонен", "чорн",
+}
+
+// blockedWords (folded) are participles whose stem would also catch the
+// noun or the verb ("exclusion", "bloquez"): they count only whole.
+var blockedWords = map[string]bool{
+	"exclus": true, "exclues": true, "exclusa": true, "excluse": true, "exclusi": true, "esclusi": true,
+	"escluse": true, "escluso": true, "esclusa": true, "bloque": true, "bloques": true, "bloquee": true,
+	"bloquees": true,
 }
 
 // hasStem reports whether the folded word starts with one of the stems.
@@ -77,7 +85,7 @@ func listConflict(sc *scored, toks []token) string {
 			if removal == "" && hasStem(w, removalStems) {
 				removal = toks[k].lower
 			}
-			if blocked == "" && hasStem(w, blockedStems) {
+			if blocked == "" && (hasStem(w, blockedStems) || blockedWords[w]) {
 				blocked = toks[k].lower
 			}
 		}
@@ -237,7 +245,7 @@ var legalStems = []string{
 	"advocaat", "ingebrekestelling", "sommatie", "rechter", "advokat", "sagsanlag", "stamning", "soksmal",
 	"pravni", "pravnik", "zaloba", "zalobu", "soud", "adwokat", "pozew", "sad", "ugyved", "ugyvedi",
 	"birosag", "asianajaja", "oikeus", "avocat", "instanta", "odvjetni", "tuzb", "odvetni", "δικηγορ",
-	"δικαστ", "avukat", "mahkeme", "ihtarname", "адвокат", "съд", "юрист", "суд", "позов",
+	"δικαστ", "avukat", "mahkeme", "ihtarname", "адвокат", "съдебн", "съда", "юрист", "судов", "суду", "позов",
 }
 
 // legalIn returns the first legal word in toks that is not a word of a
