@@ -112,7 +112,7 @@ var conceptRules = []keywordRule{
 	{"sl", phaseAgain, 2, "spet|znova ~4 obiskuj*|obišč*|indeksir*|{CRAWLV}"},
 	{"sl", phaseAgain, 2, "vrni*|vrnite ~4 indeks*|seznam*|iskanj*"},
 	{"bg", phaseAgain, 2, "върнете|възстанов* ~4 индекс*|списък*|търсачк*|HOST|сайт*"},
-	{"uk", phaseAgain, 2, "поверніть|поверніть|відновіть|відновити|повернути ~4 індекс*|спис*|пошук*|HOST|сайт*"},
+	{"uk", phaseAgain, 2, "поверніть|відновіть|відновити|повернути ~4 індекс*|спис*|пошук*|HOST|сайт*"},
 
 	// Ukrainian exclusions with the infinitive after "прошу" ("I ask
 	// to …"), and Portuguese "we do not want … in your index".

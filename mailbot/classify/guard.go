@@ -18,7 +18,7 @@ var removalStems = []string{
 	"austrag", "herausnehm", "raus", "retir", "supprim", "enlev", "sort", "rimuov", "togli", "cancell", "elimin",
 	"levat", "quit", "sac", "borr", "tir", "verwijder", "haal", "fjern", "tag", "ta", "odstran", "vyjm",
 	"vyrad", "vymaz", "smaz", "usun", "wykresl", "zdejm", "zdjac", "torol", "eltavolit", "vegy", "poist",
-	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "odstran", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
+	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
 	"cikar", "sil", "премахн", "махн", "изтри", "извад", "видал", "вилуч", "прибер", "прибра", "зніміть",
 }
 
@@ -28,7 +28,7 @@ var removalStems = []string{
 // A removal aimed at one of them asks to be crawled again.
 var blockedStems = []string{
 	"blocklist", "blacklist", "denylist", "banlist", "blocked", "banned", "excluded", "exclusions",
-	"blacklisted", "sperrlist", "blocklist", "ausschlusslist", "negativlist", "gesperrt", "ausgeschlossen",
+	"blacklisted", "sperrlist", "ausschlusslist", "negativlist", "gesperrt", "ausgeschlossen",
 	"blockiert", "exclus", "bloque", "interdit", "esclus", "bloccat", "nera", "excluid", "bloquead",
 	"exclusoes", "negra", "uitgesloten", "geblokkeerd", "zwarte", "blokkeerlijst", "uitsluitingslijst",
 	"sortlist", "svartelist", "svartlist", "udelukked", "blokered", "blokkert", "uteslutn", "blockerad",
@@ -49,7 +49,7 @@ var blockedWords = map[string]bool{
 }
 
 // hasStem reports whether the folded word starts with one of the stems.
-// Stems of two letters or fewer must be the whole word.
+// Stems of three bytes or fewer ("ta", "sil") must be the whole word.
 func hasStem(w string, stems []string) bool {
 	for _, s := range stems {
 		if len(s) <= 3 {
@@ -202,7 +202,7 @@ var (
 		"zdali": true, "zvazujeme": true, "uvazujeme": true, "premyslime": true, "premyslame": true,
 		"zastanawiamy": true, "rozwazamy": true, "vajon": true, "talan": true, "gondolkodunk": true,
 		"fontolgatjuk": true, "ehka": true, "mietimme": true, "harkitsemme": true, "poate": true,
-		"ezitam": true, "mozda": true, "razmisljamo": true, "razmisljamo,": true, "ισως": true,
+		"ezitam": true, "mozda": true, "razmisljamo": true, "ισως": true,
 		"σκεφτομαστε": true, "belki": true, "dusunuyoruz": true, "дали": true, "обмисляме": true,
 		"чудим": true, "колебаем": true, "можливо": true, "вагаємося": true, "розглядаємо": true, "думаємо": true,
 	}
@@ -239,12 +239,12 @@ func doubtIn(toks []token) string {
 // threaten without asking anything of us.
 var legalStems = []string{
 	"lawyer", "attorney", "solicitor", "counsel", "cease", "legal", "lawsuit", "litigat", "damages", "court",
-	"anwalt", "anwalt", "rechtsanw", "abmahn", "kanzlei", "klage", "gericht", "schadenersatz", "avocat",
+	"anwalt", "rechtsanw", "abmahn", "kanzlei", "klage", "gericht", "schadenersatz", "avocat",
 	"mise en demeure", "demeure", "tribunal", "poursuit", "avvocat", "avv", "diffid", "legale", "giudizi",
 	"giudiziar", "tutela", "risarciment", "abogad", "demanda", "juzgad", "judicial", "advogad", "judici",
 	"advocaat", "ingebrekestelling", "sommatie", "rechter", "advokat", "sagsanlag", "stamning", "soksmal",
 	"pravni", "pravnik", "zaloba", "zalobu", "soud", "adwokat", "pozew", "sad", "ugyved", "ugyvedi",
-	"birosag", "asianajaja", "oikeus", "avocat", "instanta", "odvjetni", "tuzb", "odvetni", "δικηγορ",
+	"birosag", "asianajaja", "oikeus", "instanta", "odvjetni", "tuzb", "odvetni", "δικηγορ",
 	"δικαστ", "avukat", "mahkeme", "ihtarname", "адвокат", "съдебн", "съда", "юрист", "судов", "суду", "позов",
 }
 
