@@ -145,6 +145,15 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 			ev.cue = fromSubject
 		}
 	}
+	if res.Intent == IntentExclude && ev.cue == fromSubject && !repeatedInBody(&sc, bodyStart) {
+		if l := legalIn(&sc, toks[bodyStart:]); l != "" {
+			// A lawyer's letter that threatens and asks for information,
+			// its only request words in its subject ("Diffida – accessi
+			// al sito …"): staff decide what is asked.
+			res.Intent = IntentOther
+			res.Reasons = append(res.Reasons, fmt.Sprintf("unclear: a legal letter ('%s') whose only request is its subject", l))
+		}
+	}
 	if res.Intent == IntentExclude {
 		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain, phaseGoOn)
 		if !attached {
@@ -207,6 +216,17 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	if len(ev.providers) > 0 && request {
 		res.Reasons = append(res.Reasons, "not a site: mail provider "+strings.Join(ev.providers, " "))
 	}
+}
+
+// repeatedInBody reports whether an exclusion phrase first met in the
+// subject is said again in the new text.
+func repeatedInBody(sc *scored, bodyStart int) bool {
+	for _, h := range sc.repeats {
+		if h.phase == phaseExclude && h.first >= bodyStart {
+			return true
+		}
+	}
+	return false
 }
 
 // opposite returns the reasons of the hits of the given phases.

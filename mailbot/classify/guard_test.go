@@ -15,7 +15,7 @@ func TestActGuards(t *testing.T) {
 	tests := []struct {
 		name, subject, body string
 		action              classify.Action
-		reason              string // a review reason containing it; "" for apply
+		reason              string // a reason containing it; "" when any will do
 	}{
 		{"removal from a list of excluded sites", "x", "Please remove example.com from your list of excluded sites.", classify.ActionReview, ""},
 		{"removal aimed at blocked sites, Croatian", "x", "Molimo uklonite primjer.hr s popisa blokiranih stranica.", classify.ActionReview, ""},
@@ -25,7 +25,8 @@ func TestActGuards(t *testing.T) {
 		{"doubt beside the request", "x", "We are not sure yet. Maybe you could remove example.com from your index", classify.ActionReview, "not a plain request"},
 		{"doubt with a plain request elsewhere", "x", "We wondered about it for a while. Please stop crawling example.com.", classify.ActionApply, ""},
 		{"question subject, question body", "Removal?", "Will removing example.com from your index also delete the cached pages?", classify.ActionReview, ""},
-		{"legal words, request only in the subject", "Stop crawling example.it", "Our lawyer will contact you about damages.", classify.ActionReview, "legal words"},
+		{"legal words, request only in the subject", "Stop crawling example.it", "Our lawyer will contact you about damages.", classify.ActionReview, "legal"},
+		{"legal words, a polite question is a request", "x", "Our lawyer asks: will you stop crawling example.it?", classify.ActionApply, ""},
 		{"legal words with a plain request", "x", "I am the company's lawyer. Please stop crawling example.it.", classify.ActionApply, ""},
 		{"robots.txt lines ask nothing", "robots.txt", "Is this right?\n\nUser-agent: LohiSoftBot\nDisallow: /\n\nfor example.com", classify.ActionReview, ""},
 		{"denied continuing is no re-inclusion", "x", "Nous ne voulons pas que votre robot continue à visiter exemple.fr. Merci de retirer exemple.fr de votre index.", classify.ActionApply, ""},
@@ -40,7 +41,7 @@ func TestActGuards(t *testing.T) {
 				return
 			}
 			for _, r := range res.Reasons {
-				if strings.HasPrefix(r, "review: ") && strings.Contains(r, tt.reason) {
+				if strings.Contains(r, tt.reason) {
 					return
 				}
 			}
