@@ -13,13 +13,14 @@ import (
 // classifications: the act-alone rule is checked on all of them.
 var actCorpora = []string{
 	"../testdata/mail", "../testdata/mail-extra", "../testdata/mail-hard", "../testdata/mail-holdout",
-	"../testdata/mail-hard-shared", "../testdata/mail-act",
+	"../testdata/mail-hard-shared", "../testdata/mail-act", "../testdata/mail-fresh",
 }
 
 // TestActAlone checks the act-alone rule on every corpus: no message is
 // applied without a human unless it is an exclusion of exactly the right
 // sites (a message whose expected intent is "exclude" with the sites it
-// names), Parse's action is what Decide says, and the intent is right on
+// names) and, where the corpus lists safe_actions, "apply" is among them;
+// no action falls outside safe_actions; Parse's action is what Decide says, and the intent is right on
 // at least 90% of each corpus. It logs, per corpus, the intent accuracy,
 // the wrong applies and the share of clear exclusions (an exclusion with
 // its sites named) that are applied.
@@ -49,6 +50,12 @@ func TestActAlone(t *testing.T) {
 				wantDomains = []string{}
 			}
 			isClear := want.Intent == "exclude" && len(wantDomains) > 0
+			if want.Clear != nil {
+				isClear = isClear && *want.Clear
+			}
+			if want.SafeActions != nil && !slices.Contains(want.SafeActions, string(m.Action)) {
+				t.Errorf("%s/%s: action %q is not among the safe actions %q\nreasons: %q", name, want.File, m.Action, want.SafeActions, m.Reasons)
+			}
 			if isClear {
 				clear++
 			}
@@ -56,7 +63,8 @@ func TestActAlone(t *testing.T) {
 				continue
 			}
 			applied++
-			if !isClear || got != "exclude" || !slices.Equal(m.Domains, wantDomains) {
+			safe := want.SafeActions == nil || slices.Contains(want.SafeActions, "apply")
+			if !isClear || !safe || got != "exclude" || !slices.Equal(m.Domains, wantDomains) {
 				wrongApply++
 				t.Errorf("%s/%s applied without a human: intent %s %q, want %s %q (%s)\nreasons: %q",
 					name, want.File, got, m.Domains, want.Intent, wantDomains, want.Note, m.Reasons)

@@ -30,6 +30,11 @@ type expectedMessage struct {
 	// Review, in our own cases only: the message must go to staff with a
 	// reason ("" when it must not).
 	Review bool `json:"review"`
+	// Clear and SafeActions, in the fresh held-out sets: whether a careful
+	// staff member would act on the message without a second look, and
+	// the actions lohibot may take on its own without being wrong.
+	Clear       *bool    `json:"clear"`
+	SafeActions []string `json:"safe_actions"`
 }
 
 func loadExpected(t testing.TB, dir string) []expectedMessage {

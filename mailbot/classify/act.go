@@ -35,6 +35,9 @@ type evidence struct {
 	providers []string // mail providers' domains named and not taken as sites
 	outside   []string // sites named outside the request (see uncovered)
 	ourReply  string   // the Message-ID of our reply this message answers, "" when none
+	conflict  string   // removal and block-list words in the request's sentence (see listConflict)
+	doubts    []string // why the request is not plain (see doubts)
+	reply     bool     // the message answers another (In-Reply-To or References)
 }
 
 // act decides the action by the act-alone rule: an exclusion is applied
@@ -67,8 +70,17 @@ func act(res *Result, ev *evidence) {
 	default:
 		failed = append(failed, "the exclusion words are in "+ev.cue+", not in the new text")
 	}
+	if ev.cue == fromSubject && ev.reply {
+		failed = append(failed, "the exclusion words are only in the subject of a reply")
+	}
 	if len(ev.opposite) > 0 {
 		failed = append(failed, "re-inclusion words too: "+strings.Join(ev.opposite, ", "))
+	}
+	if ev.conflict != "" {
+		failed = append(failed, "removal words aimed at a block or exclusion list: "+ev.conflict)
+	}
+	if len(ev.doubts) > 0 {
+		failed = append(failed, "not a plain request: "+strings.Join(ev.doubts, "; "))
 	}
 	switch {
 	case len(res.Domains) == 0 && len(ev.providers) > 0:
@@ -145,12 +157,6 @@ var mayWords = map[string]bool{
 // us again" and "your bot crawled us again" do not count.
 func againCues(sc *scored, toks []token) []string {
 	sentence := sentences(toks)
-	requested := map[int]bool{}
-	for _, h := range sc.hits {
-		if h.phase == phaseExclude {
-			requested[sentence[h.first]] = true
-		}
-	}
 	// Only a sentence that asks or allows something can ask to come
 	// back; "your crawler visited example.com again" reports.
 	asking := map[int]bool{}
@@ -171,7 +177,7 @@ func againCues(sc *scored, toks []token) []string {
 		if prev, ok := againAfter[w]; ok && i > 0 {
 			again = strings.Contains("|"+prev+"|", "|"+toks[i-1].folded+"|")
 		}
-		if !again || requested[sentence[i]] {
+		if !again || afterStop(sc, toks, sentence, i) {
 			continue
 		}
 		negated, about := false, false
@@ -195,6 +201,23 @@ func againCues(sc *scored, toks []token) []string {
 		}
 	}
 	return out
+}
+
+// afterStop reports whether toks[i] follows, within three words, an
+// exclusion request that stops or removes ("stop crawling us again",
+// "remove us again"): the "again" belongs to that request.
+func afterStop(sc *scored, toks []token, sentence []int, i int) bool {
+	for _, h := range sc.hits {
+		if h.phase != phaseExclude || sentence[h.first] != sentence[i] || h.last >= i || i-h.last > 3 {
+			continue
+		}
+		for _, v := range negatorStops {
+			if strings.HasPrefix(toks[h.first].folded, v) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // uncovered returns the sites that the exclusion request does not reach,

@@ -132,8 +132,13 @@ func ourQuote(quoted string) string {
 	// The attribution or header block is in the first lines.
 	attrib := ""
 	for i := 0; i < len(lines) && i < 6; i++ {
-		if !strings.HasPrefix(strings.TrimSpace(lines[i]), ">") {
+		t := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(t, ">") {
 			attrib += lines[i] + "\n"
+		} else if i < 2 && strings.HasSuffix(t, ":") {
+			// A mobile client quotes its own attribution: "> On 30 Nov
+			// 2026, at 16:45, LohiSoft <…> wrote:".
+			attrib += t + "\n"
 		}
 	}
 	if !strings.Contains(message.Fold(attrib), "lohisoft") {

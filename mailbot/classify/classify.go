@@ -78,7 +78,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	toks = appendBarrier(toks)
 	toks = appendBarrier(append(toks, token{folded: tokBarrier}))
 	bodyStart := len(toks)
-	toks = tokenize(clip(blankEmails(deobfuscate(text))), toks)
+	toks = tokenize(clip(blankEmails(deobfuscate(blankRobotsLines(text)))), toks)
 
 	// Language: of the new text, else of the subject, else the header.
 	lang := scriptLang(text)
@@ -103,6 +103,7 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	}
 
 	ev.ourReply = repliesToOurs(m)
+	ev.reply = h.Get("In-Reply-To") != "" || h.Get("References") != "" || message.IsReplySubject(subject)
 	sc := scoreIntent(toks, plausibleLangs(toks, subject+"\n"+text))
 	attached := false
 	if sc.ex == 0 && sc.re == 0 && fwdText != "" {
@@ -144,10 +145,24 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 			ev.cue = fromSubject
 		}
 	}
+	if res.Intent == IntentExclude && ev.cue == fromSubject && !repeatedInBody(&sc, bodyStart) {
+		if l := legalIn(&sc, toks[bodyStart:]); l != "" {
+			// A lawyer's letter that threatens and asks for information,
+			// its only request words in its subject ("Diffida – accessi
+			// al sito …"): staff decide what is asked.
+			res.Intent = IntentOther
+			res.Reasons = append(res.Reasons, fmt.Sprintf("unclear: a legal letter ('%s') whose only request is its subject", l))
+		}
+	}
 	if res.Intent == IntentExclude {
 		ev.opposite = opposite(sc.hits, phaseUndo, phaseAgain, phaseGoOn)
 		if !attached {
 			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
+			ev.opposite = append(ev.opposite, returnCues(&sc, toks)...)
+			ev.conflict = listConflict(&sc, toks)
+			if ev.cue != fromAgreement {
+				ev.doubts = doubts(&sc, toks, bodyStart)
+			}
 			if ev.cue != fromAgreement {
 				ev.outside = uncovered(res.Domains, &sc, toks, bodyStart)
 			}
@@ -201,6 +216,17 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 	if len(ev.providers) > 0 && request {
 		res.Reasons = append(res.Reasons, "not a site: mail provider "+strings.Join(ev.providers, " "))
 	}
+}
+
+// repeatedInBody reports whether an exclusion phrase first met in the
+// subject is said again in the new text.
+func repeatedInBody(sc *scored, bodyStart int) bool {
+	for _, h := range sc.repeats {
+		if h.phase == phaseExclude && h.first >= bodyStart {
+			return true
+		}
+	}
+	return false
 }
 
 // opposite returns the reasons of the hits of the given phases.
@@ -933,11 +959,11 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			for _, p := range pos {
 				used[p] = true
 			}
-			sc.repeats = append(sc.repeats, hit{phase: r.phase, lang: r.lang, first: pos[0], last: pos[len(pos)-1]})
+			sc.repeats = append(sc.repeats, hit{phase: r.phase, weight: r.weight, lang: r.lang, first: pos[0], last: pos[len(pos)-1]})
 			continue
 		}
 		counted[c.rule] = true
-		if r.phase == phaseThanks {
+		if r.phase == phaseThanks || r.phase == phaseGoOn && wishNegated(toks, pos[0]) {
 			for _, p := range pos {
 				used[p] = true
 			}
@@ -974,6 +1000,30 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 		}
 	}
 	return sc
+}
+
+// wishNegators deny the wish that a crawl go on ("je ne souhaite pas que
+// votre robot continue", "nechceme, aby ho robot ďalej navštevoval"):
+// such crawling is not wanted.
+var wishNegators = map[string]bool{
+	"not": true, "dont": true, "don": true, "ne": true, "pas": true, "nicht": true, "kein": true, "non": true,
+	"no": true, "nao": true, "niet": true, "ikke": true, "inte": true, "nem": true, "nie": true, "nu": true,
+	"ei": true, "nechceme": true, "nechcem": true, "nechci": true, "nechceli": true, "nechteli": true,
+	"nechcu": true, "ne-": true, "не": true,
+}
+
+// wishNegated reports whether a negator stands among the six words before
+// pos, in its sentence.
+func wishNegated(toks []token, pos int) bool {
+	for k := pos - 1; k >= 0 && k >= pos-6; k-- {
+		if toks[k].folded == tokBarrier {
+			return false
+		}
+		if wishNegators[toks[k].folded] {
+			return true
+		}
+	}
+	return false
 }
 
 // negators are the words that negate a request placed just before it

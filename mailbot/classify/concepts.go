@@ -62,6 +62,65 @@ var conceptRules = []keywordRule{
 	{"pl", phaseUndo, 3, "usunęliśmy|zdjęliśmy|usunelismy ~2 blokad*|disallow*"},
 	{"pl", phaseAgain, 2, "zmieniliśmy|zmienilismy ~1 zdanie"},
 
+	// Taking a site off a list of blocked or excluded sites, in every
+	// language: "remove example.bg from your list of excluded sites".
+	{"en", phaseUndo, 3, "remov*|take|taking|delet*|drop* ~6 blocked|excluded|banned|blacklisted|blocklisted"},
+	{"de", phaseUndo, 3, "entfern*|streich*|lösch*|austrag*|herausnehm* ~6 gesperrt*|ausgeschlossen*|blockiert*"},
+	{"fr", phaseUndo, 3, "retir*|supprim*|enlev*|sort* ~6 exclus|exclues|bloqués|bloquées|interdits"},
+	{"it", phaseUndo, 3, "rimuov*|togli*|cancell*|elimin* ~6 esclusi|escluse|bloccati|bloccate|vietati"},
+	{"es", phaseUndo, 3, "quit*|elimin*|saq*|borr*|retir* ~6 excluidos|excluidas|bloqueados|bloqueadas|prohibidos"},
+	{"pt", phaseUndo, 3, "remov*|retir*|tir* ~6 excluídos|excluídas|bloqueados|bloqueadas"},
+	{"nl", phaseUndo, 3, "verwijder*|haal|halen ~6 uitgesloten|geblokkeerde|geblokkeerd"},
+	{"da", phaseUndo, 3, "fjern* ~6 blokerede|blokkerte|udelukkede|ekskluderte|spærrede|sperrede"},
+	{"sv", phaseUndo, 3, "bort ~6 blockerade|uteslutna|spärrade|exkluderade"},
+	{"cs", phaseUndo, 3, "odstraň*|odstran*|vyjm*|vyřaď*|vyrad* ~6 vyloučen*|vylúčen*|blokovan*|zablokovan*|zakázan*"},
+	{"pl", phaseUndo, 3, "usuń*|usun*|wykreśl* ~6 zablokowan*|wykluczon*"},
+	{"hu", phaseUndo, 3, "töröl*|eltávolít*|vegy* ~6 letiltott*|tiltott*|kizárt*"},
+	{"fi", phaseUndo, 3, "poist* ~6 estet*|estolist*|mustalist*|mustalta"},
+	{"ro", phaseUndo, 3, "scoate*|elimina*|sterge* ~6 blocat*|exclus*|interzis*"},
+	{"hr", phaseUndo, 3, "uklon*|makn*|izbriš*|izbris* ~6 isključen*|iskljucen*|blokiran*|zabranjen*|crn*"},
+	{"sl", phaseUndo, 3, "odstran*|izbriš*|izbris* ~6 izključen*|izkljucen*|blokiran*|prepovedan*|črn*|crn*"},
+	{"el", phaseUndo, 3, "αφαιρ*|βγαλ*|διαγραψ* ~6 αποκλεισμεν*|μπλοκαρισμεν*|μαυρη"},
+	{"tr", phaseUndo, 3, "engellen*|yasakli|kara ~6 cikar*|kaldir*|sil*"},
+	{"bg", phaseUndo, 3, "премахн*|махн*|извад*|изтри* ~6 изключен*|блокиран*|забранен*|черн*"},
+	{"uk", phaseUndo, 3, "видал*|вилуч*|прибер*|прибра*|зніміть ~6 заблокован*|виключен*|заборонен*|чорн*"},
+
+	// Taking a site back, putting it back, resuming: "nehmen Sie uns
+	// zurück in Ihren Index", "pridajte nás späť", "vratite u indeks",
+	// "reluați indexarea", "przywrócić do indeksu", "поверніть".
+	{"en", phaseAgain, 2, "take|put|add|bring ~3 us|it|HOST|site|website ~2 back"},
+	{"en", phaseAgain, 2, "reinclude*|re-include*|reindex*|re-index*|recrawl*|reinstate*"},
+	{"de", phaseAgain, 2, "nehm*|setz* ~4 zurück|wieder ~4 {LIST}|auf"},
+	{"de", phaseAgain, 2, "crawlen|indexieren|besuchen ~0 sie ~4 wieder"},
+	{"fr", phaseAgain, 2, "réintégr*|réinclu*|réindex*|remett* ~4 {LIST}|HOST|site|notre"},
+	{"it", phaseAgain, 2, "reinserir*|reinserit*|ripristin*|reintegr*|rimett* ~4 {LIST}|HOST|sito|nostro"},
+	{"es", phaseAgain, 2, "reincorpor*|reinclu*|restablec*|reindex* ~4 {LIST}|HOST|sitio|nuestro"},
+	{"pt", phaseAgain, 2, "reinclu*|reintegr*|restabelec*|reindex* ~4 {LIST}|HOST|site|nosso"},
+	{"nl", phaseAgain, 2, "zet|zetten|neem|nemen ~4 terug ~3 {LIST}|in|op"},
+	{"da", phaseAgain, 2, "tilbage|tilbake|tillbaka ~3 {LIST}|i|på"},
+	{"cs", phaseAgain, 2, "přidej*|pridaj*|pridej*|vrať*|vrat*|vráť* ~6 zpět|zpet|späť|spat"},
+	{"pl", phaseAgain, 2, "przywróć*|przywroc*|przywróci* ~4 {LIST}|indeks*|HOST|stron*"},
+	{"pl", phaseAgain, 2, "zmieni* ~1 zdanie"},
+	{"hu", phaseAgain, 2, "vissza* ~4 {LIST}|indexbe|listára|listara"},
+	{"fi", phaseAgain, 2, "palauta*|palauttak* ~4 {LIST}|hakuun|indeksiin|listalle"},
+	{"ro", phaseAgain, 2, "relua*|reluati|reluați ~3 {CRAWLV}|indexa*|scana*|vizita*|accesa*"},
+	{"ro", phaseUndo, 3, "scos|eliminat|sters|șters ~4 regul* ~3 bloca*"},
+	{"hr", phaseAgain, 2, "vrat*|vratite ~4 indeks*|popis*|pretra*|tražilic*"},
+	{"hr", phaseAgain, 2, "ponovno|opet ~4 posjeć*|posjec*|obilaz*"},
+	{"hr", phaseAgain, 2, "predomisli*"},
+	{"sl", phaseAgain, 2, "premislili|premislila|premislil ~2 si"},
+	{"sl", phaseAgain, 2, "spet|znova ~4 obiskuj*|obišč*|indeksir*|{CRAWLV}"},
+	{"sl", phaseAgain, 2, "vrni*|vrnite ~4 indeks*|seznam*|iskanj*"},
+	{"bg", phaseAgain, 2, "върнете|възстанов* ~4 индекс*|списък*|търсачк*|HOST|сайт*"},
+	{"uk", phaseAgain, 2, "поверніть|відновіть|відновити|повернути ~4 індекс*|спис*|пошук*|HOST|сайт*"},
+
+	// Ukrainian exclusions with the infinitive after "прошу" ("I ask
+	// to …"), and Portuguese "we do not want … in your index".
+	{"uk", phaseExclude, 2, "виключ*|прибрати|видалити|вилучити ~6 сайт*|HOST|списк*|індекс*|скану*|пошук*"},
+	{"uk", phaseExclude, 2, "не ~3 сканувати|індексувати|відвідувати|обходити"},
+	{"pt", phaseExclude, 2, "não ~1 queremos|quero|desejamos ~6 índice|{BOT}|{CRAWLV}"},
+	{"es", phaseExclude, 2, "no ~1 queremos|quiero|deseamos ~6 índice|{BOT}"},
+
 	// Crawling that may go on, somewhere in the message ("the booking
 	// pages are fine to crawl", "please keep indexing our shop"): weak
 	// alone, but it pulls the other way.

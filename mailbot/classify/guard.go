@@ -1,0 +1,359 @@
+package classify
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The guards below are independent readings of a message that an
+// exclusion must agree with before it is applied without a human. Each
+// looks for a category of meaning, in every language the mailbox sees,
+// rather than for the phrases of one message: words of a block or
+// exclusion list next to a removal, a return ("back", "re-"), doubt, and
+// legal vocabulary. Any of them sends the exclusion to staff.
+
+// removalStems (folded) are verbs of taking something off or out.
+var removalStems = []string{
+	"remov", "delet", "drop", "take", "taking", "took", "erase", "entfern", "losch", "streich",
+	"austrag", "herausnehm", "raus", "retir", "supprim", "enlev", "sort", "rimuov", "togli", "cancell", "elimin",
+	"levat", "quit", "sac", "borr", "tir", "verwijder", "haal", "fjern", "tag", "ta", "odstran", "vyjm",
+	"vyrad", "vymaz", "smaz", "usun", "wykresl", "zdejm", "zdjac", "torol", "eltavolit", "vegy", "poist",
+	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
+	"cikar", "sil", "премахн", "махн", "изтри", "извад", "видал", "вилуч", "прибер", "прибра", "зніміть",
+}
+
+// blockedStems (folded) are the nouns and participles of a block or an
+// exclusion that already exists: "blocklist", "excluded sites",
+// "Sperrliste", "bloqués", "esclusi", "izključenih", "изключени".
+// A removal aimed at one of them asks to be crawled again.
+var blockedStems = []string{
+	"blocklist", "blacklist", "denylist", "banlist", "blocked", "banned", "excluded", "exclusions",
+	"blacklisted", "sperrlist", "ausschlusslist", "negativlist", "gesperrt", "ausgeschlossen",
+	"blockiert", "exclus", "bloque", "interdit", "esclus", "bloccat", "nera", "excluid", "bloquead",
+	"exclusoes", "negra", "uitgesloten", "geblokkeerd", "zwarte", "blokkeerlijst", "uitsluitingslijst",
+	"sortlist", "svartelist", "svartlist", "udelukked", "blokered", "blokkert", "uteslutn", "blockerad",
+	"sparrlist", "sparrad", "vyloucen", "vylucen", "blokovan", "zablokovan", "cerne", "cierne",
+	"zakazan", "wykluczon", "zablokowan", "czarn", "kizart", "letiltott", "tiltott", "feketelist",
+	"tiltolist", "estetty", "estetyt", "poissuljet", "mustalist", "blocat", "neagra",
+	"iskljucen", "blokiran", "zabranjen", "crn", "izkljucen", "prepovedan", "crno", "αποκλεισμεν",
+	"μπλοκαρισμεν", "μαυρη", "engellen", "yasakli", "kara", "изключен", "блокиран", "забранен",
+	"черен", "черния", "виключен", "заблокован", "заборонен", "чорн",
+}
+
+// blockedWords (folded) are participles whose stem would also catch the
+// noun or the verb ("exclusion", "bloquez"): they count only whole.
+var blockedWords = map[string]bool{
+	"exclus": true, "exclues": true, "exclusa": true, "excluse": true, "exclusi": true, "esclusi": true,
+	"escluse": true, "escluso": true, "esclusa": true, "bloque": true, "bloques": true, "bloquee": true,
+	"bloquees": true,
+}
+
+// hasStem reports whether the folded word starts with one of the stems.
+// Stems of three bytes or fewer ("ta", "sil") must be the whole word.
+func hasStem(w string, stems []string) bool {
+	for _, s := range stems {
+		if len(s) <= 3 {
+			if w == s {
+				return true
+			}
+			continue
+		}
+		if strings.HasPrefix(w, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// listConflict returns the removal and block words that stand in one
+// sentence with an exclusion hit ("remove example.bg from your list of
+// excluded sites"): a removal aimed at a block or exclusion list asks to
+// be crawled again, so the exclusion is not applied alone. "" when none.
+func listConflict(sc *scored, toks []token) string {
+	sentence := sentences(toks)
+	for _, h := range sc.hits {
+		if h.phase != phaseExclude {
+			continue
+		}
+		s := sentence[h.first]
+		removal, blocked := "", ""
+		for k := range toks {
+			if sentence[k] != s {
+				continue
+			}
+			w := toks[k].folded
+			if removal == "" && hasStem(w, removalStems) {
+				removal = toks[k].lower
+			}
+			if blocked == "" && (hasStem(w, blockedStems) || blockedWords[w]) {
+				blocked = toks[k].lower
+			}
+		}
+		if removal != "" && blocked != "" {
+			return fmt.Sprintf("'%s' … '%s'", removal, blocked)
+		}
+	}
+	return ""
+}
+
+// backWords (folded) say "back" in the languages we read: "take us back
+// into your index", "zurück", "späť", "z powrotem", "vissza", "πίσω".
+// reStems are the verbs of putting something back: "re-include",
+// "reinstate", "wiederherstellen", "przywrócić", "відновіть".
+var (
+	backWords = map[string]bool{
+		"back": true, "zuruck": true, "retour": true, "terug": true, "tilbage": true, "tilbake": true,
+		"tillbaka": true, "zpet": true, "spat": true, "powrotem": true, "takaisin": true, "inapoi": true,
+		"natrag": true, "nazad": true, "nazaj": true, "πισω": true, "geri": true, "обратно": true, "назад": true,
+		"volta": true, "indietro": true, "vissza": true,
+	}
+	reStems = []string{
+		"reinclu", "re-inclu", "reindex", "re-index", "recrawl", "re-crawl", "readd", "re-add", "reinstat",
+		"restore", "reintegr", "reinser", "reinsert", "reactiv", "ripristin", "rimett", "remett", "retabl",
+		"restablec", "restabelec", "reincorpor", "wiederaufnehm", "wiederherstell", "wiederaufnahm",
+		"przywroc", "visszaall", "visszavesz", "visszavenn", "visszatesz", "palauta", "relua", "reincl",
+		"readuc", "vrat", "vratit", "vratte", "vrnit", "vrnite", "επαναφ", "επανεντα", "възстанов", "върнет",
+		"віднов", "поверн",
+	}
+)
+
+// returnCues returns the words of a return ("back", "re-…") that stand in
+// a sentence about crawling, a list or a site which asks or allows
+// something and is not negated: "nehmen Sie uns zurück in Ihren Index",
+// "pridajte nás späť", "please re-include example.com". Unlike againCues
+// they count in the sentence of the exclusion request itself.
+func returnCues(sc *scored, toks []token) []string {
+	sentence := sentences(toks)
+	asking := askingSentences(sc, toks, sentence)
+	var out []string
+	for i, t := range toks {
+		w := t.folded
+		if !backWords[w] && !hasStem(w, reStems) {
+			continue
+		}
+		if w == "back" && i > 0 && (toks[i-1].folded == "get" || toks[i-1].folded == "write" || toks[i-1].folded == "getting" ||
+			toks[i-1].folded == "call" || toks[i-1].folded == "reply" || toks[i-1].folded == "hear" || toks[i-1].folded == "come" && i+1 < len(toks) && toks[i+1].folded == "to") {
+			continue // "get back to you"
+		}
+		if w == "volta" && (i == 0 || toks[i-1].folded != "de") {
+			continue // only "de volta" means back
+		}
+		negated, about := false, false
+		for k := i - 1; k >= 0 && k >= i-4 && sentence[k] == sentence[i]; k-- {
+			if againNegators[toks[k].folded] {
+				negated = true
+			}
+		}
+		for k := range toks {
+			if sentence[k] == sentence[i] && (toks[k].folded == tokHost || siteWords.matches(toks[k].folded) || listWords.matches(toks[k].folded)) {
+				about = true
+			}
+		}
+		if about && !negated && asking[sentence[i]] {
+			out = append(out, fmt.Sprintf("'%s'", t.lower))
+		}
+	}
+	return out
+}
+
+// askingSentences returns the sentences that ask or allow something: a
+// "please", a "you may", a "could you", or an exclusion or re-inclusion
+// request (which is an imperative or a wish).
+func askingSentences(sc *scored, toks []token, sentence []int) map[int]bool {
+	asking := map[int]bool{}
+	for _, sg := range sc.signals {
+		if sg.phase == phasePolite {
+			asking[sentence[sg.first]] = true
+		}
+	}
+	for _, h := range sc.hits {
+		asking[sentence[h.first]] = true
+	}
+	for i, t := range toks {
+		if mayWords[t.folded] || asksReader(toks, i) {
+			asking[sentence[i]] = true
+		}
+	}
+	return asking
+}
+
+// listWords are the words of the LIST macro: what a site is removed from.
+var listWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["LIST"], "|") {
+		st.alts = append(st.alts, parseAlt(a))
+	}
+	return st
+}()
+
+// doubtWords (folded) say that the writer is weighing something, has not
+// decided or is not sure, in the languages we read; doubtPairs are the
+// same said in two words ("not sure", "nous demandons si").
+var (
+	doubtWords = map[string]bool{
+		"whether": true, "wondering": true, "considering": true, "unsure": true, "undecided": true,
+		"hesitate": true, "hesitating": true, "hesitant": true, "maybe": true, "perhaps": true, "debating": true,
+		"ob": true, "uberlegen": true, "uberlegt": true, "zogern": true, "unsicher": true, "unentschlossen": true,
+		"vielleicht": true, "eventuell": true, "hesite": true, "hesitons": true, "hesitent": true,
+		"envisageons": true, "reflechissons": true, "tranche": true, "forse": true, "indecisi": true,
+		"valutando": true, "quizas": true, "quiza": true, "dudamos": true, "dudando": true, "talvez": true,
+		"ponderando": true, "misschien": true, "twijfelen": true, "overwegen": true, "maske": true,
+		"kanskje": true, "kanske": true, "overvejer": true, "funderar": true, "overvager": true, "zda": true,
+		"zdali": true, "zvazujeme": true, "uvazujeme": true, "premyslime": true, "premyslame": true,
+		"zastanawiamy": true, "rozwazamy": true, "vajon": true, "talan": true, "gondolkodunk": true,
+		"fontolgatjuk": true, "ehka": true, "mietimme": true, "harkitsemme": true, "poate": true,
+		"ezitam": true, "mozda": true, "razmisljamo": true, "ισως": true,
+		"σκεφτομαστε": true, "belki": true, "dusunuyoruz": true, "дали": true, "обмисляме": true,
+		"чудим": true, "колебаем": true, "можливо": true, "вагаємося": true, "розглядаємо": true, "думаємо": true,
+	}
+	doubtPairs = [][2]string{
+		{"not", "sure"}, {"not", "decided"}, {"thinking", "about"}, {"thinking", "of"}, {"nicht", "sicher"},
+		{"demandons", "si"}, {"demandons", "s"}, {"demande", "si"}, {"pas", "sur"}, {"sans", "doute"},
+		{"non", "sicuri"}, {"chiediamo", "se"}, {"preguntamos", "si"}, {"no", "seguros"}, {"perguntamos", "se"},
+		{"nao", "sabemos"}, {"niet", "zeker"}, {"ikke", "sikre"}, {"inte", "saker"}, {"nie", "jestesmy"},
+		{"nejsme", "si"}, {"nie", "sme"}, {"nem", "vagyunk"}, {"emme", "ole"}, {"nu", "suntem"},
+		{"nismo", "sigurni"}, {"nismo", "odlucili"}, {"emin", "degiliz"}, {"не", "сме"}, {"не", "впевнені"},
+		{"може", "би"},
+	}
+)
+
+// doubtIn returns the first word of doubt in toks, "" when none.
+func doubtIn(toks []token) string {
+	for i, t := range toks {
+		if doubtWords[t.folded] {
+			return t.lower
+		}
+		if i+1 < len(toks) {
+			for _, p := range doubtPairs {
+				if t.folded == p[0] && toks[i+1].folded == p[1] {
+					return t.lower + " " + toks[i+1].lower
+				}
+			}
+		}
+	}
+	return ""
+}
+
+// legalStems (folded) are the words of a legal warning or a complaint: a
+// lawyer, a cease-and-desist letter, damages, a court. Such a letter may
+// threaten without asking anything of us.
+var legalStems = []string{
+	"lawyer", "attorney", "solicitor", "counsel", "cease", "legal", "lawsuit", "litigat", "damages", "court",
+	"anwalt", "rechtsanw", "abmahn", "kanzlei", "klage", "gericht", "schadenersatz", "avocat",
+	"mise en demeure", "demeure", "tribunal", "poursuit", "avvocat", "avv", "diffid", "legale", "giudizi",
+	"giudiziar", "tutela", "risarciment", "abogad", "demanda", "juzgad", "judicial", "advogad", "judici",
+	"advocaat", "ingebrekestelling", "sommatie", "rechter", "advokat", "sagsanlag", "stamning", "soksmal",
+	"pravni", "pravnik", "zaloba", "zalobu", "soud", "adwokat", "pozew", "sad", "ugyved", "ugyvedi",
+	"birosag", "asianajaja", "oikeus", "instanta", "odvjetni", "tuzb", "odvetni", "δικηγορ",
+	"δικαστ", "avukat", "mahkeme", "ihtarname", "адвокат", "съдебн", "съда", "юрист", "судов", "суду", "позов",
+}
+
+// legalIn returns the first legal word in toks that is not a word of a
+// request ("cease access", "diffida dalla scansione" ask), "" when none.
+func legalIn(sc *scored, toks []token) string {
+	inHit := map[int]bool{}
+	for _, h := range append(sc.hits[:len(sc.hits):len(sc.hits)], sc.repeats...) {
+		for k := h.first; k <= h.last; k++ {
+			inHit[k] = true
+		}
+	}
+	for i, t := range toks {
+		if t.folded == tokBarrier || t.folded == tokHost || inHit[i] {
+			continue
+		}
+		if hasStem(t.folded, legalStems) {
+			return t.lower
+		}
+	}
+	return ""
+}
+
+// plainRequest reports whether an exclusion hit of weight 2 or more in the
+// new text stands in a sentence of its own that is a plain request: not a
+// question (unless it asks us politely: "could you …?"), no condition
+// before it, and no word of doubt in it.
+func plainRequest(sc *scored, toks []token, bodyStart int) bool {
+	sentence := sentences(toks)
+	for _, h := range append(sc.hits[:len(sc.hits):len(sc.hits)], sc.repeats...) {
+		if h.phase != phaseExclude || h.weight < 2 || h.first < bodyStart {
+			continue
+		}
+		s := sentence[h.first]
+		var words []token
+		polite := false
+		cond := false
+		for k := range toks {
+			if sentence[k] != s {
+				continue
+			}
+			words = append(words, toks[k])
+			if asksReader(toks, k) || toks[k].folded == "please" {
+				polite = true
+			}
+			if k < h.first && ifWords[toks[k].folded] {
+				cond = true
+			}
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == s {
+				polite = true
+			}
+		}
+		if questionAt(toks, h.first) && !polite || cond || doubtIn(words) != "" {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// doubts returns why the exclusion is not plain enough to apply alone
+// (a request word in a question, doubt anywhere in the new text or the
+// subject, a subject that asks, legal vocabulary) when no plain request
+// in the new text stands on its own; nil when nothing doubts or a plain
+// request outweighs it.
+func doubts(sc *scored, toks []token, bodyStart int) []string {
+	var why []string
+	for _, h := range sc.hits {
+		if h.phase == phaseExclude && questionAt(toks, h.first) {
+			why = append(why, fmt.Sprintf("the request words '%s' stand in a question", strings.Join(h.words, " ")))
+			break
+		}
+	}
+	if d := doubtIn(toks); d != "" {
+		why = append(why, fmt.Sprintf("a word of doubt: '%s'", d))
+	}
+	for i := 0; i < bodyStart && i < len(toks); i++ {
+		if toks[i].folded == tokBarrier && toks[i].lower == "?" {
+			why = append(why, "the subject is a question")
+			break
+		}
+	}
+	if l := legalIn(sc, toks); l != "" {
+		why = append(why, fmt.Sprintf("legal words ('%s')", l))
+	}
+	if len(why) == 0 || plainRequest(sc, toks, bodyStart) {
+		return nil
+	}
+	return append(why, "no plain request in the new text stands on its own")
+}
+
+// blankRobotsLines blanks the robots.txt directives written out in a
+// message ("User-agent: LohiSoftBot", "Disallow: /"): they show a file,
+// they ask nothing, whatever the sentences around them say.
+func blankRobotsLines(text string) string {
+	if !strings.Contains(strings.ToLower(text), "disallow") {
+		return text
+	}
+	lines := strings.Split(text, "\n")
+	for i, l := range lines {
+		t := strings.ToLower(strings.TrimSpace(l))
+		for _, d := range []string{"user-agent:", "disallow:", "allow:", "crawl-delay:", "sitemap:"} {
+			if strings.HasPrefix(t, d) {
+				lines[i] = ""
+				break
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
+}
