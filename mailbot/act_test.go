@@ -14,14 +14,22 @@ import (
 var actCorpora = []string{
 	"../testdata/mail", "../testdata/mail-extra", "../testdata/mail-hard", "../testdata/mail-holdout",
 	"../testdata/mail-hard-shared", "../testdata/mail-act", "../testdata/mail-fresh",
+	"../testdata/mail-fresh2",
 }
+
+// heldOut are the corpora no rule has been tuned on: they measure how the
+// rules read mail written by people who never saw them. No wrong apply is
+// allowed on them either, but their intent accuracy is what it is, so it
+// is logged, not held to the 90% the tuned corpora must keep.
+var heldOut = map[string]bool{"mail-fresh2": true}
 
 // TestActAlone checks the act-alone rule on every corpus: no message is
 // applied without a human unless it is an exclusion of exactly the right
 // sites (a message whose expected intent is "exclude" with the sites it
 // names) and, where the corpus lists safe_actions, "apply" is among them;
-// no action falls outside safe_actions; Parse's action is what Decide says, and the intent is right on
-// at least 90% of each corpus. It logs, per corpus, the intent accuracy,
+// no action falls outside safe_actions; Parse's action is what Decide
+// says, and the intent is right on at least 90% of each corpus but the
+// held-out ones. It logs, per corpus, the intent accuracy,
 // the wrong applies and the share of clear exclusions (an exclusion with
 // its sites named) that are applied.
 func TestActAlone(t *testing.T) {
@@ -74,7 +82,7 @@ func TestActAlone(t *testing.T) {
 		}
 		t.Logf("%s: intent %d/%d, applied %d, wrong applies %d, clear exclusions applied %d/%d",
 			name, right, n, applied, wrongApply, clearApplied, clear)
-		if right*10 < n*9 {
+		if right*10 < n*9 && !heldOut[name] {
 			t.Errorf("%s: intent right on %d/%d, want at least 90%%", name, right, n)
 		}
 	}

@@ -50,6 +50,8 @@ func TestClassify(t *testing.T) {
 			classify.IntentOther, nil, "quoted: ignored"},
 		{"v2 statement is not a question", "x", "Daarom moeten we u vragen om example.nl niet meer te crawlen.", classify.IntentExclude, []string{"example.nl"}, "exclude:"},
 		{"modal question", "x", "Moeten we uw crawler op example.nl blokkeren?", classify.IntentOther, nil, "unclear: question"},
+		{"a stop under a negation goes on", "x", "We are happy to be on example.com's list, but please don't stop crawling us, just slow down.", classify.IntentOther, nil, "no request recognised"},
+		{"german stop under a negation goes on", "x", "Bitte hören Sie nicht auf, example.de zu crawlen, nur langsamer.", classify.IntentOther, nil, ""},
 		{"conditional negation is a demand", "x", "If you do not stop crawling example.com, we will take legal action.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
 		{"area is not a scope", "x", "We are a small bakery in the Bristol area. Please stop crawling example.com.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
 		{"site request with data", "x", "Please stop crawling our website and delete our data.", classify.IntentExclude, nil, "exclude:"},

@@ -120,6 +120,14 @@ var keywordRules = []keywordRule{
 	{"en", phaseThanks, 0, "not|don|dont|never|no ~1 want*|wish*|need*|like|mean|ask*|asking|request* ~3 be|being|get|getting ~0 remov*|exclud*|delet*|block*|taken|drop*|ban*|delist*|opted"},
 	{"en", phaseThanks, 0, "not|don|dont|never|no ~1 want*|wish*|need*|like|mean|ask*|asking|request* ~2 to ~0 remov*|exclud*|delet*|block*|stop*|drop*|ban*|delist*|opt"},
 	{"en", phaseThanks, 0, "not|don|dont|never|no ~1 want*|wish*|need*|ask*|asking|request*|looking ~2 removal|exclusion|deletion|delisting"},
+	// A stop or removal verb under a negation asks to go on ("please don't
+	// stop crawling us, just slow down"): it is no exclusion.
+	{"en", phaseThanks, 0, "don|dont|never ~1 stop*|block*|ban*|remov*|exclud*|delist*|cease|quit|halt ~2 crawl*|index*|visit*|scan*|spider*|us|it|our|the"},
+	{"de", phaseThanks, 0, "nicht|keinesfalls ~2 aufhör*|einstell*|stopp*|sperr*|blockier*|entfern*"},
+	{"de", phaseThanks, 0, "hör*|hoer* ~3 nicht|keinesfalls ~0 auf"},
+	{"it", phaseThanks, 0, "non ~1 smett*|fermat*|interromp*|blocc*|rimuov* ~3 scansion*|indicizz*|visit*|crawl*|sito|noi|ci"},
+	{"es", phaseThanks, 0, "no ~1 dej*|par*|deteng*|bloque*|elimin* ~3 rastre*|index*|visit*|crawl*|sitio|nos"},
+	{"nl", phaseThanks, 0, "niet ~1 stopp*|blokk*|verwijder* ~0 met"},
 	{"fr", phaseThanks, 0, "ne|n ~0 souhait*|voul*|veux|veut|désir*|demand* ~0 pas|aucunement|nullement ~0 être ~0 retiré*|supprimé*|exclu*|désindexé*|bloqué*"},
 	{"fr", phaseThanks, 0, "ne|n ~0 souhait*|voul*|veux|veut|désir* ~0 pas|aucunement|nullement ~0 que|qu ~2 retir*|supprim*|exclu*|désindex*|bloqu*|arrêt*|cess*"},
 	{"fr", phaseThanks, 0, "ne|n ~0 souhait*|voul*|veux|veut|désir*|demand* ~0 pas|aucunement|nullement ~1 la|le|l|d|de ~0 suppression|retrait|exclusion|désindexation|blocage|arrêt"},
