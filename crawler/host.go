@@ -236,7 +236,18 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	// request: closed as each site ends, the connections are not left
 	// for Close to close all at once when the crawl ends (at the end of
 	// BenchmarkCrawlFleet, 1,000 of them took it 11-46 ms).
+	// A request interrupted before it left the machine is withdrawn: it
+	// never reached the site, so it is not counted against the budget
+	// (its slot is given back) and a resumed cycle sends it again.
+	if err := ctx.Err(); err != nil {
+		c.withdraw(ctx, row)
+		return nil, time.Time{}, err
+	}
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap && !row.lastOfCycle())
+	if resp.NotSent {
+		c.withdraw(ctx, row)
+		return nil, time.Time{}, ctx.Err()
+	}
 	res := &exchangeResult{row: row, resp: resp, completedAt: c.now()}
 	res.completed = c.clock.Mono()
 	if res.completedAt.Before(row.SentAt) {

@@ -107,7 +107,8 @@ const (
 )
 
 // CrawlCycle is one visit of a site. Spent counts the budget slots reserved
-// so far; it only grows, and never past Budget (see Request.BudgetSlot).
+// so far; it never goes past Budget (see Request.BudgetSlot), and goes down
+// only when a request never sent gives its slot back (WithdrawRequest).
 type CrawlCycle struct {
 	ID         int64
 	Site       string
@@ -155,11 +156,11 @@ const (
 	PurposeRobots = "robots"
 )
 
-// OutcomeWithdrawn is the outcome of a request reserved (logged) ahead of
-// the time it was to be sent and then not sent: its site was excluded, or
-// its crawl interrupted, before that time. Its sent_at is the time it was
-// to be sent and its completed_at when it was withdrawn. The audit counts
-// its budget slot (spent) and nothing else: it was never sent.
+// OutcomeWithdrawn is the outcome of a request logged and then never sent:
+// its site was excluded, or its crawl interrupted, before it left the
+// machine. Its sent_at is the time it was to be sent and its completed_at
+// when it was withdrawn. It never counts against a budget (its slot is
+// given back: see WithdrawRequest), and no rule of the audit applies to it.
 const OutcomeWithdrawn = "withdrawn"
 
 // Request is one HTTP request of the crawler. The row is written before the
