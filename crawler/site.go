@@ -241,6 +241,9 @@ type siteRun struct {
 	// last is the completion of the cycle's last request, written with
 	// the cycle's end (see handle).
 	last *completion
+	// unreachable is the first host whose robots.txt got no answer at all,
+	// and why ("host: dial tcp: ..."); "" when every robots.txt answered.
+	unreachable string
 }
 
 // pending is a URL of the frontier taken up, and which attempt at it is
@@ -425,6 +428,13 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
+	// A cycle that sent no page request because no robots.txt answered
+	// is not a visit: it ends stopped, and is tried again after a backoff
+	// (see openCycle).
+	unreachable := status == db.CycleDone && reason != reasonExcluded && cy.Spent == 0 && r.unreachable != ""
+	if unreachable {
+		status, reason = db.CycleStopped, ReasonUnreachable+r.unreachable
+	}
 	c.sitesRunning.Add(-1)
 	anchors := r.takeAnchors()
 	if reason == reasonExcluded {
@@ -443,6 +453,10 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	c.verdicts.Delete(r.site)
 	res.Reason = reason
 	switch {
+	case unreachable:
+		res.Status, res.Reason = SiteNothingFetched, fmt.Sprintf("no page: %s; not counted as a visit, tried again from %s",
+			strings.TrimSuffix(ReasonUnreachable, ", not counted as a visit: ")+" at "+r.unreachable,
+			unreachableRetry(cy.Started, c.now()).UTC().Format("2006-01-02 15:04:05 UTC"))
 	case status == db.CycleDone && reason == reasonExcluded:
 		res.Status = SiteExcluded
 	case status == db.CycleDone && res.Pages == 0 && res.NotModified == 0 && !cy.Resumed:
@@ -700,7 +714,15 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 			return s, why, true, time.Time{}
 		}
 		if rb.Outcome == db.RobotsDisallowAll && rb.Status != http.StatusUnauthorized && rb.Status != http.StatusForbidden {
-			r.leave(hs.host, "robots.txt unreachable, so nothing is allowed")
+			why := "robots.txt unreachable, so nothing is allowed"
+			if cause, ok := strings.CutPrefix(rb.Error, "unreachable: "); ok && rb.Status == 0 {
+				// No answer at all: the cause is the network's (or ours).
+				why = "robots.txt unreachable (" + cause + "), so nothing is allowed"
+				if r.unreachable == "" {
+					r.unreachable = hs.host + ": " + cause
+				}
+			}
+			r.leave(hs.host, why)
 		}
 		hs.gap = max(r.hosts.baseGap(), rb.crawlDelay())
 		dec := rb.decide(robotstxt.ProductToken, u.String())
