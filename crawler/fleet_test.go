@@ -57,7 +57,7 @@ func lohibot(t testing.TB) string {
 
 // crawlCmd is `lohibot crawl` on the test web.
 func crawlCmd(t *testing.T, e *env, node string, delay time.Duration, sites []string) (*exec.Cmd, *bytes.Buffer) {
-	args := []string{"--db", e.dsn, "--resolver", e.web.DNSAddr, "crawl", "--allow-private", "--node", node,
+	args := []string{"--db", e.dsn, "--resolver", e.web.DNSAddr, "crawl", "--add", "--allow-private", "--node", node,
 		"--delay", delay.String(), "--timeout", "2s", "--lease-ttl", "3s", "--max-sites-parallel", "64"}
 	args = append(args, sites...)
 	cmd := exec.Command(lohibot(t), args...)
@@ -247,7 +247,7 @@ func TestCLI(t *testing.T) {
 		return string(out), code
 	}
 	plain := e.web.Site("plain-000.test")
-	out, code := run("crawl", "--allow-private", "--delay", "50ms", plain.StartURL)
+	out, code := run("crawl", "--add", "--allow-private", "--delay", "50ms", plain.StartURL)
 	if code != 0 || !strings.Contains(out, "plain-000.test: crawled") || !strings.Contains(out, "4 pages") {
 		t.Errorf("crawl: exit %d\n%s", code, out)
 	}
