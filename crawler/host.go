@@ -83,6 +83,8 @@ type hostSet struct {
 	m       map[string]*hostState
 	origins map[string]bool // origins whose robots.txt this user put in the crawler's cache
 	delay   time.Duration   // the least gap for these hosts (a cycle's delay); 0: the crawler's --delay
+	// robotsSent counts the robots.txt requests this user sent.
+	robotsSent int
 }
 
 func (c *Crawler) newHostSet(delay time.Duration) *hostSet {
@@ -241,11 +243,13 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	// (its slot is given back) and a resumed cycle sends it again.
 	if err := ctx.Err(); err != nil {
 		c.withdraw(ctx, row)
+		c.stats.requests.Add(-1)
 		return nil, time.Time{}, err
 	}
 	resp := c.fetch(ctx, row.URL, row.Purpose == db.PurposeRobots, row.Cond, hs.gap <= c.keepAliveGap && !row.lastOfCycle())
 	if resp.NotSent {
 		c.withdraw(ctx, row)
+		c.stats.requests.Add(-1)
 		return nil, time.Time{}, ctx.Err()
 	}
 	res := &exchangeResult{row: row, resp: resp, completedAt: c.now()}

@@ -249,6 +249,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 		if err != nil {
 			return nil, err
 		}
+		hosts.robotsSent++
 		now := res.completedAt
 		snap := &db.RobotsSnapshot{Origin: origin, FetchedAt: now, Status: res.resp.Status, FinalURL: target}
 		k := res.completion()

@@ -43,13 +43,17 @@ const (
 
 // SiteResult is how one site's crawl went.
 type SiteResult struct {
-	Site          string `json:"site"`
-	CycleID       int64  `json:"cycle_id,omitempty"`
-	Status        string `json:"status"`
-	Reason        string `json:"reason"`
-	Requests      int    `json:"requests"`
-	Pages         int    `json:"pages"`
-	RobotsRefused int    `json:"robots_refused"`
+	Site    string `json:"site"`
+	CycleID int64  `json:"cycle_id,omitempty"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	// Requests counts the page requests sent (redirect hops and retries
+	// included); RobotsRequests the robots.txt fetches. Together they are
+	// what the crawl's Stats count as requests.
+	Requests       int `json:"requests"`
+	RobotsRequests int `json:"robots_requests"`
+	Pages          int `json:"pages"`
+	RobotsRefused  int `json:"robots_refused"`
 	// HostsLeft counts the hosts the cycle stopped asking, as promised (a
 	// login, a bot protection, robots.txt unreachable, repeated failures):
 	// handled, not errors.
@@ -449,6 +453,7 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 			}
 		}
 	}
+	res.RobotsRequests = r.hosts.robotsSent
 	r.hosts.close(ctx)
 	c.verdicts.Delete(r.site)
 	res.Reason = reason

@@ -41,6 +41,9 @@ func TestUnreachableIsNotAVisit(t *testing.T) {
 			}
 
 			r := crawl()
+			if r.Requests != 0 || r.RobotsRequests != 1 {
+				t.Errorf("first crawl counts %d page and %d robots.txt requests, want 0 and 1", r.Requests, r.RobotsRequests)
+			}
 			if r.Status != crawler.SiteNothingFetched || !strings.Contains(r.Reason, "no such host") || !strings.Contains(r.Reason, "not counted as a visit") {
 				t.Errorf("first crawl = %+v; want nothing fetched, naming the cause (no such host), not counted as a visit", r)
 			}

@@ -295,6 +295,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		sites   int
 		nothing int  // sites where nothing was fetched
 		pages   int  // pages fetched over all sites
+		same    int  // pages answered 304 Not Modified over all sites
 		refuse  bool // a site failed, or (sites named) was excluded
 	)
 	err = c.CrawlEach(ctx, targets, func(r crawler.SiteResult) {
@@ -302,6 +303,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		defer resMu.Unlock()
 		sites++
 		pages += r.Pages
+		same += r.NotModified
 		if r.Status == crawler.SiteNothingFetched {
 			nothing++
 		}
@@ -324,8 +326,8 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	bar.stop()
 	s := c.Stats()
 	if !o.JSON {
-		fmt.Fprintf(out, "%d %s (%d with nothing fetched): %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
-			sites, plural(sites, "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"),
+		fmt.Fprintf(out, "%d %s (%d with nothing fetched): %d %s%s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
+			sites, plural(sites, "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"), unchanged(same),
 			s.Requests, plural(s.Requests, "request", "requests"), s.RobotsRefused, s.HostsLeft, plural(s.HostsLeft, "host", "hosts"),
 			s.Errors, plural(s.Errors, "error", "errors"))
 	}
@@ -453,8 +455,10 @@ func siteLine(r crawler.SiteResult) string {
 	}
 	switch r.Status {
 	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched:
-		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", r.Requests, plural(r.Requests, "request", "requests"),
-			r.Pages, plural(r.Pages, "page", "pages"), r.RobotsRefused, r.HostsLeft, plural(r.HostsLeft, "host", "hosts"),
+		// Every request sent, robots.txt included, as the summary counts.
+		n := r.Requests + r.RobotsRequests
+		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", n, plural(n, "request", "requests"),
+			r.Pages, plural(r.Pages, "page", "pages")+unchanged(r.NotModified), r.RobotsRefused, r.HostsLeft, plural(r.HostsLeft, "host", "hosts"),
 			r.Errors, plural(r.Errors, "error", "errors"))
 	}
 	return b.String()
@@ -558,4 +562,14 @@ func closest(site string, names []string) string {
 		}
 	}
 	return best
+}
+
+// unchanged is ", N unchanged" for N pages answered 304 Not Modified (a
+// recrawl of pages as they were: fetched, and their index entries still
+// right), and "" for none.
+func unchanged(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d unchanged", n)
 }

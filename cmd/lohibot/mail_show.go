@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -105,7 +104,7 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 	field("Date", orDash(m.Date))
 	field("Subject", orDash(m.Subject))
 	field("Message-ID", "<"+s.MessageID+">")
-	field("Received", s.ReceivedAt.Format(time.RFC3339)+" from "+orDash(s.Source))
+	field("Received", humanTime(s.ReceivedAt)+" from "+orDash(s.Source))
 	field("Size", fmt.Sprintf("%d bytes, sha256 %s", s.Size, s.Sha256))
 	fmt.Fprintf(w, "%-12s %s\n", "Auth:", authLine(s.Auth))
 	for _, ar := range m.AuthRes {
@@ -132,7 +131,7 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 			st += " by " + s.ReviewedBy
 		}
 		if s.ReviewedAt != nil {
-			st += " at " + s.ReviewedAt.Format(time.RFC3339)
+			st += " at " + humanTime(*s.ReviewedAt)
 		}
 		fmt.Fprintf(w, "Review:      %s\n", st)
 	}
@@ -145,14 +144,14 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 		if site == "" {
 			site = "-"
 		}
-		fmt.Fprintf(w, "  %s  %s %s by %s (%s)\n", e.HappenedAt.Format(time.RFC3339), e.Kind, site, e.Actor, e.Source)
+		fmt.Fprintf(w, "  %s  %s %s by %s (%s)\n", humanTime(e.HappenedAt), e.Kind, site, e.Actor, e.Source)
 	}
 	for _, r := range s.Replies {
 		when := r.CreatedAt
 		if r.SentAt != nil {
 			when = *r.SentAt
 		}
-		line := fmt.Sprintf("  %s  reply (%s, %s) to %s <%s>: %s", when.Format(time.RFC3339), r.Kind, orDash(r.Lang), r.To, r.MessageID, r.Status)
+		line := fmt.Sprintf("  %s  reply (%s, %s) to %s <%s>: %s", humanTime(when), r.Kind, orDash(r.Lang), r.To, r.MessageID, r.Status)
 		if r.LastError != "" {
 			line += fmt.Sprintf(" after %d attempts, last error: %s", r.Attempts, r.LastError)
 		}
