@@ -461,7 +461,7 @@ func outcomeError(r *response) string {
 	case r.Timeout:
 		return "timeout"
 	case errors.Is(r.Err, context.Canceled):
-		return "interrupted"
+		return db.OutcomeInterrupted
 	default:
 		return "error"
 	}

@@ -791,7 +791,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 			r.res.Errors++
 			c.stats.errors.Add(1)
 			r.leave(hs.host, "address refused, "+strings.TrimPrefix(k.Error, "crawler: "))
-		case k.Outcome == "interrupted":
+		case k.Outcome == db.OutcomeInterrupted:
 		default:
 			countFailure(k.Outcome)
 		}

@@ -163,6 +163,12 @@ const (
 // given back: see WithdrawRequest), and no rule of the audit applies to it.
 const OutcomeWithdrawn = "withdrawn"
 
+// OutcomeInterrupted is the outcome of a request sent and then cut short
+// by its crawl's interruption (SIGTERM, Ctrl-C) before its answer was
+// read: it counts against the budget (the site may have seen it), and a
+// resumed cycle asks for its URL again.
+const OutcomeInterrupted = "interrupted"
+
 // Request is one HTTP request of the crawler. The row is written before the
 // request is sent and completed after, so a request that died with its
 // process stays in the log as sent (CompletedAt nil).

@@ -72,10 +72,13 @@ func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, err
 	return out, nil
 }
 
-// CyclePageURLs returns the URLs of the page requests of cycle, withdrawn
-// ones (never sent) left out, in no particular order. It does I/O.
+// CyclePageURLs returns the URLs of the page requests of cycle that were
+// answered, in no particular order: a withdrawn request (never sent) and
+// an interrupted one (sent, its answer never read) are left out, so a
+// resumed cycle asks for their URLs again, within its budget. It does I/O.
 func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error) {
-	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ? AND COALESCE(outcome, '') <> ?`), cycle, PurposePage, OutcomeWithdrawn)
+	rows, err := s.SQL.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ? AND COALESCE(outcome, '') NOT IN (?, ?)`),
+		cycle, PurposePage, OutcomeWithdrawn, OutcomeInterrupted)
 	if err != nil {
 		return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
 	}
