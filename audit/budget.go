@@ -92,13 +92,13 @@ func (a *auditor) finishBudget(ctx context.Context, s *siteState) error {
 	return nil
 }
 
-// cyclePages reads the page requests of one cycle on one site, in the order
-// they were sent (only called for cycles that need it: those past their
+// cyclePages reads the page requests of one cycle on one site sent
+// (withdrawn ones left out), in the order they were sent (only called for cycles that need it: those past their
 // budget, or straddling Since).
 func (a *auditor) cyclePages(ctx context.Context, site string, cycle int64) ([]RequestRef, error) {
 	var refs []RequestRef
 	err := a.store.CycleRequests(ctx, site, cycle, func(q *db.AuditRequest) error {
-		if r := rowOf(q, a.authorities); r.isPage {
+		if r := rowOf(q, a.authorities); r.isPage && r.outcome != db.OutcomeWithdrawn {
 			refs = append(refs, r.ref())
 		}
 		return nil

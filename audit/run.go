@@ -477,14 +477,11 @@ func newSiteState(name string) *siteState {
 }
 
 // check applies every request-level rule to one request. A request
-// withdrawn before its time (db.OutcomeWithdrawn) was never sent: it
-// spent a budget slot, and no other rule applies to it.
+// withdrawn (db.OutcomeWithdrawn) was never sent: no rule applies to it,
+// and it counts against no budget.
 func (a *auditor) check(ctx context.Context, r *row) error {
 	s := a.site
 	if r.outcome == db.OutcomeWithdrawn {
-		if a.rules.budget && r.isPage {
-			return a.countBudget(s, r)
-		}
 		return nil
 	}
 	if a.rules.robots && r.isPage {

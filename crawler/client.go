@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/netip"
 	"strings"
 	"sync"
@@ -327,11 +328,14 @@ type response struct {
 	Truncated bool   // the body was longer than the bound
 	// Unread says the body was not read to its end (truncated, or not
 	// wanted): the connection was closed on a server still sending.
-	Unread   bool
-	HTML     bool // the content type is HTML
-	Err      error
-	Timeout  bool
-	Refused  bool // the dialer refused the address
+	Unread  bool
+	HTML    bool // the content type is HTML
+	Err     error
+	Timeout bool
+	Refused bool // the dialer refused the address
+	// NotSent says the crawl was interrupted before the request was given
+	// a connection: not a byte of it left the machine.
+	NotSent  bool
 	Duration time.Duration
 	Stamp    webbotauth.Stamp // what the request was signed with (zero: unsigned)
 }
@@ -348,6 +352,10 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
 	defer cancel()
+	// The transport hands a request to a connection only after GotConn:
+	// without it, nothing of the request was written anywhere.
+	var connected atomic.Bool
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		r.Err = fmt.Errorf("crawler: %w", err)
@@ -383,6 +391,7 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 		r.Duration = time.Since(start)
 		r.Err = err
 		r.classify(ctx)
+		r.NotSent = ctx.Err() != nil && !connected.Load()
 		return r
 	}
 	defer resp.Body.Close()

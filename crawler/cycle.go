@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -24,6 +25,24 @@ type cycle struct {
 	// Budget is the cycle's budget and Spent the slots reserved when it was
 	// taken up; the database stays the authority on both.
 	Budget, Spent int
+	// Started is when the cycle started (a resumed one: its first start).
+	Started time.Time
+}
+
+// ReasonUnreachable begins the reason of a cycle that sent no page request
+// because no robots.txt answer came at all (a DNS error, a connection
+// refused, a timeout): the network's failure or ours, not a visit. Such a
+// cycle ends stopped, so the site is not left for the recrawl interval;
+// it is taken up again after a backoff (unreachableRetry).
+const ReasonUnreachable = "robots.txt unreachable, not counted as a visit: "
+
+// unreachableRetry is when a site whose cycle failed at failed, with
+// ReasonUnreachable, is tried again: after as long again as the cycle has
+// been failing since it started, at least RobotsRetry and at most a day. A
+// backoff in minutes that doubles with each failed try (10, 20, 40 min...),
+// and never the recrawl interval.
+func unreachableRetry(started, failed time.Time) time.Time {
+	return failed.Add(min(max(failed.Sub(started), RobotsRetry), 24*time.Hour))
 }
 
 // errSkip says why a site gets no cycle now.
@@ -238,7 +257,8 @@ func (c *Crawler) startCycleLeased(ctx context.Context, site string, first *host
 			first.nextAt = q.r.HostNext
 		}
 	}
-	return &cycle{ID: q.r.CycleID, First: !q.r.HadCycle, Delay: c.opts.Delay, Budget: Budget}
+	// (The batch's leases expire LeaseTTL after its cycles' start.)
+	return &cycle{ID: q.r.CycleID, First: !q.r.HadCycle, Delay: c.opts.Delay, Budget: Budget, Started: q.exp.Add(-c.opts.LeaseTTL)}
 }
 
 // runStarts runs batches of the starts pending until none is.
@@ -339,10 +359,16 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 		started       time.Time
 		budget, spent int
 		delayMS       int64
+		lastReason    string
+		finished      time.Time
 	)
 	last, err := db.LastCycle(ctx, tx, site)
 	if err == nil {
 		id, status, started, budget, spent, delayMS = last.ID, last.Status, last.StartedAt, last.Budget, last.Spent, last.DelayMS
+		lastReason = last.Reason
+		if last.FinishedAt != nil {
+			finished = *last.FinishedAt
+		}
 	}
 	resumedDelay := max(c.opts.Delay, time.Duration(delayMS)*time.Millisecond)
 	now := c.now()
@@ -355,12 +381,17 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 		if err := db.SetCycleNode(ctx, tx, id, c.opts.Node); err != nil {
 			return nil, err
 		}
-		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}, nil
+		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent, Started: started}, nil
+	case recent && status == db.CycleStopped && spent == 0 && strings.HasPrefix(lastReason, ReasonUnreachable) &&
+		now.Before(unreachableRetry(started, finished)):
+		return nil, &errSkip{fmt.Sprintf("%s at %s (%s); tried again from %s", strings.TrimSuffix(ReasonUnreachable, ": "),
+			finished.UTC().Format("2006-01-02 15:04:05 UTC"), strings.TrimPrefix(lastReason, ReasonUnreachable),
+			unreachableRetry(started, finished).UTC().Format("2006-01-02 15:04:05 UTC"))}
 	case recent && status == db.CycleStopped && spent < budget:
 		if err := db.ResumeCycle(ctx, tx, id, c.opts.Node); err != nil {
 			return nil, err
 		}
-		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent}, nil
+		return &cycle{ID: id, Resumed: true, Delay: resumedDelay, Budget: budget, Spent: spent, Started: started}, nil
 	case recent:
 		return nil, &errSkip{fmt.Sprintf("visited %s in cycle %d, less than --recrawl-after %s ago; it may be visited again from %s",
 			human.Time(started), id, days(c.opts.RecrawlAfter),
@@ -371,7 +402,7 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 	if err != nil {
 		return nil, err
 	}
-	return &cycle{ID: id, First: first, Delay: c.opts.Delay, Budget: Budget}, nil
+	return &cycle{ID: id, First: first, Delay: c.opts.Delay, Budget: Budget, Started: now}, nil
 }
 
 // endCycle records how the cycle ended and gives back the site's lease and

@@ -250,6 +250,7 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 		if err != nil {
 			return nil, err
 		}
+		hosts.robotsSent++
 		now := res.completedAt
 		snap := &db.RobotsSnapshot{Origin: origin, FetchedAt: now, Status: res.resp.Status, FinalURL: target}
 		k := res.completion()
@@ -287,6 +288,18 @@ func (c *Crawler) fetchRobots(ctx context.Context, cycleID *int64, site, origin 
 			if res.resp.Truncated {
 				snap.Error = "body longer than 500 KiB: the first 500 KiB are used"
 			}
+		}
+		if k.Outcome == db.OutcomeInterrupted {
+			// Cut short by this crawl's own stop, not by the site: no
+			// snapshot is kept (an unreachable one would leave the site
+			// for RobotsRetry), and the next crawl fetches it again.
+			if err := c.finish(ctx, cur, res, k); err != nil {
+				return nil, err
+			}
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			return nil, context.Canceled
 		}
 		if snap.Outcome == db.RobotsParsed {
 			snap.Body = res.resp.Body

@@ -43,13 +43,17 @@ const (
 
 // SiteResult is how one site's crawl went.
 type SiteResult struct {
-	Site          string `json:"site"`
-	CycleID       int64  `json:"cycle_id,omitempty"`
-	Status        string `json:"status"`
-	Reason        string `json:"reason"`
-	Requests      int    `json:"requests"`
-	Pages         int    `json:"pages"`
-	RobotsRefused int    `json:"robots_refused"`
+	Site    string `json:"site"`
+	CycleID int64  `json:"cycle_id,omitempty"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason"`
+	// Requests counts the page requests sent (redirect hops and retries
+	// included); RobotsRequests the robots.txt fetches. Together they are
+	// what the crawl's Stats count as requests.
+	Requests       int `json:"requests"`
+	RobotsRequests int `json:"robots_requests"`
+	Pages          int `json:"pages"`
+	RobotsRefused  int `json:"robots_refused"`
 	// HostsLeft counts the hosts the cycle stopped asking, as promised (a
 	// login, a bot protection, robots.txt unreachable, repeated failures):
 	// handled, not errors.
@@ -241,6 +245,9 @@ type siteRun struct {
 	// last is the completion of the cycle's last request, written with
 	// the cycle's end (see handle).
 	last *completion
+	// unreachable is the first host whose robots.txt got no answer at all,
+	// and why ("host: dial tcp: ..."); "" when every robots.txt answered.
+	unreachable string
 }
 
 // pending is a URL of the frontier taken up, and which attempt at it is
@@ -425,6 +432,13 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
+	// A cycle that sent no page request because no robots.txt answered
+	// is not a visit: it ends stopped, and is tried again after a backoff
+	// (see openCycle).
+	unreachable := status == db.CycleDone && reason != reasonExcluded && cy.Spent == 0 && r.unreachable != ""
+	if unreachable {
+		status, reason = db.CycleStopped, ReasonUnreachable+r.unreachable
+	}
 	c.sitesRunning.Add(-1)
 	anchors := r.takeAnchors()
 	if reason == reasonExcluded {
@@ -439,10 +453,15 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 			}
 		}
 	}
+	res.RobotsRequests = r.hosts.robotsSent
 	r.hosts.close(ctx)
 	c.verdicts.Delete(r.site)
 	res.Reason = reason
 	switch {
+	case unreachable:
+		res.Status, res.Reason = SiteNothingFetched, fmt.Sprintf("no page: %s; not counted as a visit, tried again from %s",
+			strings.TrimSuffix(ReasonUnreachable, ", not counted as a visit: ")+" at "+r.unreachable,
+			unreachableRetry(cy.Started, c.now()).UTC().Format("2006-01-02 15:04:05 UTC"))
 	case status == db.CycleDone && reason == reasonExcluded:
 		res.Status = SiteExcluded
 	case status == db.CycleDone && res.Pages == 0 && res.NotModified == 0 && !cy.Resumed:
@@ -702,7 +721,15 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 			return s, why, true, time.Time{}
 		}
 		if rb.Outcome == db.RobotsDisallowAll && rb.Status != http.StatusUnauthorized && rb.Status != http.StatusForbidden {
-			r.leave(hs.host, "robots.txt unreachable, so nothing is allowed")
+			why := "robots.txt unreachable, so nothing is allowed"
+			if cause, ok := strings.CutPrefix(rb.Error, "unreachable: "); ok && rb.Status == 0 {
+				// No answer at all: the cause is the network's (or ours).
+				why = "robots.txt unreachable (" + cause + "), so nothing is allowed"
+				if r.unreachable == "" {
+					r.unreachable = hs.host + ": " + cause
+				}
+			}
+			r.leave(hs.host, why)
 		}
 		hs.gap = max(r.hosts.baseGap(), rb.crawlDelay())
 		dec := rb.decide(robotstxt.ProductToken, u.String())
@@ -766,7 +793,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 			r.res.Errors++
 			c.stats.errors.Add(1)
 			r.leave(hs.host, "address refused, "+strings.TrimPrefix(k.Error, "crawler: "))
-		case k.Outcome == "interrupted":
+		case k.Outcome == db.OutcomeInterrupted:
 		default:
 			countFailure(k.Outcome)
 		}

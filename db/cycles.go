@@ -17,15 +17,21 @@ func (q queries) SiteCycles(ctx context.Context, site string) ([]CrawlCycle, err
 }
 
 // LastCycle reads the newest crawl cycle of site (its ID, Status,
-// StartedAt, Budget, Spent and DelayMS), or returns an error wrapping
-// ErrNotFound when the site has none. It runs in a crawler's write
-// transaction.
+// StartedAt, FinishedAt, Budget, Spent, DelayMS and Reason), or returns an
+// error wrapping ErrNotFound when the site has none. It runs in a
+// crawler's write transaction.
 func LastCycle(ctx context.Context, tx WriteTx, site string) (*CrawlCycle, error) {
 	cy := &CrawlCycle{Site: site}
-	err := tx.QueryRow(ctx, `SELECT id, status, started_at, budget, spent, delay_ms FROM crawl_cycles
-		WHERE site = ? ORDER BY id DESC LIMIT 1`, site).Scan(&cy.ID, &cy.Status, &cy.StartedAt, &cy.Budget, &cy.Spent, &cy.DelayMS)
+	var ended bool
+	var finished time.Time
+	err := tx.QueryRow(ctx, `SELECT id, status, started_at, budget, spent, delay_ms, reason, finished_at IS NOT NULL,
+		COALESCE(finished_at, started_at) FROM crawl_cycles WHERE site = ? ORDER BY id DESC LIMIT 1`, site).
+		Scan(&cy.ID, &cy.Status, &cy.StartedAt, &cy.Budget, &cy.Spent, &cy.DelayMS, &cy.Reason, &ended, &finished)
 	if noRows(err) {
 		return nil, notFound(err, "crawl cycle of "+site)
+	}
+	if ended {
+		cy.FinishedAt = &finished
 	}
 	return cy, err
 }

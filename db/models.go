@@ -113,7 +113,8 @@ const (
 )
 
 // CrawlCycle is one visit of a site. Spent counts the budget slots reserved
-// so far; it only grows, and never past Budget (see Request.BudgetSlot).
+// so far; it never goes past Budget (see Request.BudgetSlot), and goes down
+// only when a request never sent gives its slot back (WithdrawRequest).
 type CrawlCycle struct {
 	ID         int64
 	Site       string
@@ -161,12 +162,18 @@ const (
 	PurposeRobots = "robots"
 )
 
-// OutcomeWithdrawn is the outcome of a request reserved (logged) ahead of
-// the time it was to be sent and then not sent: its site was excluded, or
-// its crawl interrupted, before that time. Its sent_at is the time it was
-// to be sent and its completed_at when it was withdrawn. The audit counts
-// its budget slot (spent) and nothing else: it was never sent.
+// OutcomeWithdrawn is the outcome of a request logged and then never sent:
+// its site was excluded, or its crawl interrupted, before it left the
+// machine. Its sent_at is the time it was to be sent and its completed_at
+// when it was withdrawn. It never counts against a budget (its slot is
+// given back: see WithdrawRequest), and no rule of the audit applies to it.
 const OutcomeWithdrawn = "withdrawn"
+
+// OutcomeInterrupted is the outcome of a request sent and then cut short
+// by its crawl's interruption (SIGTERM, Ctrl-C) before its answer was
+// read: it counts against the budget (the site may have seen it), and a
+// resumed cycle asks for its URL again.
+const OutcomeInterrupted = "interrupted"
 
 // Request is one HTTP request of the crawler. The row is written before the
 // request is sent and completed after, so a request that died with its

@@ -72,10 +72,13 @@ func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, err
 	return out, nil
 }
 
-// CyclePageURLs returns the URLs of the page requests of cycle, in no
-// particular order. It does I/O.
+// CyclePageURLs returns the URLs of the page requests of cycle that were
+// answered, in no particular order: a withdrawn request (never sent) and
+// an interrupted one (sent, its answer never read) are left out, so a
+// resumed cycle asks for their URLs again, within its budget. It does I/O.
 func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error) {
-	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ?`), cycle, PurposePage)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ? AND COALESCE(outcome, '') NOT IN (?, ?)`),
+		cycle, PurposePage, OutcomeWithdrawn, OutcomeInterrupted)
 	if err != nil {
 		return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
 	}
@@ -104,13 +107,33 @@ func InsertRequest(ctx context.Context, tx WriteTx, r *Request) error {
 		r.RedirectOf, r.RobotsSnapshotID, r.RobotsRule, r.RobotsLine, r.PolicyCheck, r.DelayMS, r.SentAt).Scan(&r.ID)
 }
 
-// WithdrawRequest completes the request id, reserved ahead of its time and
-// not sent, as withdrawn at at, saying why (see OutcomeWithdrawn), unless
-// it was completed. (Not deleted: the sealer may have seen it pending, and
-// a pending row that disappears is reported as deleted.) It runs in a
-// crawler's write transaction.
+// WithdrawRequest completes the request id, logged and never sent, as
+// withdrawn at at, saying why (see OutcomeWithdrawn), unless it was
+// completed. A request never sent is never counted: when it holds its
+// cycle's last budget slot, the slot is given back (the cycle's spent goes
+// down by one and the row keeps no slot), so the cycle still gets its whole
+// budget of requests that reached the site. (Not deleted: the sealer may
+// have seen it pending, and a pending row that disappears is reported as
+// deleted; the sealer seals only completed rows, so the row is sealed as
+// withdrawn.) It runs in a crawler's write transaction.
 func WithdrawRequest(ctx context.Context, tx WriteTx, id int64, at time.Time, why string) error {
-	return CompleteRequest(ctx, tx, &Request{ID: id, CompletedAt: &at, Outcome: OutcomeWithdrawn, Error: why})
+	var cycle, slot int64 // 0: none
+	err := tx.QueryRow(ctx, `UPDATE requests SET completed_at = ?, status = NULL, bytes = 0, duration_ms = 0, retry_after = '',
+		retry_not_before = NULL, outcome = ?, error = ? WHERE id = ? AND completed_at IS NULL
+		RETURNING COALESCE(cycle_id, 0), COALESCE(budget_slot, 0)`,
+		at, OutcomeWithdrawn, why, id).Scan(&cycle, &slot)
+	if noRows(err) {
+		return nil // completed already
+	}
+	if err != nil || cycle == 0 || slot == 0 {
+		return err
+	}
+	n, err := tx.Exec(ctx, `UPDATE crawl_cycles SET spent = spent - 1 WHERE id = ? AND spent = ?`, cycle, slot)
+	if err != nil || n == 0 {
+		return err // a later slot is taken: this one stays spent
+	}
+	_, err = tx.Exec(ctx, `UPDATE requests SET budget_slot = NULL WHERE id = ?`, id)
+	return err
 }
 
 // CompleteRequest writes the outcome of the request r.ID (r's fields from

@@ -10,7 +10,7 @@ import (
 )
 
 // SiteStatus is what the public status page may say about a site, and
-// nothing more: whether it is on the crawl list, since when it is excluded
+// nothing more: whether it is on the crawl list (never while excluded), since when it is excluded
 // (never who asked or how), when the bot last sent it a request, and its
 // last cycle's page requests against that cycle's budget.
 type SiteStatus struct {
@@ -26,7 +26,7 @@ type CycleSummary struct {
 	StartedAt    time.Time
 	FinishedAt   *time.Time
 	Budget       int
-	PageRequests int // requests for pages of the site (robots.txt not counted)
+	PageRequests int // requests for pages of the site sent (robots.txt and withdrawn ones not counted)
 }
 
 // SiteStatus reads the status of site (as policy.SiteOf returns it). It
@@ -38,7 +38,6 @@ func (s *Store) SiteStatus(ctx context.Context, site string) (*SiteStatus, error
 	if err := g.Model(&Site{}).Where("name = ?", site).Count(&n).Error; err != nil {
 		return nil, fmt.Errorf("db: site status: %w", err)
 	}
-	st.Listed = n > 0
 	var ex Exclusion
 	switch err := g.Select("site", "excluded_at").Where("site = ?", site).Take(&ex).Error; {
 	case err == nil:
@@ -47,6 +46,10 @@ func (s *Store) SiteStatus(ctx context.Context, site string) (*SiteStatus, error
 	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return nil, fmt.Errorf("db: site status: %w", err)
 	}
+	// An exclusion takes the site off the crawl list, as the bot's page
+	// promises; its row is kept, so a re-inclusion puts a site that was
+	// listed back on the list, and only such a site.
+	st.Listed = n > 0 && st.ExcludedSince == nil
 	var req Request
 	switch err := g.Select("id", "sent_at").Where("site = ?", site).Order("sent_at DESC, id DESC").Take(&req).Error; {
 	case err == nil:
@@ -59,7 +62,7 @@ func (s *Store) SiteStatus(ctx context.Context, site string) (*SiteStatus, error
 	switch err := g.Where("site = ?", site).Order("started_at DESC, id DESC").Take(&c).Error; {
 	case err == nil:
 		var pages int64
-		if err := g.Model(&Request{}).Where("cycle_id = ? AND purpose = ?", c.ID, PurposePage).Count(&pages).Error; err != nil {
+		if err := g.Model(&Request{}).Where("cycle_id = ? AND purpose = ? AND outcome <> ?", c.ID, PurposePage, OutcomeWithdrawn).Count(&pages).Error; err != nil {
 			return nil, fmt.Errorf("db: site status: %w", err)
 		}
 		sum := &CycleSummary{StartedAt: c.StartedAt.UTC(), Budget: c.Budget, PageRequests: int(pages)}

@@ -161,6 +161,37 @@ func TestWritePath(t *testing.T) {
 			if err := tx.QueryRow(ctx, `SELECT outcome FROM requests WHERE id = ? AND completed_at IS NOT NULL`, wd.ID).Scan(&outcome); err != nil || outcome != db.OutcomeWithdrawn {
 				return fmt.Errorf("withdrawn request: outcome %q, %v", outcome, err)
 			}
+			// A page request logged with the cycle's last budget slot and
+			// never sent gives the slot back: the cycle still gets its
+			// whole budget of requests that were sent.
+			last := budget
+			wdp := db.Request{CycleID: &cycleID, BudgetSlot: &last, Site: "a.example", Host: "a.example", Origin: "https://a.example",
+				URL: "https://a.example/p", Purpose: db.PurposePage, Node: "n2", SentAt: now}
+			if err := db.InsertRequest(ctx, tx, &wdp); err != nil {
+				return err
+			}
+			if err := db.WithdrawRequest(ctx, tx, wdp.ID, now, "not sent"); err != nil {
+				return err
+			}
+			var gone bool
+			if err := tx.QueryRow(ctx, `SELECT budget_slot IS NULL FROM requests WHERE id = ?`, wdp.ID).Scan(&gone); err != nil || !gone {
+				return fmt.Errorf("withdrawn page request keeps its budget slot (%v, %v); want none", !gone, err)
+			}
+			if cy, err := db.LastCycle(ctx, tx, "a.example"); err != nil || cy.Spent != budget-1 {
+				return fmt.Errorf("cycle after a withdrawn page request: %+v, %v; want spent %d", cy, err, budget-1)
+			}
+			slot, ok, err := db.ReserveBudgetSlot(ctx, tx, cycleID)
+			if err != nil || !ok || slot != budget {
+				return fmt.Errorf("slot given back: reserved again %d, %v, %v; want %d", slot, ok, err, budget)
+			}
+			again := db.Request{CycleID: &cycleID, BudgetSlot: &slot, Site: "a.example", Host: "a.example", Origin: "https://a.example",
+				URL: "https://a.example/p", Purpose: db.PurposePage, Node: "n2", SentAt: now}
+			if err := db.InsertRequest(ctx, tx, &again); err != nil {
+				return fmt.Errorf("request on the slot given back: %w", err)
+			}
+			if err := db.WithdrawRequest(ctx, tx, again.ID, now, "not sent"); err != nil {
+				return err
+			}
 			sn := &db.RobotsSnapshot{Origin: "https://a.example", FetchedAt: now, Status: 200, Body: []byte("User-agent: *"), Outcome: db.RobotsParsed, RequestID: &reqID}
 			if err := db.InsertRobotsSnapshot(ctx, tx, sn); err != nil || sn.ID == 0 {
 				return fmt.Errorf("snapshot: id %d, %v", sn.ID, err)
@@ -190,8 +221,8 @@ func TestWritePath(t *testing.T) {
 			return db.EndCycle(ctx, tx, cycleID, "a.example", db.CycleDone, "done", now.Add(time.Minute))
 		}))
 		reqs, err := s.SiteRequests(ctx, "a.example")
-		if err != nil || len(reqs) != 3 {
-			t.Fatalf("requests %d, %v; want 3 (one withdrawn)", len(reqs), err)
+		if err != nil || len(reqs) != 5 {
+			t.Fatalf("requests %d, %v; want 5 (three withdrawn)", len(reqs), err)
 		}
 		if r := reqs[0]; r.ID != reqID || r.Status == nil || *r.Status != 200 || r.ETag != `"e"` || r.CompletedAt == nil {
 			t.Errorf("completed request %+v", r)

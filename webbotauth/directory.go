@@ -52,14 +52,22 @@ type DirectoryOptions struct {
 	Validity time.Duration
 	// Now is the clock. Nil means time.Now.
 	Now func() time.Time
+	// Agent is the signature-agent origin the directory is served for
+	// (https://lohisoft.com): its signatures cover that authority,
+	// whatever Host a client or a proxy sends, so that no one can have a
+	// valid directory signature for another name. Empty means the
+	// request's Host (a directory served on its own, as in tests).
+	Agent string
 }
 
 // DirectoryHandler serves the key directory with its signature. It is
 // safe for concurrent use.
 type DirectoryHandler struct {
-	keys     []DirectoryKey
-	validity time.Duration
-	now      func() time.Time
+	keys      []DirectoryKey
+	validity  time.Duration
+	now       func() time.Time
+	scheme    string // of Options.Agent; "" when none
+	authority string // of Options.Agent; "" when none
 }
 
 // NewDirectoryHandler returns the handler for o. A nil options pointer is
@@ -69,6 +77,11 @@ func NewDirectoryHandler(o *DirectoryOptions) *DirectoryHandler {
 		o = &DirectoryOptions{}
 	}
 	h := &DirectoryHandler{validity: o.Validity, now: o.Now}
+	if o.Agent != "" {
+		if u, err := url.Parse(o.Agent); err == nil && u.Host != "" {
+			h.scheme, h.authority = u.Scheme, httpsig.Authority(u.Scheme, u.Host)
+		}
+	}
 	if h.validity <= 0 {
 		h.validity = time.Hour
 	}
@@ -139,11 +152,14 @@ func (h *DirectoryHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", MediaType)
 	w.Header().Set("Cache-Control", "max-age=300")
 	w.Header().Set("Access-Control-Allow-Origin", "*")
-	scheme := "http"
+	scheme, host := "http", r.Host
 	if r.TLS != nil {
 		scheme = "https"
 	}
-	req := &httpsig.Message{Method: r.Method, URL: &url.URL{Scheme: scheme, Host: r.Host, Path: r.URL.Path}, Header: r.Header}
+	if h.authority != "" {
+		scheme, host = h.scheme, h.authority
+	}
+	req := &httpsig.Message{Method: r.Method, URL: &url.URL{Scheme: scheme, Host: host, Path: r.URL.Path}, Header: r.Header}
 	resp := &httpsig.Message{Status: http.StatusOK, Header: w.Header(), Request: req}
 	var sigs []httpsig.Signature
 	for _, k := range h.keys {

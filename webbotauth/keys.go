@@ -69,8 +69,13 @@ func WritePrivateKey(path string, key ed25519.PrivateKey) error {
 	return nil
 }
 
-// ReadPrivateKey reads an Ed25519 private key from a PKCS#8 PEM file.
+// ReadPrivateKey reads an Ed25519 private key from a PKCS#8 PEM file. A
+// file that group or others may read is refused, as ssh refuses one: a
+// key others could have read may be theirs too.
 func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
+	if err := checkPrivateMode(path); err != nil {
+		return nil, err
+	}
 	b, err := boundedread.ReadFile(path, boundedread.SecretLimit)
 	if err != nil {
 		return nil, fmt.Errorf("webbotauth: %w", err)
@@ -80,6 +85,20 @@ func ReadPrivateKey(path string) (ed25519.PrivateKey, error) {
 		return nil, fmt.Errorf("%w: %s: %v", ErrKeyFile, path, err)
 	}
 	return k, nil
+}
+
+// checkPrivateMode refuses a private key file that group or others may
+// read or write (wrapping ErrKeyFile), naming its mode and the fix.
+func checkPrivateMode(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("botauth: %w", err)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return fmt.Errorf("%w: %s: a private key readable by others is refused (mode %04o; make it readable by its owner only: chmod 600 %s)",
+			ErrKeyFile, path, perm, path)
+	}
+	return nil
 }
 
 // ParsePrivateKey parses a PKCS#8 PEM Ed25519 private key.
@@ -100,11 +119,17 @@ func ParsePrivateKey(b []byte) (ed25519.PrivateKey, error) {
 }
 
 // ReadPublicKey reads an Ed25519 public key from a file holding a PKCS#8
-// private key, an SPKI public key ("PUBLIC KEY") in PEM, or a JWK.
+// private key (refused when others may read it, as ReadPrivateKey), an
+// SPKI public key ("PUBLIC KEY") in PEM, or a JWK.
 func ReadPublicKey(path string) (ed25519.PublicKey, error) {
 	b, err := boundedread.ReadFile(path, boundedread.SecretLimit)
 	if err != nil {
 		return nil, fmt.Errorf("webbotauth: %w", err)
+	}
+	if blk, _ := pem.Decode(b); blk != nil && blk.Type == "PRIVATE KEY" {
+		if err := checkPrivateMode(path); err != nil {
+			return nil, err
+		}
 	}
 	p, err := ParsePublicKey(b)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -203,47 +204,48 @@ var catalog = map[string]map[string]string{
 	"legend_delay":    {"en": "minimum delay", "it": "ritardo minimo", "da": "mindste forsinkelse", "hu": "minimális késleltetés"},
 	"legend_wait":     {"en": "Retry-After wait", "it": "attesa Retry-After", "da": "Retry-After-ventetid", "hu": "Retry-After várakozás"},
 
-	"cycles":           {"en": "Crawl cycles and requests", "it": "Cicli di scansione e richieste", "da": "Crawlcyklusser og forespørgsler", "hu": "Feltérképezési ciklusok és kérések"},
-	"cycle":            {"en": "Cycle", "it": "Ciclo", "da": "Cyklus", "hu": "Ciklus"},
-	"no_cycle":         {"en": "Requests outside any crawl cycle", "it": "Richieste al di fuori di un ciclo di scansione", "da": "Forespørgsler uden for en crawlcyklus", "hu": "Cikluson kívüli kérések"},
-	"started":          {"en": "Started", "it": "Iniziato", "da": "Startet", "hu": "Kezdete"},
-	"finished":         {"en": "Finished", "it": "Terminato", "da": "Afsluttet", "hu": "Vége"},
-	"node":             {"en": "Crawler", "it": "Crawler", "da": "Crawler", "hu": "Webrobot"},
-	"state":            {"en": "State", "it": "Stato", "da": "Tilstand", "hu": "Állapot"},
-	"state_running":    {"en": "in progress", "it": "in corso", "da": "i gang", "hu": "folyamatban"},
-	"state_done":       {"en": "completed", "it": "completato", "da": "afsluttet", "hu": "befejezve"},
-	"state_stopped":    {"en": "interrupted", "it": "interrotto", "da": "afbrudt", "hu": "megszakítva"},
-	"delay":            {"en": "Delay between requests", "it": "Ritardo tra le richieste", "da": "Forsinkelse mellem forespørgsler", "hu": "Késleltetés a kérések között"},
-	"pages_budget":     {"en": "Page requests / budget", "it": "Richieste di pagine / budget", "da": "Sideforespørgsler / budget", "hu": "Oldalkérések / keret"},
-	"col_sent":         {"en": "Sent (UTC)", "it": "Inviata (UTC)", "da": "Sendt (UTC)", "hu": "Elküldve (UTC)"},
-	"col_url":          {"en": "URL", "it": "URL", "da": "URL", "hu": "URL"},
-	"col_kind":         {"en": "Kind", "it": "Tipo", "da": "Type", "hu": "Típus"},
-	"col_status":       {"en": "HTTP status", "it": "Stato HTTP", "da": "HTTP-status", "hu": "HTTP-állapot"},
-	"col_outcome":      {"en": "Outcome", "it": "Esito", "da": "Udfald", "hu": "Kimenet"},
-	"col_rule":         {"en": "robots.txt rule", "it": "Regola robots.txt", "da": "robots.txt-regel", "hu": "robots.txt szabály"},
-	"col_bytes":        {"en": "Bytes", "it": "Byte", "da": "Bytes", "hu": "Bájt"},
-	"col_duration":     {"en": "Duration", "it": "Durata", "da": "Varighed", "hu": "Időtartam"},
-	"kind_page":        {"en": "page", "it": "pagina", "da": "side", "hu": "oldal"},
-	"kind_robots":      {"en": "robots.txt", "it": "robots.txt", "da": "robots.txt", "hu": "robots.txt"},
-	"retry":            {"en": "retry", "it": "nuovo tentativo", "da": "genforsøg", "hu": "újrapróbálás"},
-	"signed":           {"en": "signed", "it": "firmata", "da": "signeret", "hu": "aláírva"},
-	"redirect_of":      {"en": "redirect from request", "it": "reindirizzamento dalla richiesta", "da": "omdirigering fra forespørgsel", "hu": "átirányítás a kérésből:"},
-	"no_answer":        {"en": "no answer", "it": "nessuna risposta", "da": "intet svar", "hu": "nincs válasz"},
-	"no_requests":      {"en": "LohiSoftBot has sent no request to this site.", "it": "LohiSoftBot non ha inviato alcuna richiesta a questo sito.", "da": "LohiSoftBot har ikke sendt nogen forespørgsel til dette site.", "hu": "A LohiSoftBot egyetlen kérést sem küldött erre a webhelyre."},
-	"robots":           {"en": "robots.txt files seen", "it": "File robots.txt visti", "da": "Sete robots.txt-filer", "hu": "Látott robots.txt fájlok"},
-	"origin":           {"en": "Origin", "it": "Origine", "da": "Origin", "hu": "Origin"},
-	"fetched":          {"en": "Fetched (UTC)", "it": "Scaricato (UTC)", "da": "Hentet (UTC)", "hu": "Letöltve (UTC)"},
-	"read_as":          {"en": "Read as", "it": "Interpretato come", "da": "Tolket som", "hu": "Értelmezés"},
-	"out_parsed":       {"en": "its rules apply", "it": "si applicano le sue regole", "da": "dens regler gælder", "hu": "a szabályai érvényesek"},
-	"out_allow-all":    {"en": "unavailable: everything allowed", "it": "non disponibile: tutto consentito", "da": "ikke tilgængelig: alt tilladt", "hu": "nem elérhető: minden engedélyezett"},
-	"out_disallow-all": {"en": "unreachable: nothing allowed", "it": "non raggiungibile: nulla consentito", "da": "kunne ikke nås: intet tilladt", "hu": "elérhetetlen: semmi sem engedélyezett"},
-	"hash":             {"en": "SHA-256", "it": "SHA-256", "da": "SHA-256", "hu": "SHA-256"},
-	"hash_ok":          {"en": "matches the stored body", "it": "corrisponde al contenuto conservato", "da": "svarer til det gemte indhold", "hu": "egyezik a tárolt tartalommal"},
-	"hash_bad":         {"en": "does NOT match the stored body", "it": "NON corrisponde al contenuto conservato", "da": "svarer IKKE til det gemte indhold", "hu": "NEM egyezik a tárolt tartalommal"},
-	"truncated":        {"en": "shown up to 100 KiB; the hash covers the whole body", "it": "mostrato fino a 100 KiB; l'hash copre l'intero contenuto", "da": "vist op til 100 KiB; hashen dækker hele indholdet", "hu": "legfeljebb 100 KiB látható; a hash a teljes tartalomra vonatkozik"},
-	"empty":            {"en": "(empty)", "it": "(vuoto)", "da": "(tom)", "hu": "(üres)"},
-	"no_robots":        {"en": "No robots.txt was fetched for this site.", "it": "Per questo sito non è stato scaricato alcun robots.txt.", "da": "Der er ikke hentet nogen robots.txt for dette site.", "hu": "Ehhez a webhelyhez nem töltöttünk le robots.txt fájlt."},
-	"size":             {"en": "Size", "it": "Dimensione", "da": "Størrelse", "hu": "Méret"},
+	"cycles":            {"en": "Crawl cycles and requests", "it": "Cicli di scansione e richieste", "da": "Crawlcyklusser og forespørgsler", "hu": "Feltérképezési ciklusok és kérések"},
+	"cycle":             {"en": "Cycle", "it": "Ciclo", "da": "Cyklus", "hu": "Ciklus"},
+	"no_cycle":          {"en": "Requests outside any crawl cycle", "it": "Richieste al di fuori di un ciclo di scansione", "da": "Forespørgsler uden for en crawlcyklus", "hu": "Cikluson kívüli kérések"},
+	"started":           {"en": "Started", "it": "Iniziato", "da": "Startet", "hu": "Kezdete"},
+	"finished":          {"en": "Finished", "it": "Terminato", "da": "Afsluttet", "hu": "Vége"},
+	"node":              {"en": "Crawler", "it": "Crawler", "da": "Crawler", "hu": "Webrobot"},
+	"state":             {"en": "State", "it": "Stato", "da": "Tilstand", "hu": "Állapot"},
+	"state_running":     {"en": "in progress", "it": "in corso", "da": "i gang", "hu": "folyamatban"},
+	"state_done":        {"en": "completed", "it": "completato", "da": "afsluttet", "hu": "befejezve"},
+	"state_stopped":     {"en": "interrupted", "it": "interrotto", "da": "afbrudt", "hu": "megszakítva"},
+	"delay":             {"en": "Delay between requests", "it": "Ritardo tra le richieste", "da": "Forsinkelse mellem forespørgsler", "hu": "Késleltetés a kérések között"},
+	"pages_budget":      {"en": "Page requests / budget", "it": "Richieste di pagine / budget", "da": "Sideforespørgsler / budget", "hu": "Oldalkérések / keret"},
+	"col_sent":          {"en": "Sent (UTC)", "it": "Inviata (UTC)", "da": "Sendt (UTC)", "hu": "Elküldve (UTC)"},
+	"col_url":           {"en": "URL", "it": "URL", "da": "URL", "hu": "URL"},
+	"col_kind":          {"en": "Kind", "it": "Tipo", "da": "Type", "hu": "Típus"},
+	"col_status":        {"en": "HTTP status", "it": "Stato HTTP", "da": "HTTP-status", "hu": "HTTP-állapot"},
+	"col_outcome":       {"en": "Outcome", "it": "Esito", "da": "Udfald", "hu": "Kimenet"},
+	"col_rule":          {"en": "robots.txt rule", "it": "Regola robots.txt", "da": "robots.txt-regel", "hu": "robots.txt szabály"},
+	"col_bytes":         {"en": "Bytes", "it": "Byte", "da": "Bytes", "hu": "Bájt"},
+	"col_duration":      {"en": "Duration", "it": "Durata", "da": "Varighed", "hu": "Időtartam"},
+	"kind_page":         {"en": "page", "it": "pagina", "da": "side", "hu": "oldal"},
+	"kind_robots":       {"en": "robots.txt", "it": "robots.txt", "da": "robots.txt", "hu": "robots.txt"},
+	"retry":             {"en": "retry", "it": "nuovo tentativo", "da": "genforsøg", "hu": "újrapróbálás"},
+	"signed":            {"en": "signed", "it": "firmata", "da": "signeret", "hu": "aláírva"},
+	"redirect_of":       {"en": "redirect from request", "it": "reindirizzamento dalla richiesta", "da": "omdirigering fra forespørgsel", "hu": "átirányítás a kérésből:"},
+	"no_answer":         {"en": "no answer", "it": "nessuna risposta", "da": "intet svar", "hu": "nincs válasz"},
+	"cycle_no_requests": {"en": "No request in this cycle.", "it": "Nessuna richiesta in questo ciclo.", "da": "Ingen forespørgsler i denne cyklus.", "hu": "Ebben a ciklusban nem volt kérés."},
+	"no_requests":       {"en": "LohiSoftBot has sent no request to this site.", "it": "LohiSoftBot non ha inviato alcuna richiesta a questo sito.", "da": "LohiSoftBot har ikke sendt nogen forespørgsel til dette site.", "hu": "A LohiSoftBot egyetlen kérést sem küldött erre a webhelyre."},
+	"robots":            {"en": "robots.txt files seen", "it": "File robots.txt visti", "da": "Sete robots.txt-filer", "hu": "Látott robots.txt fájlok"},
+	"origin":            {"en": "Origin", "it": "Origine", "da": "Origin", "hu": "Origin"},
+	"fetched":           {"en": "Fetched (UTC)", "it": "Scaricato (UTC)", "da": "Hentet (UTC)", "hu": "Letöltve (UTC)"},
+	"read_as":           {"en": "Read as", "it": "Interpretato come", "da": "Tolket som", "hu": "Értelmezés"},
+	"out_parsed":        {"en": "its rules apply", "it": "si applicano le sue regole", "da": "dens regler gælder", "hu": "a szabályai érvényesek"},
+	"out_allow-all":     {"en": "unavailable: everything allowed", "it": "non disponibile: tutto consentito", "da": "ikke tilgængelig: alt tilladt", "hu": "nem elérhető: minden engedélyezett"},
+	"out_disallow-all":  {"en": "unreachable: nothing allowed", "it": "non raggiungibile: nulla consentito", "da": "kunne ikke nås: intet tilladt", "hu": "elérhetetlen: semmi sem engedélyezett"},
+	"hash":              {"en": "SHA-256", "it": "SHA-256", "da": "SHA-256", "hu": "SHA-256"},
+	"hash_ok":           {"en": "matches the stored body", "it": "corrisponde al contenuto conservato", "da": "svarer til det gemte indhold", "hu": "egyezik a tárolt tartalommal"},
+	"hash_bad":          {"en": "does NOT match the stored body", "it": "NON corrisponde al contenuto conservato", "da": "svarer IKKE til det gemte indhold", "hu": "NEM egyezik a tárolt tartalommal"},
+	"truncated":         {"en": "shown up to 100 KiB; the hash covers the whole body", "it": "mostrato fino a 100 KiB; l'hash copre l'intero contenuto", "da": "vist op til 100 KiB; hashen dækker hele indholdet", "hu": "legfeljebb 100 KiB látható; a hash a teljes tartalomra vonatkozik"},
+	"empty":             {"en": "(empty)", "it": "(vuoto)", "da": "(tom)", "hu": "(üres)"},
+	"no_robots":         {"en": "No robots.txt was fetched for this site.", "it": "Per questo sito non è stato scaricato alcun robots.txt.", "da": "Der er ikke hentet nogen robots.txt for dette site.", "hu": "Ehhez a webhelyhez nem töltöttünk le robots.txt fájlt."},
+	"size":              {"en": "Size", "it": "Dimensione", "da": "Størrelse", "hu": "Méret"},
 
 	"index":          {"en": "What the index keeps", "it": "Cosa conserva l'indice", "da": "Hvad indekset gemmer", "hu": "Mit tárol az index"},
 	"index_note":     {"en": "These are all the columns the index has; the text of pages is never stored.", "it": "Queste sono tutte le colonne dell'indice; il testo delle pagine non viene mai memorizzato.", "da": "Dette er alle indeksets kolonner; sidernes tekst gemmes aldrig.", "hu": "Ezek az index összes oszlopa; az oldalak szövegét soha nem tároljuk."},
@@ -292,9 +294,21 @@ var catalog = map[string]map[string]string{
 	"footer":            {"en": "LohiSoftBot/1.0 is operated by LohiSoft s.r.o. Questions, or a request to exclude your domain: message@lohisoft.com", "it": "LohiSoftBot/1.0 è gestito da LohiSoft s.r.o. Per domande o per richiedere l'esclusione del Suo dominio: message@lohisoft.com", "da": "LohiSoftBot/1.0 drives af LohiSoft s.r.o. Spørgsmål, eller ønsker du dit domæne udelukket: message@lohisoft.com", "hu": "A LohiSoftBot/1.0 üzemeltetője a LohiSoft s.r.o. Kérdés vagy a domain kizárásának kérése esetén: message@lohisoft.com"},
 
 	"verdict_none":  {"en": "No verdict: LohiSoftBot has sent no request to this site, so there is nothing to check.", "it": "Nessun esito: LohiSoftBot non ha inviato alcuna richiesta a questo sito, quindi non c'è nulla da verificare.", "da": "Ingen vurdering: LohiSoftBot har ikke sendt nogen forespørgsel til dette site, så der er intet at kontrollere.", "hu": "Nincs értékelés: a LohiSoftBot nem küldött kérést erre a webhelyre, így nincs mit ellenőrizni."},
-	"verdict_basis": {"en": "Checked: {requests} requests, {pages} of them page requests, in {cycles} cycles.", "it": "Verificate: {requests} richieste, di cui {pages} di pagine, in {cycles} cicli.", "da": "Kontrolleret: {requests} forespørgsler, heraf {pages} sideforespørgsler, i {cycles} cyklusser.", "hu": "Ellenőrizve: {requests} kérés, ebből {pages} oldalkérés, {cycles} ciklusban."},
-	"not_checked":   {"en": "nothing to check", "it": "nulla da verificare", "da": "intet at kontrollere", "hu": "nincs mit ellenőrizni"},
-	"cycle_id":      {"en": "id", "it": "id", "da": "id", "hu": "azonosító"},
+	"verdict_basis": {"en": "Checked: {requests}, {pages}, in {cycles}.", "it": "Verificate: {requests}, {pages}, in {cycles}.", "da": "Kontrolleret: {requests}, {pages}, i {cycles}.", "hu": "Ellenőrizve: {requests}, {pages}, {cycles}."},
+	// The counts of verdict_basis, one form for 1 and one for any other
+	// number (Hungarian keeps the singular after a numeral).
+	"basis_requests_one": {"en": "1 request", "it": "1 richiesta", "da": "1 forespørgsel", "hu": "1 kérés"},
+	"basis_requests":     {"en": "{n} requests", "it": "{n} richieste", "da": "{n} forespørgsler", "hu": "{n} kérés"},
+	"basis_pages_one":    {"en": "1 of them a page request", "it": "di cui 1 di pagina", "da": "heraf 1 sideforespørgsel", "hu": "ebből 1 oldalkérés"},
+	"basis_pages":        {"en": "{n} of them page requests", "it": "di cui {n} di pagine", "da": "heraf {n} sideforespørgsler", "hu": "ebből {n} oldalkérés"},
+	"basis_cycles_one":   {"en": "1 cycle", "it": "1 ciclo", "da": "1 cyklus", "hu": "1 ciklusban"},
+	"basis_cycles":       {"en": "{n} cycles", "it": "{n} cicli", "da": "{n} cyklusser", "hu": "{n} ciklusban"},
+	// Where an exclusion came from (its source), in words.
+	"src_mail":    {"en": "email", "it": "email", "da": "e-mail", "hu": "e-mail"},
+	"src_review":  {"en": "email, after staff review", "it": "email, dopo la revisione del personale", "da": "e-mail, efter gennemgang af personalet", "hu": "e-mail, munkatársi ellenőrzés után"},
+	"src_cli":     {"en": "command line", "it": "riga di comando", "da": "kommandolinje", "hu": "parancssor"},
+	"not_checked": {"en": "nothing to check", "it": "nulla da verificare", "da": "intet at kontrollere", "hu": "nincs mit ellenőrizni"},
+	"cycle_id":    {"en": "id", "it": "id", "da": "id", "hu": "azonosító"},
 
 	"oc_ok":                   {"en": "ok", "it": "ok", "da": "ok", "hu": "rendben"},
 	"oc_redirect":             {"en": "redirect", "it": "reindirizzamento", "da": "omdirigering", "hu": "átirányítás"},
@@ -343,4 +357,22 @@ var catalog = map[string]map[string]string{
 	"hl_forbidden":          {"en": "forbidden, HTTP {status}", "it": "vietato, HTTP {status}", "da": "forbudt, HTTP {status}", "hu": "tiltott, HTTP {status}"},
 	"hl_challenge":          {"en": "bot protection challenge, HTTP {status}", "it": "verifica anti-bot, HTTP {status}", "da": "botbeskyttelse, HTTP {status}", "hu": "botvédelmi ellenőrzés, HTTP {status}"},
 	"hl_robots":             {"en": "robots.txt unreachable, so nothing is allowed", "it": "robots.txt non raggiungibile, quindi nulla è consentito", "da": "robots.txt kunne ikke nås, så intet er tilladt", "hu": "a robots.txt elérhetetlen, így semmi sem engedélyezett"},
+}
+
+// sourceWord is where an exclusion came from in the report's words; a
+// source the catalogue does not know is shown as stored.
+func sourceWord(t func(string) string, source string) string {
+	if _, ok := catalog["src_"+source]; ok {
+		return t("src_" + source)
+	}
+	return source
+}
+
+// counted is n with its noun in the report's words: key+"_one" for 1,
+// key (with {n}) for any other number.
+func counted(t func(string) string, key string, n int) string {
+	if n == 1 {
+		return t(key + "_one")
+	}
+	return strings.ReplaceAll(t(key), "{n}", strconv.Itoa(n))
 }

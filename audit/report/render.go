@@ -83,6 +83,7 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 		"rule":    func(r string) string { return ruleWord(t, r) },
 		"mailw":   func(s string) string { return mailWord(t, s) },
 		"reason":  func(s string) string { return cycleReason(t, s) },
+		"source":  func(s string) string { return sourceWord(t, s) },
 		"ms":      fmtMS,
 		"status":  fmtStatus,
 		"f":       func(v float64) string { return strconv.FormatFloat(v, 'f', 1, 64) },
@@ -128,8 +129,9 @@ func WriteHTML(w io.Writer, r *Report, lang string) error {
 
 // verdictBasis says on what the verdict rests: the counts checked.
 func verdictBasis(t func(string) string, r *Report) string {
-	return strings.NewReplacer("{requests}", strconv.Itoa(r.Status.Requests), "{pages}", strconv.Itoa(r.Status.PageRequests),
-		"{cycles}", strconv.Itoa(r.Status.Cycles)).Replace(t("verdict_basis"))
+	return strings.NewReplacer("{requests}", counted(t, "basis_requests", r.Status.Requests),
+		"{pages}", counted(t, "basis_pages", r.Status.PageRequests),
+		"{cycles}", counted(t, "basis_cycles", r.Status.Cycles)).Replace(t("verdict_basis"))
 }
 
 func fmtStatus(s *int) string {

@@ -113,7 +113,7 @@ func (x *textWriter) status(r *Report) {
 			row("reason", cleanLine(ex.Reason))
 		}
 		row("evidence", cleanLine(ex.Evidence))
-		row("via", cleanLine(ex.Source))
+		row("via", cleanLine(sourceWord(t, ex.Source)))
 		row("policy_version", fmt.Sprintf("v%d", ex.Version))
 		if ex.PurgeAfter != nil {
 			row("index_now", fmt.Sprintf(t("index_kept"), human.Time(*ex.PurgeAfter)))
@@ -175,7 +175,8 @@ func (x *textWriter) cycles(r *Report) {
 	}
 }
 
-// cycle writes one cycle's heading and its table of requests.
+// cycle writes one cycle's heading and its table of requests (none for a
+// cycle without requests: a line says so).
 func (x *textWriter) cycle(cy *Cycle) {
 	t := x.t
 	if cy.ID == 0 {
@@ -197,6 +198,10 @@ func (x *textWriter) cycle(cy *Cycle) {
 			meta = append(meta, cleanLine(cycleReason(t, cy.Reason)))
 		}
 		x.p("\n-- %s %d (%s %d) · %s\n", t("cycle"), cy.Number, t("cycle_id"), cy.ID, strings.Join(meta, " · "))
+	}
+	if len(cy.Requests) == 0 {
+		x.p("  %s\n", t("cycle_no_requests"))
+		return
 	}
 	tw := x.table()
 	fmt.Fprintf(tw, "  #\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", t("col_sent"), t("col_kind"), t("col_status"), t("col_outcome"),

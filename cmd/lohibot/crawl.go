@@ -15,10 +15,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/agnivade/levenshtein"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
 	"github.com/lohisoft/lohibot/crawler"
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
@@ -38,6 +40,8 @@ type crawlOptions struct {
 
 	sites        []string // the arguments
 	all          bool
+	add          bool   // --add: put named sites not on the crawl list on it, and crawl them
+	by           string // who adds them (--add): the current user
 	delay        time.Duration
 	recrawlAfter time.Duration
 	parallel     int
@@ -99,6 +103,7 @@ added nor requested, however a link spells it.`,
 			}
 			o.sites = args
 			o.discoverSet = cmd.Flags().Changed("discover-min-links") || cmd.Flags().Changed("discover-max-new")
+			o.by = currentUser(a.getenv)
 			if err := o.check(); err != nil {
 				return err
 			}
@@ -121,6 +126,7 @@ added nor requested, however a link spells it.`,
 	}
 	f := cmd.Flags()
 	f.BoolVar(&o.all, "all", false, "crawl every site of the crawl list")
+	f.BoolVar(&o.add, "add", false, "put the named sites that are not on the crawl list on it, and crawl them (without it they are refused)")
 	f.DurationVar(&o.delay, "delay", crawler.DefaultDelay, "minimum gap between the end of one request to a host and the start of the next")
 	o.recrawlAfter = crawler.DefaultRecrawlAfter
 	f.Var((*daysDuration)(&o.recrawlAfter), "recrawl-after", "visit a site at most once per this interval (a Go duration, or days: 7d)")
@@ -205,6 +211,9 @@ func (o *crawlOptions) check() error {
 		bad = append(bad, "name sites or give --all, not both")
 	case !o.all && len(args) == 0:
 		bad = append(bad, "name the sites to crawl, or give --all")
+	}
+	if o.all && o.add {
+		bad = append(bad, "--add puts named sites on the crawl list: not with --all")
 	}
 	if o.delay <= 0 {
 		bad = append(bad, "--delay must be positive")
@@ -318,6 +327,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		sites   int
 		nothing int  // sites where nothing was fetched
 		pages   int  // pages fetched over all sites
+		same    int  // pages answered 304 Not Modified over all sites
 		refuse  bool // a site failed, or (sites named) was excluded
 	)
 	err = c.CrawlEach(ctx, targets, func(r crawler.SiteResult) {
@@ -325,6 +335,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		defer resMu.Unlock()
 		sites++
 		pages += r.Pages
+		same += r.NotModified
 		if r.Status == crawler.SiteNothingFetched {
 			nothing++
 		}
@@ -347,8 +358,8 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	bar.stop()
 	s := c.Stats()
 	if !o.JSON {
-		fmt.Fprintf(out, "%d %s (%d with nothing fetched): %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
-			sites, plural(sites, "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"),
+		fmt.Fprintf(out, "%d %s (%d with nothing fetched): %d %s%s, %d %s, %d refused by robots.txt, %d %s left, %d %s\n",
+			sites, plural(sites, "site", "sites"), nothing, s.Pages, plural(s.Pages, "page", "pages"), unchanged(same),
 			s.Requests, plural(s.Requests, "request", "requests"), s.RobotsRefused, s.HostsLeft, plural(s.HostsLeft, "host", "hosts"),
 			s.Errors, plural(s.Errors, "error", "errors"))
 	}
@@ -378,6 +389,9 @@ func crawlTargets(ctx context.Context, o *crawlOptions) (iter.Seq2[crawler.Targe
 		// Listed once the crawler is made (crawler.Crawler.ListAll).
 		total, err := o.Policy.Store().CountSites(ctx)
 		return nil, total, err
+	}
+	if err := o.onCrawlList(ctx); err != nil {
+		return nil, 0, err
 	}
 	ts, err := crawler.Targets(ctx, o.Policy, o.sites, false)
 	if err != nil {
@@ -473,8 +487,10 @@ func siteLine(r crawler.SiteResult) string {
 	}
 	switch r.Status {
 	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched:
-		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", r.Requests, plural(r.Requests, "request", "requests"),
-			r.Pages, plural(r.Pages, "page", "pages"), r.RobotsRefused, r.HostsLeft, plural(r.HostsLeft, "host", "hosts"),
+		// Every request sent, robots.txt included, as the summary counts.
+		n := r.Requests + r.RobotsRequests
+		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", n, plural(n, "request", "requests"),
+			r.Pages, plural(r.Pages, "page", "pages")+unchanged(r.NotModified), r.RobotsRefused, r.HostsLeft, plural(r.HostsLeft, "host", "hosts"),
 			r.Errors, plural(r.Errors, "error", "errors"))
 	}
 	return b.String()
@@ -513,4 +529,79 @@ func hasUserinfo(arg string) bool {
 		return strings.Contains(rest, "@")
 	}
 	return u.User != nil
+}
+
+// onCrawlList makes sure every named site is on the crawl list: a typo
+// must not crawl a stranger. With --add the sites not listed are put on
+// it (recorded as added by the current user); without, they are refused
+// (exit 2), each with the closest listed site named, and nothing is
+// crawled.
+func (o *crawlOptions) onCrawlList(ctx context.Context) error {
+	sites, err := policy.SitesOf(o.sites)
+	if err != nil {
+		return err
+	}
+	var unlisted, inputs []string
+	seen := map[string]bool{}
+	store := o.Policy.Store()
+	for i, site := range sites {
+		if seen[site] {
+			continue
+		}
+		seen[site] = true
+		if _, err := store.Site(ctx, site); err == nil {
+			continue
+		} else if !errors.Is(err, db.ErrNotFound) {
+			return err
+		}
+		unlisted = append(unlisted, site)
+		inputs = append(inputs, o.sites[i])
+	}
+	if len(unlisted) == 0 {
+		return nil
+	}
+	if o.add {
+		_, err := o.Policy.AddSites(ctx, inputs, policy.Change{Actor: o.by, Reason: "crawl --add", Source: "cli"})
+		return err
+	}
+	listed, err := o.Policy.Sites(ctx)
+	if err != nil {
+		return err
+	}
+	names := make([]string, len(listed))
+	for i, l := range listed {
+		names[i] = l.Name
+	}
+	var lines []string
+	for _, site := range unlisted {
+		line := fmt.Sprintf("%s is not on the crawl list", human.Site(site))
+		if c := closest(site, names); c != "" {
+			line += fmt.Sprintf(" (the closest listed site is %s)", human.Site(c))
+		}
+		lines = append(lines, line)
+	}
+	lines = append(lines, "crawl only sites of the crawl list: add them with 'lohibot sites add', or give --add to add and crawl them")
+	return usageErrorf("%s", strings.Join(lines, "\n"))
+}
+
+// closest returns the name of names nearest to site by edit distance (the
+// first of equals), or "" when names is empty.
+func closest(site string, names []string) string {
+	best, bestD := "", -1
+	for _, n := range names {
+		if d := levenshtein.ComputeDistance(site, n); bestD < 0 || d < bestD {
+			best, bestD = n, d
+		}
+	}
+	return best
+}
+
+// unchanged is ", N unchanged" for N pages answered 304 Not Modified (a
+// recrawl of pages as they were: fetched, and their index entries still
+// right), and "" for none.
+func unchanged(n int) string {
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d unchanged", n)
 }

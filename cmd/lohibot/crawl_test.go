@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
+	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 )
 
 // TestCrawlUsage covers the crawl command's answers that need no web:
@@ -71,5 +72,40 @@ func TestDaysDuration(t *testing.T) {
 		if err := d.Set(bad); err == nil {
 			t.Errorf("Set(%q) = %v, want an error", bad, time.Duration(d))
 		}
+	}
+}
+
+// TestCrawlOnlyListedSites: crawl SITE refuses a site that is not on the
+// crawl list (exit 2, nothing sent), naming the closest listed site, so a
+// typo never crawls a stranger; --add puts it on the list and crawls it.
+func TestCrawlOnlyListedSites(t *testing.T) {
+	web, err := testweb.Start(&testweb.Options{Plain: 2, PagesPerSite: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer web.Close()
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
+	listed, stranger := web.Plain()[0], web.Plain()[1]
+	if r := runCLI(t, env, "sites", "add", listed.StartURL); r.code != 0 {
+		t.Fatalf("sites add: exit %d: %s", r.code, r.stderr)
+	}
+	crawl := []string{"--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms"}
+	r := runCLI(t, env, append(crawl, stranger.Name)...)
+	if r.code != 2 || !strings.Contains(r.stderr, stranger.Name+" is not on the crawl list") ||
+		!strings.Contains(r.stderr, "closest listed site is "+listed.Name) || !strings.Contains(r.stderr, "--add") {
+		t.Errorf("crawl of a site not listed: exit %d, stderr %q; want 2, naming the closest listed site and --add", r.code, r.stderr)
+	}
+	if hits := web.Hits(); len(hits) != 0 {
+		t.Errorf("a refused crawl sent %d requests", len(hits))
+	}
+	r = runCLI(t, env, append(crawl, "--add", stranger.StartURL)...)
+	if r.code != 0 || !strings.Contains(r.stdout, stranger.Name+": crawled") {
+		t.Errorf("crawl --add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if r := runCLI(t, env, "sites", "list"); !strings.Contains(r.stdout, stranger.Name) {
+		t.Errorf("after crawl --add, sites list lacks %s:\n%s", stranger.Name, r.stdout)
+	}
+	if r := runCLI(t, env, "crawl", "--all", "--add"); r.code != 2 {
+		t.Errorf("crawl --all --add: exit %d, want 2", r.code)
 	}
 }

@@ -24,7 +24,7 @@ func TestCrawlLogsAtEnd(t *testing.T) {
 	}
 	defer web.Close()
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
-		args := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms"}
+		args := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--add", "--allow-private", "--delay", "10ms"}
 		for _, s := range web.Plain() {
 			args = append(args, s.StartURL)
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/boundedread"
 	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/mailbot"
@@ -343,10 +344,10 @@ func printMailSummary(out io.Writer, asJSON bool, verb string, sum *mailbot.Impo
 	if asJSON {
 		return printJSON(out, sum)
 	}
-	fmt.Fprintf(out, "%s %d messages: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen",
-		verb, sum.Messages, sum.Excluded, sum.Queued, sum.Ignored, sum.Failed, sum.Duplicates)
+	fmt.Fprintf(out, "%s %d %s: %d excluded, %d queued for review, %d ignored, %d failed, %d already seen",
+		verb, sum.Messages, plural(sum.Messages, "message", "messages"), sum.Excluded, sum.Queued, sum.Ignored, sum.Failed, sum.Duplicates)
 	if sum.RepliesSent > 0 || sum.RepliesQueued > 0 {
-		fmt.Fprintf(out, "; %d replies sent, %d waiting to be retried", sum.RepliesSent, sum.RepliesQueued)
+		fmt.Fprintf(out, "; %d %s sent, %d waiting to be retried", sum.RepliesSent, plural(sum.RepliesSent, "reply", "replies"), sum.RepliesQueued)
 	}
 	fmt.Fprintln(out)
 	return nil
@@ -601,6 +602,8 @@ type mailReviewOptions struct {
 	ID     int64    // the message
 	By     string   // --by: the staff member who decides
 	Sites  []string // --site: the sites to act on instead of the message's
+	// ByGiven says --by was given (not the current user by default).
+	ByGiven bool
 }
 
 func newMailReviewCmd(a *app) *cobra.Command {
@@ -721,6 +724,7 @@ func reviewRunE(a *app, opts *mailReviewOptions, needBy string, runF func(*mailR
 			return err
 		}
 		opts.ID = id
+		opts.ByGiven = cmd.Flags().Changed("by")
 		if needBy != "" {
 			if strings.TrimSpace(opts.By) == "" {
 				return usageErrorf("%s\nSee '%s --help'.", needBy, cmd.CommandPath())
@@ -737,8 +741,10 @@ func newMailReviewApproveCmd(a *app, runF func(*mailReviewOptions) error) *cobra
 	cmd := &cobra.Command{
 		Use:   "approve ID [--by WHO] [--site DOMAIN...]",
 		Short: "Apply a queued message",
-		Long: `Apply a queued message as the staff member named by --by. A re-inclusion
-request re-includes its sites; an exclusion request excludes them. --site
+		Long: `Apply a queued message as the staff member named by --by (default: the
+current user; required for a re-inclusion request, as for reinclude and
+exclude remove). A re-inclusion request re-includes its sites; an exclusion
+request excludes them. --site
 replaces the sites named in the message, and is needed when it names none
 (an exclusion request without a domain, or another message that staff decide
 is an exclusion request).`,
@@ -747,12 +753,23 @@ is an exclusion request).`,
 		Args: exactArgs(1),
 		RunE: reviewRunE(a, opts, "", runF, runMailReviewApprove),
 	}
-	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (default: the current user)")
+	cmd.Flags().StringVar(&opts.By, "by", "", "the staff member who approves (default: the current user; required to approve a re-inclusion)")
 	cmd.Flags().StringSliceVar(&opts.Sites, "site", nil, "the sites to act on, instead of those the message names (repeatable)")
 	return cmd
 }
 
 func runMailReviewApprove(ctx context.Context, opts *mailReviewOptions, out io.Writer) error {
+	// A re-inclusion is a staff member's decision, named: approving a
+	// re-inclusion request needs --by, as reinclude and exclude remove do.
+	if !opts.ByGiven || strings.TrimSpace(opts.By) == "" {
+		m, err := opts.Policy.Store().MailMessageHead(ctx, opts.ID)
+		if err != nil && !errors.Is(err, db.ErrNotFound) {
+			return err
+		}
+		if m != nil && m.Intent == string(mailbot.IntentReinclude) {
+			return usageErrorf("message %d asks for a re-inclusion: re-including needs --by WHO (the staff member who decides)", opts.ID)
+		}
+	}
 	ap, err := mailbot.New(opts.Policy, nil).Approve(ctx, opts.ID, opts.By, opts.Sites)
 	if err != nil {
 		return reviewError(err)

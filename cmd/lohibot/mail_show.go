@@ -7,11 +7,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/lohisoft/lohibot/db"
+	"github.com/lohisoft/lohibot/internal/human"
 	"github.com/lohisoft/lohibot/internal/termsafe"
 	"github.com/lohisoft/lohibot/mailbot"
 )
@@ -106,7 +106,7 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 	field("Date", orDash(m.Date))
 	field("Subject", orDash(m.Subject))
 	field("Message-ID", "<"+s.MessageID+">")
-	field("Received", s.ReceivedAt.Format(time.RFC3339)+" from "+orDash(s.Source))
+	field("Received", human.Time(s.ReceivedAt)+" from "+orDash(s.Source))
 	field("Size", fmt.Sprintf("%d bytes, sha256 %s", s.Size, s.Sha256))
 	fmt.Fprintf(w, "%-12s %s\n", "Auth:", authLine(s.Auth))
 	for _, ar := range m.AuthRes {
@@ -133,7 +133,7 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 			st += " by " + s.ReviewedBy
 		}
 		if s.ReviewedAt != nil {
-			st += " at " + s.ReviewedAt.Format(time.RFC3339)
+			st += " at " + human.Time(*s.ReviewedAt)
 		}
 		fmt.Fprintf(w, "Review:      %s\n", st)
 	}
@@ -146,7 +146,7 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 		if site == "" {
 			site = "-"
 		}
-		fmt.Fprintf(w, "  %s  %s %s by %s (%s)\n", e.HappenedAt.Format(time.RFC3339), e.Kind, site, e.Actor, e.Source)
+		fmt.Fprintf(w, "  %s  %s %s by %s (%s)\n", human.Time(e.HappenedAt), e.Kind, site, e.Actor, e.Source)
 	}
 	for _, r := range s.Replies {
 		when := r.CreatedAt
@@ -155,10 +155,10 @@ func printShown(w io.Writer, s *mailbot.Shown) {
 		}
 		if r.Status == db.ReplySkipped {
 			// Withheld on purpose: the reason, no message.
-			fmt.Fprintf(w, "  %s  reply (%s) to %s: skipped, not sent: %s\n", when.Format(time.RFC3339), r.Kind, orDash(r.To), r.LastError)
+			fmt.Fprintf(w, "  %s  reply (%s) to %s: skipped, not sent: %s\n", human.Time(when), r.Kind, orDash(r.To), r.LastError)
 			continue
 		}
-		line := fmt.Sprintf("  %s  reply (%s, %s) to %s <%s>: %s", when.Format(time.RFC3339), r.Kind, orDash(r.Lang), r.To, r.MessageID, r.Status)
+		line := fmt.Sprintf("  %s  reply (%s, %s) to %s <%s>: %s", human.Time(when), r.Kind, orDash(r.Lang), r.To, r.MessageID, r.Status)
 		if r.LastError != "" {
 			line += fmt.Sprintf(" after %d attempts, last error: %s", r.Attempts, r.LastError)
 		}

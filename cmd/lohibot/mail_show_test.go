@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -102,6 +103,11 @@ func TestMailShowAndCorrect(t *testing.T) {
 			if !strings.Contains(r.stdout, want) {
 				t.Errorf("mail show lacks %q:\n%s", want, r.stdout)
 			}
+		}
+		// Times as every other command prints them: 2026-12-02 13:03:10 UTC.
+		if !regexp.MustCompile(`Received: +\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC from `).MatchString(r.stdout) ||
+			regexp.MustCompile(`\d\dT\d\d:\d\d:\d\d`).MatchString(r.stdout) {
+			t.Errorf("mail show prints times unlike every other command:\n%s", r.stdout)
 		}
 		newText := r.stdout[strings.Index(r.stdout, "New text"):strings.Index(r.stdout, "Quoted and signature")]
 		if strings.Contains(newText, "We noticed") {

@@ -212,6 +212,7 @@ func TestMailImportAndReview(t *testing.T) {
 			{[]string{"mail", "review", "approve", id("exclude"), "--by", "anna", "--site", "co.uk"}, 2, ""},
 			{[]string{"mail", "review", "approve", id("exclude"), "--by", "anna", "--site", "annoyed-example.com"}, 0, "excluded annoyed-example.com"},
 			{[]string{"exclude", "check", "annoyed-example.com"}, 1, "anna"},
+			{[]string{"mail", "review", "approve", id("reinclude")}, 2, ""}, // a re-inclusion needs --by, as reinclude and exclude remove
 			{[]string{"mail", "review", "approve", id("reinclude"), "--by", "bob"}, 0, "re-included bakery-example.com"},
 			{[]string{"exclude", "check", "bakery-example.com"}, 0, "not excluded"},
 			{[]string{"mail", "review", "approve", id("reinclude"), "--by", "bob"}, 1, ""}, // twice

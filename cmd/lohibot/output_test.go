@@ -97,7 +97,7 @@ func TestCrawlNothingFetched(t *testing.T) {
 	web.Handle(down.Host, "/robots.txt", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "down", 500) })
 	web.Handle(login.Host, "/", func(rw http.ResponseWriter, r *http.Request) { http.Error(rw, "login", http.StatusUnauthorized) })
 	dsn := dbtest.DSN(t, "sqlite")
-	base := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms"}
+	base := []string{"--db", dsn, "--resolver", web.DNSAddr, "crawl", "--add", "--allow-private", "--delay", "10ms"}
 
 	res := runCLI(t, nil, append(base, down.StartURL, login.StartURL)...)
 	if res.code != 1 {

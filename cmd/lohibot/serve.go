@@ -159,6 +159,13 @@ func runServe(ctx context.Context, opts *serveOptions, out io.Writer) error {
 		return serveError(err)
 	}
 	if opts.Check {
+		// The database must be there, as serve itself asks (only init
+		// creates one); nothing is created or changed.
+		store, err := db.OpenExisting(ctx, cfg.DB)
+		if err != nil {
+			return serveError(err)
+		}
+		store.Close()
 		if opts.JSON {
 			return printConfigJSON(out, cfg)
 		}
@@ -167,7 +174,7 @@ func runServe(ctx context.Context, opts *serveOptions, out io.Writer) error {
 			return err
 		}
 		// The DSN (db) may hold a password; the IMAP URL a user's.
-		_, err := io.WriteString(out, redact.String(buf.String()))
+		_, err = io.WriteString(out, redact.String(buf.String()))
 		return err
 	}
 	logger := opts.newLogger(slog.LevelInfo)

@@ -53,7 +53,21 @@ budget = 21
 		"LOHIBOT_MAIL_PASSWORD_FILE=" + pw,
 		"LOHIBOT_DB=" + filepath.Join(dir, "env.db"),
 	}
+	// A database that does not exist fails the check, as serve itself
+	// refuses it; nothing is created.
 	r := runCLI(t, env, "serve", "--config", conf, "--http", "127.0.0.1:7002", "--check")
+	if r.code != 2 || !strings.Contains(r.stderr, "env.db") {
+		t.Errorf("serve --check without a database: exit %d, stderr %s; want 2, naming it", r.code, r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "env.db")); err == nil {
+		t.Errorf("serve --check created the database")
+	}
+	for _, name := range []string{"file.db", "env.db", "flag.db"} {
+		if r := runCLI(t, nil, "--db", filepath.Join(dir, name), "init"); r.code != 0 {
+			t.Fatalf("init: exit %d: %s", r.code, r.stderr)
+		}
+	}
+	r = runCLI(t, env, "serve", "--config", conf, "--http", "127.0.0.1:7002", "--check")
 	if r.code != 0 {
 		t.Fatalf("serve --check: exit %d, stderr %s", r.code, r.stderr)
 	}
@@ -89,8 +103,9 @@ budget = 21
 // TestServeCheckJSON: with --json, serve --check prints the configuration as
 // one JSON object with the file's key names, and nothing else.
 func TestServeCheckJSON(t *testing.T) {
+	env := []string{"LOHIBOT_DB=" + dbtest.DSN(t, "sqlite")}
 	for _, args := range [][]string{{"serve", "--check", "--json"}, {"--json", "serve", "--check", "--http=127.0.0.1:7003"}} {
-		r := runCLI(t, nil, args...)
+		r := runCLI(t, env, args...)
 		if r.code != 0 {
 			t.Fatalf("%v: exit %d: %s", args, r.code, r.stderr)
 		}

@@ -84,7 +84,7 @@ func signedCrawl(t *testing.T, pages int) (dir, key string, web *testweb.Web, en
 		t.Fatal(r.stderr)
 	}
 	site := web.Site("plain-000.test")
-	if r := runCLI(t, env, "crawl", site.StartURL, "--allow-private", "--resolver", web.DNSAddr, "--delay", "50ms", "--signing-key-file", key); r.code != 0 {
+	if r := runCLI(t, env, "crawl", "--add", site.StartURL, "--allow-private", "--resolver", web.DNSAddr, "--delay", "50ms", "--signing-key-file", key); r.code != 0 {
 		t.Fatalf("crawl: exit %d, %s", r.code, r.stderr)
 	}
 	return dir, key, web, env

@@ -20,6 +20,7 @@ import (
 	"time"
 	"unicode"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/net/idna"
 	"golang.org/x/time/rate"
 
@@ -96,8 +97,9 @@ type StatusOptions struct {
 	// seconds, with bursts of 20.
 	Rate  rate.Limit
 	Burst int
-	// MaxClients bounds how many client addresses the limiter remembers;
-	// past it, addresses idle for a minute are forgotten. Zero means 10000.
+	// MaxClients bounds how many client addresses (and networks) the
+	// limiter remembers; past it, the least recently seen are forgotten.
+	// Zero means 10000.
 	MaxClients int
 	// Now returns the current time. Nil means time.Now.
 	Now func() time.Time
@@ -143,7 +145,7 @@ func NewStatusHandler(facts func() *Facts, lookup StatusLookup, opts *StatusOpti
 		return nil, err
 	}
 	return &StatusHandler{page: p, facts: facts, lookup: lookup, log: o.Logger,
-		limiter: &clientLimiter{rate: o.Rate, burst: o.Burst, max: o.MaxClients, now: o.Now, clients: map[netip.Prefix]*client{}}}, nil
+		limiter: newClientLimiter(o.Rate, o.Burst, o.MaxClients, o.Now)}, nil
 }
 
 // Register adds /bot/status and /bot/status.json to mux, for GET and HEAD.
@@ -397,57 +399,92 @@ func (p *Page) statusCSP() string {
 	return "default-src 'none'; style-src " + p.styleSrc + "; base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 }
 
-// clientLimiter keeps one token bucket per client address. It is safe for
-// concurrent use.
+// clientLimiter limits the lookups of each client address (an IPv4
+// address, an IPv6 /64) and, wider, of its network (an IPv4 /24, an IPv6
+// /48), which allows wideFactor times as much. Each remembers its buckets
+// in a cache of its own that evicts the least recently used: an address
+// that keeps asking keeps its bucket, and no one can empty the limiter by
+// asking from many other addresses. A global bucket (globalRate) is taken
+// first, and a network's before an address's bucket is made, so lookups
+// from many addresses are refused before they make buckets: 10,000 new
+// /64s cannot push out a bucket before it has refilled.
 type clientLimiter struct {
-	rate  rate.Limit
-	burst int
-	max   int
-	now   func() time.Time
+	rate   rate.Limit
+	burst  int
+	now    func() time.Time
+	global *rate.Limiter
 
-	mu      sync.Mutex // guards clients
-	clients map[netip.Prefix]*client
+	mu      sync.Mutex // makes a lookup's two buckets one decision
+	clients *lru.Cache[netip.Prefix, *rate.Limiter]
+	nets    *lru.Cache[netip.Prefix, *rate.Limiter]
 }
 
-type client struct {
-	lim  *rate.Limiter
-	seen time.Time
+// wideFactor is how many times an address's rate and burst a network may
+// use: a network holds many clients (an office, a mobile carrier's NAT).
+const wideFactor = 8
+
+func newClientLimiter(r rate.Limit, burst, max int, now func() time.Time) *clientLimiter {
+	clients, _ := lru.New[netip.Prefix, *rate.Limiter](max)
+	nets, _ := lru.New[netip.Prefix, *rate.Limiter](max)
+	return &clientLimiter{rate: r, burst: burst, now: now, clients: clients, nets: nets,
+		global: rate.NewLimiter(globalRate, globalBurst)}
 }
 
-// allow takes a token of key's bucket, or says how long until one is free.
+// The lookups of all clients together: far above what people ask, and
+// below what takes a whole limiter's worth of new buckets in the time one
+// bucket refills (10,000 at the default 20 per 40 s).
+const (
+	globalRate  = 100
+	globalBurst = 1000
+)
+
+// allow takes a token of key's bucket and of its network's, or says how
+// long until both have one.
 func (l *clientLimiter) allow(key netip.Prefix) (bool, time.Duration) {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	c, ok := l.clients[key]
-	if !ok {
-		if len(l.clients) >= l.max {
-			l.evictLocked(now)
-		}
-		c = &client{lim: rate.NewLimiter(l.rate, l.burst)}
-		l.clients[key] = c
+	rg := l.global.ReserveN(now, 1)
+	if d := rg.DelayFrom(now); d > 0 {
+		rg.CancelAt(now)
+		return false, d
 	}
-	c.seen = now
-	if c.lim.AllowN(now, 1) {
-		return true, 0
+	rw := l.bucket(l.nets, networkOf(key), l.rate*wideFactor, l.burst*wideFactor).ReserveN(now, 1)
+	if d := rw.DelayFrom(now); d > 0 {
+		rw.CancelAt(now)
+		rg.CancelAt(now)
+		return false, d
 	}
-	r := c.lim.ReserveN(now, 1)
-	wait := r.DelayFrom(now)
-	r.CancelAt(now)
-	return false, wait
+	rc := l.bucket(l.clients, key, l.rate, l.burst).ReserveN(now, 1)
+	if d := rc.DelayFrom(now); d > 0 {
+		rc.CancelAt(now)
+		rw.CancelAt(now)
+		rg.CancelAt(now)
+		return false, d
+	}
+	return true, 0
 }
 
-// evictLocked forgets clients idle for a minute, or every client when none
-// is. l.mu must be held.
-func (l *clientLimiter) evictLocked(now time.Time) {
-	for k, c := range l.clients {
-		if now.Sub(c.seen) > time.Minute {
-			delete(l.clients, k)
-		}
+// bucket returns key's limiter in cache, made with r and burst when the
+// cache has none. l.mu must be held.
+func (l *clientLimiter) bucket(cache *lru.Cache[netip.Prefix, *rate.Limiter], key netip.Prefix, r rate.Limit, burst int) *rate.Limiter {
+	lim, ok := cache.Get(key)
+	if !ok {
+		lim = rate.NewLimiter(r, burst)
+		cache.Add(key, lim)
 	}
-	if len(l.clients) >= l.max {
-		clear(l.clients)
+	return lim
+}
+
+// networkOf is the network a client key belongs to: the /24 of an IPv4
+// address, the /48 of an IPv6 /64.
+func networkOf(key netip.Prefix) netip.Prefix {
+	bits := 24
+	if key.Addr().Is6() {
+		bits = 48
 	}
+	p, _ := key.Addr().Prefix(bits)
+	return p
 }
 
 // clientAddr returns the address of the client that sent r: the remote

@@ -194,6 +194,12 @@ func (m *Metrics) ObserveWatchState(st mailbot.WatchState) {
 	}
 }
 
+// loaded records the configuration's first load, at start: not a reload,
+// so the reload counters stay at 0.
+func (m *Metrics) loaded(at time.Time) {
+	m.lastReload.Set(float64(at.Unix()))
+}
+
 // reloaded records a configuration reload.
 func (m *Metrics) reloaded(err error, at time.Time) {
 	if err != nil {

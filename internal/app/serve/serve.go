@@ -135,7 +135,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 	s.cfg.Store(cfg)
 	s.facts.Store(facts)
 	s.signing.Store(signing)
-	s.metrics.reloaded(nil, o.Now())
+	s.metrics.loaded(o.Now())
 	page, err := botpage.NewHandler(s.facts.Load, &botpage.Options{Now: o.Now, Logger: o.Logger})
 	if err != nil {
 		store.Close()

@@ -57,6 +57,11 @@ func (c *Config) Signing() (*Signing, error) {
 		}
 		s.Keys = append(s.Keys, k)
 	}
-	s.Directory = webbotauth.NewDirectoryHandler(&webbotauth.DirectoryOptions{Keys: s.Keys})
+	agent, err := webbotauth.Origin(cr.SignatureAgent)
+	if err != nil {
+		return nil, fmt.Errorf("%w: crawler.signature_agent: %w", ErrConfig, err)
+	}
+	// Signed for the configured authority, never for the Host a client sends.
+	s.Directory = webbotauth.NewDirectoryHandler(&webbotauth.DirectoryOptions{Keys: s.Keys, Agent: agent})
 	return s, nil
 }

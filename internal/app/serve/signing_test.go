@@ -64,9 +64,20 @@ func TestSignedCrawl(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != webbotauth.MediaType || resp.Header.Get("Signature") == "" {
 			t.Fatalf("directory: %d %v", resp.StatusCode, resp.Header)
 		}
-		d, err := webbotauth.FetchDirectory(context.Background(), http.DefaultClient, base, time.Now())
+		// The directory is signed for the signature agent's authority, as
+		// the web sees it behind the proxy, whatever Host reached serve.
+		bu, _ := url.Parse(base)
+		asAgent := &http.Client{Transport: roundTripFunc(func(r *http.Request) (*http.Response, error) {
+			r = r.Clone(r.Context())
+			r.URL.Scheme, r.URL.Host = bu.Scheme, bu.Host
+			return http.DefaultTransport.RoundTrip(r)
+		})}
+		d, err := webbotauth.FetchDirectory(context.Background(), asAgent, "https://lohisoft.com", time.Now())
 		if err != nil {
 			t.Fatal(err)
+		}
+		if _, err := webbotauth.FetchDirectory(context.Background(), http.DefaultClient, base, time.Now()); err == nil {
+			t.Errorf("the directory verified for %s, the Host the client sent, not only for the signature agent", bu.Host)
 		}
 		signKID := webbotauth.Thumbprint(key.Public().(ed25519.PublicKey))
 		oldKID := webbotauth.Thumbprint(old.Public().(ed25519.PublicKey))
@@ -145,3 +156,8 @@ func TestSigningConfig(t *testing.T) {
 		t.Errorf("without a key the page speaks of signatures: %q", f.SignatureAgent)
 	}
 }
+
+// roundTripFunc is an http.RoundTripper made of a function.
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }

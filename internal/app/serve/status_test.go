@@ -168,3 +168,56 @@ func TestChromiumStatus(t *testing.T) {
 		}()
 	}
 }
+
+// TestExclusionTakesSiteOffCrawlList checks the status page against the
+// bot page's promise: an excluded site is not on the crawl list, whatever
+// it was before; a re-inclusion puts a site that was listed back on it,
+// and only such a site.
+func TestExclusionTakesSiteOffCrawlList(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		store := dbtest.OpenDSN(t, dsn)
+		p := policy.New(store, nil)
+		staff := policy.Change{Actor: "anna", Source: "cli"}
+		if _, err := p.AddSites(ctx, []string{"listed.com"}, staff); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := p.Exclude(ctx, []string{"listed.com", "stranger.com"}, staff); err != nil {
+			t.Fatal(err)
+		}
+		srv, _ := newServer(t, testConfig(dsn))
+		h := srv.Handler()
+		status := func(site string) (listed, excluded bool) {
+			t.Helper()
+			resp, body := fetch(t, h, "/bot/status.json?site="+site)
+			var st struct {
+				Listed   bool `json:"listed"`
+				Excluded bool `json:"excluded"`
+			}
+			if err := json.Unmarshal([]byte(body), &st); resp.StatusCode != http.StatusOK || err != nil {
+				t.Fatalf("%s: status %d, %v: %s", site, resp.StatusCode, err, body)
+			}
+			return st.Listed, st.Excluded
+		}
+		for _, site := range []string{"listed.com", "stranger.com"} {
+			if listed, excluded := status(site); listed || !excluded {
+				t.Errorf("%s excluded: listed %v, excluded %v; want off the crawl list, excluded", site, listed, excluded)
+			}
+			_, body := fetch(t, h, "/bot/status?site="+site)
+			if strings.Contains(body, "On the crawl list") && strings.Count(body, "Yes") > 1 {
+				t.Errorf("%s excluded: the page says Yes twice: %s", site, body)
+			}
+		}
+		for _, site := range []string{"listed.com", "stranger.com"} {
+			if _, err := p.Reinclude(ctx, site, staff); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if listed, excluded := status("listed.com"); !listed || excluded {
+			t.Errorf("listed.com re-included: listed %v, excluded %v; want back on the crawl list", listed, excluded)
+		}
+		if listed, excluded := status("stranger.com"); listed || excluded {
+			t.Errorf("stranger.com re-included: listed %v, excluded %v; want neither (it was never listed)", listed, excluded)
+		}
+	})
+}
