@@ -29,6 +29,7 @@ type pace struct {
 	mu     sync.Mutex
 	hold   float64 // seconds a request holds its slot (moving average)
 	period float64 // seconds from one request's slot to its host's next (moving average)
+	gap    float64 // seconds of the hosts' gaps (moving average)
 }
 
 // note adds one request's hold and, when the host had a request before
@@ -50,20 +51,27 @@ func (p *pace) note(hold, period, gap time.Duration) {
 		}
 	}
 	avg(&p.hold, hold.Seconds())
+	avg(&p.gap, gap.Seconds())
 	if period > 0 {
 		avg(&p.period, min(period, 4*gap+hold).Seconds())
 	}
 }
 
 // sites is how many sites keep slots request slots busy at the measured
-// pace, and whether there is a measure yet.
+// pace, and whether there is a measure yet. Until a host has had two
+// requests, a period is the hold and the gap: the first answers, a
+// fraction of a second into a crawl, then set the pace.
 func (p *pace) sites(slots int) (int, bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.hold == 0 || p.period == 0 {
+	if p.hold == 0 {
 		return 0, false
 	}
-	n := float64(slots) * max(p.period/p.hold, 1) * capacityMargin
+	period := p.period
+	if period == 0 {
+		period = p.hold + p.gap
+	}
+	n := float64(slots) * max(period/p.hold, 1) * capacityMargin
 	if n > math.MaxInt32 {
 		return math.MaxInt32, true
 	}
