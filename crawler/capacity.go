@@ -20,8 +20,9 @@ const paceWeight = 0.02
 // requests (the writes, the gate) are not all in its period.
 const capacityMargin = 1.1
 
-// pace measures what the crawler's request slots serve: how long a request
-// holds its slot, and how long a host's requests come apart (slot to
+// pace measures what the crawler's request slots serve: how long a page
+// request holds its slot (robots.txt, one request of a cycle's 21 and
+// often answered at once, would make the first measures short), and how long a host's requests come apart (slot to
 // slot: the request, the gap, the writes in between). A site sends at most
 // one request per period, so MaxInFlight slots keep busy about
 // MaxInFlight × period / hold sites.
@@ -30,6 +31,7 @@ type pace struct {
 	hold   float64 // seconds a request holds its slot (moving average)
 	period float64 // seconds from one request's slot to its host's next (moving average)
 	gap    float64 // seconds of the hosts' gaps (moving average)
+	n      int     // requests noted
 }
 
 // note adds one request's hold and, when the host had a request before
@@ -43,11 +45,14 @@ func (p *pace) note(hold, period, gap time.Duration) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	// The mean of the first requests, then a moving average.
+	p.n++
+	w := max(paceWeight, 1/float64(p.n))
 	avg := func(v *float64, x float64) {
 		if *v == 0 {
 			*v = x
 		} else {
-			*v += paceWeight * (x - *v)
+			*v += w * (x - *v)
 		}
 	}
 	avg(&p.hold, hold.Seconds())

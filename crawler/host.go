@@ -209,7 +209,9 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	hs.slotAt, hs.slotSet = took, true
 	defer func() {
 		<-c.inFlight
-		c.pace.note(c.clock.Mono()-took, period, hs.gap)
+		if row.Purpose != db.PurposeRobots {
+			c.pace.note(c.clock.Mono()-took, period, hs.gap)
+		}
 	}()
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
