@@ -33,8 +33,9 @@ type ListPace struct {
 	// Clock tells the time of claims and times the wait for OthersAfter.
 	// Nil means the system clock.
 	Clock clock.Clock
-	// Starting is how many sites the crawler starts at once: the first
-	// claim covers that many sites (ListBlocks).
+	// Starting is how many sites the crawler takes up at first (on
+	// PostgreSQL, the sites its request slots serve): the first claim
+	// covers that many sites (ListBlocks).
 	Starting int
 	// StartingAtMost waits until at most n of the crawler's sites are
 	// starting, and reports whether ctx let it: a lister claims one more
