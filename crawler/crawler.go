@@ -257,6 +257,9 @@ type Crawler struct {
 	// afterwards. It is safe for concurrent use.
 	noindex *lru.Cache[string, struct{}]
 
+	// pace measures what the request slots serve (SiteCapacity).
+	pace pace
+
 	// sitesRunning counts the sites whose cycle is under way (each holds
 	// its share of maxHeldAnchors: see siteRun.held).
 	sitesRunning atomic.Int64

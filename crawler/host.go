@@ -37,6 +37,11 @@ type hostState struct {
 	// host: nextAt as it was set then. It keeps the gap whole when the
 	// system's clock is set forward meanwhile (see untilDue).
 	due time.Duration
+	// slotAt is when this process's last request to the host took its
+	// request slot (clock.Clock.Mono), if slotSet: the start of the
+	// host's period the crawler's pace measures.
+	slotAt  time.Duration
+	slotSet bool
 }
 
 // hostState returns host's state, waiting until no other user of this
@@ -198,7 +203,18 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	case <-ctx.Done():
 		return nil, time.Time{}, ctx.Err()
 	}
-	defer func() { <-c.inFlight }()
+	took := c.clock.Mono()
+	var period time.Duration
+	if hs.slotSet {
+		period = took - hs.slotAt
+	}
+	hs.slotAt, hs.slotSet = took, true
+	defer func() {
+		<-c.inFlight
+		if row.Purpose != db.PurposeRobots {
+			c.pace.note(c.clock.Mono()-took, period, hs.gap)
+		}
+	}()
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}

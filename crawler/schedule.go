@@ -106,10 +106,26 @@ func othersWait(delay, leaseTTL time.Duration) time.Duration {
 // it, each site once: the engine's db.Lister decides the order, and on a
 // database a fleet shares, which crawler takes up which block first.
 // total is the length of the list (db.Store.CountSites).
+//
+// On PostgreSQL the list is taken by capacity: the next site is read (and
+// with it, at a block's end, the next block claimed) only once this
+// crawler has room for it (SiteCapacity), and the first claim is of the
+// sites its capacity covers. A crawler therefore holds at most a block of
+// sites claimed but not started, and the sites it could not serve at once
+// are left to the crawlers that can, which also take up the unstarted
+// sites of the blocks others claimed (db.Lister).
 func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, error] {
+	starting := cap(c.starting)
+	if c.traits.Shared {
+		starting = c.SiteCapacity()
+	}
 	l := engine.NewLister(c.store, db.ListPace{Holder: c.holder, LeaseTTL: c.opts.LeaseTTL, Clock: c.clock,
-		Starting: cap(c.starting), StartingAtMost: c.startingAtMost, OthersAfter: c.othersAfter, Turn: c.w.Turn})
-	return targets(l.List(ctx, total))
+		Starting: starting, StartingAtMost: c.startingAtMost, OthersAfter: c.othersAfter, Turn: c.w.Turn})
+	seq := targets(l.List(ctx, total))
+	if c.traits.Shared {
+		seq = c.byCapacity(ctx, seq)
+	}
+	return seq
 }
 
 // startingAtMost waits until at most n sites are starting (Crawler.starting)

@@ -2,6 +2,7 @@ package db
 
 import (
 	"context"
+	"fmt"
 	"iter"
 	"math/rand/v2"
 	"time"
@@ -32,8 +33,9 @@ type ListPace struct {
 	// Clock tells the time of claims and times the wait for OthersAfter.
 	// Nil means the system clock.
 	Clock clock.Clock
-	// Starting is how many sites the crawler starts at once: the first
-	// claim covers that many sites (ListBlocks).
+	// Starting is how many sites the crawler takes up at first (on
+	// PostgreSQL, the sites its request slots serve): the first claim
+	// covers that many sites (ListBlocks).
 	Starting int
 	// StartingAtMost waits until at most n of the crawler's sites are
 	// starting, and reports whether ctx let it: a lister claims one more
@@ -113,4 +115,35 @@ func (s *Store) ListFrom(ctx context.Context, first string) iter.Seq2[ListedSite
 			list("", first)
 		}
 	}
+}
+
+// FleetShare is one crawler's share of a fleet's crawl of the list, as it
+// ends its part.
+type FleetShare struct {
+	// Mine and All are the requests logged since the crawler started: by
+	// its node, and by the whole fleet.
+	Mine, All int64
+	// Others is how many other crawlers still hold a lease (a host, a
+	// cycle or a claim of the list): none, and the list is done.
+	Others int64
+}
+
+// FleetShare returns the share of node in the requests logged after
+// afterID (db.Store.LastRequestID when its crawl started), and how many
+// holders other than holder still hold a lease unexpired at now. A crawler
+// that has given its own leases back first and finds no other holder is
+// the last of the fleet to finish.
+func (s *Store) FleetShare(ctx context.Context, afterID int64, node, holder string, now time.Time) (FleetShare, error) {
+	var f FleetShare
+	err := s.pool.QueryRowContext(ctx, s.rebind(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN node = ? THEN 1 ELSE 0 END), 0) FROM requests WHERE id > ?`),
+		node, afterID).Scan(&f.All, &f.Mine)
+	if err != nil {
+		return f, fmt.Errorf("db: requests: %w", err)
+	}
+	err = s.pool.QueryRowContext(ctx, s.rebind(`SELECT COUNT(DISTINCT holder) FROM host_leases WHERE holder <> '' AND holder <> ? AND expires_at > ?`),
+		holder, now).Scan(&f.Others)
+	if err != nil {
+		return f, fmt.Errorf("db: leases: %w", err)
+	}
+	return f, nil
 }

@@ -110,6 +110,10 @@ type Traits struct {
 	// they need no Confirm, and may be reserved as early as
 	// MaxReserveAhead.
 	HeldAhead bool
+	// Shared says a fleet of crawlers may share the database: each claims
+	// the crawl list in blocks, and takes sites up only as its capacity
+	// serves them, so that the fleet shares the work.
+	Shared bool
 }
 
 // Confirmation is what Writer.Confirm checks: the request RequestID to

@@ -309,12 +309,22 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	// sealed is closed once the store's last seal, begun when the crawl
 	// ended (below), is done.
 	var sealed chan struct{}
+	closeCrawler := sync.OnceValue(c.Close)
 	defer func() {
-		c.Close()
+		closeCrawler()
 		if sealed != nil {
 			<-sealed
 		}
 	}()
+	// A crawl of the whole list on a database a fleet shares reports this
+	// crawler's share of the fleet's requests from here on.
+	fleet := o.all && store.Dialect == db.Postgres
+	var fromID int64
+	if fleet {
+		if fromID, err = store.LastRequestID(ctx); err != nil {
+			return err
+		}
+	}
 	if o.all {
 		targets = c.ListAll(ctx, total)
 	}
@@ -363,6 +373,14 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 			s.Requests, plural(s.Requests, "request", "requests"), s.RobotsRefused, s.HostsLeft, plural(s.HostsLeft, "host", "hosts"),
 			s.Errors, plural(s.Errors, "error", "errors"))
 	}
+	if fleet && err == nil && !o.JSON {
+		// Its own leases given back first, the crawler that finds no
+		// other holding any is the last of the fleet to finish.
+		closeCrawler()
+		if f, ferr := c.FleetShare(context.WithoutCancel(ctx), fromID); ferr == nil {
+			fmt.Fprintln(out, fleetLine(f))
+		}
+	}
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(o.errOut(), "lohibot: crawl interrupted; interrupted cycles resume on the next crawl")
@@ -378,6 +396,21 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		return refused
 	}
 	return nil
+}
+
+// fleetLine is a fleet crawler's share of the crawl as it ends, and
+// whether the crawl list is done: "fleet: this crawler sent 2,100 of the
+// 4,200 requests since it started (50%); the crawl list is done".
+func fleetLine(f db.FleetShare) string {
+	share := 0.0
+	if f.All > 0 {
+		share = 100 * float64(f.Mine) / float64(f.All)
+	}
+	line := fmt.Sprintf("fleet: this crawler sent %d of the %d %s since it started (%.0f%%); ", f.Mine, f.All, plural(f.All, "request", "requests"), share)
+	if f.Others == 0 {
+		return line + "the crawl list is done"
+	}
+	return line + fmt.Sprintf("%d other %s still at work", f.Others, plural(f.Others, "crawler is", "crawlers are"))
 }
 
 // crawlTargets returns the sites to crawl and how many there are: the

@@ -212,7 +212,7 @@ func (w *Writer) Turn(ctx context.Context) (func(), error) {
 
 // Traits implements db.Writer: a fleet shares the server.
 func (w *Writer) Traits() db.Traits {
-	return db.Traits{Batched: true, LeaseEveryRequest: true, HeldAhead: true}
+	return db.Traits{Batched: true, LeaseEveryRequest: true, HeldAhead: true, Shared: true}
 }
 
 // Close implements db.Writer.

@@ -170,7 +170,11 @@ func (s *Server) countRequests(ctx context.Context, cycle, fromID int64) {
 
 // dueSites returns as many due sites as c may start now (the crawler's
 // rule: crawler.DueSites), passing over those this server is crawling, and
-// whether it found that many (more may be due).
+// whether it found that many (more may be due). c may start as many as its
+// capacity (crawler.Crawler.SiteCapacity: on PostgreSQL, the sites its
+// request slots serve at its measured pace) leaves room for: servers of a
+// fleet share the due sites by what each can send, and a site none can
+// serve yet stays due for the first that has room.
 func (s *Server) dueSites(ctx context.Context, c *crawler.Crawler) (due []crawler.Target, full bool, err error) {
 	s.mu.Lock()
 	running := make(map[string]bool, len(s.running))
@@ -178,7 +182,7 @@ func (s *Server) dueSites(ctx context.Context, c *crawler.Crawler) (due []crawle
 		running[k] = true
 	}
 	s.mu.Unlock()
-	free := c.MaxSitesParallel() - len(running)
+	free := min(c.MaxSitesParallel(), c.SiteCapacity()) - len(running)
 	if free <= 0 {
 		return nil, true, nil
 	}
