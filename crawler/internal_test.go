@@ -52,7 +52,7 @@ func TestLookupKeepsNames(t *testing.T) {
 // meanwhile dropped, each written with its own page, request and site;
 // and from the second-last page of the budget on, with each page.
 func TestHeldAnchors(t *testing.T) {
-	c := &Crawler{}
+	c := &Crawler{gate: &policy.Gate{}} // a gate that has read no exclusion
 	c.sitesRunning.Add(1)
 	r := &siteRun{c: c, site: "a.example", cy: &cycle{Budget: Budget}}
 	page := func(n int, links ...heldLink) heldPage {
