@@ -94,6 +94,7 @@ func (s *Server) onMail(ev mailbot.WatchEvent) {
 	if ev.Result != nil && !ev.Result.Duplicate && ev.Result.Outcome == mailbot.OutcomeExcluded {
 		s.log.Info("excluded by email", "sites", ev.Result.Excluded, "message_id", ev.Result.MessageID,
 			"time_to_exclusion", ev.TimeToExclusion().String())
+		signal(s.excluded)
 	}
 }
 
