@@ -131,7 +131,7 @@ func (s *Server) siteStatus(ctx context.Context, site string) (*botpage.SiteStat
 		return nil, err
 	}
 	out := &botpage.SiteStatus{Site: site, Listed: st.Listed, Excluded: st.ExcludedSince != nil,
-		ExcludedSince: st.ExcludedSince, LastRequest: st.LastRequest}
+		ExcludedSince: st.ExcludedSince, LastRequest: st.LastRequest, ExclusionLeaf: st.ExclusionLeaf}
 	if c := st.LastCycle; c != nil {
 		out.LastCycle = &botpage.CycleStatus{StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, PageRequests: c.PageRequests, Budget: c.Budget}
 	}

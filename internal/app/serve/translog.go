@@ -63,7 +63,6 @@ type publisher struct {
 	msg     []byte     // the signed checkpoint published, nil before the first
 	size    int64
 	at      time.Time
-	pending bool // an exclusion awaits its checkpoint
 }
 
 // publish appends what is final and signs and publishes a new checkpoint.

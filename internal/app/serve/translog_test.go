@@ -2,6 +2,7 @@ package serve_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"html"
 	"net/http"
@@ -154,6 +155,16 @@ func TestLogPublished(t *testing.T) {
 			t.Fatal(err)
 		}
 		size2, root2 := openPublished(t, h, vkey)
+		_, st := fetch(t, h, "/bot/status.json?site=later.example")
+		var leaf struct {
+			Index *int64 `json:"exclusion_leaf_index"`
+		}
+		if err := json.Unmarshal([]byte(st), &leaf); err != nil || leaf.Index == nil || *leaf.Index != size2-1 {
+			t.Errorf("/bot/status.json?site=later.example: %s; want exclusion_leaf_index %d (the last leaf)", st, size2-1)
+		}
+		if _, st := fetch(t, h, "/bot/status.json?site=example.com"); strings.Contains(st, "exclusion_leaf_index") {
+			t.Errorf("a site never excluded has an exclusion leaf: %s", st)
+		}
 		if size2 <= size {
 			t.Fatalf("after an exclusion the checkpoint has %d leaves, before %d", size2, size)
 		}
