@@ -59,10 +59,10 @@ type publisher struct {
 	log *translog.Log
 	key *translog.Key
 
-	mu      sync.Mutex // serialises Checkpoint calls and guards msg and size
-	msg     []byte     // the signed checkpoint published, nil before the first
-	size    int64
-	at      time.Time
+	mu   sync.Mutex // serialises Checkpoint calls and guards msg and size
+	msg  []byte     // the signed checkpoint published, nil before the first
+	size int64
+	at   time.Time
 }
 
 // publish appends what is final and signs and publishes a new checkpoint.
