@@ -367,6 +367,15 @@ CREATE TABLE log_keys (
 	recorded_at {{TIME}} NOT NULL
 );
 `,
+	// 16: the signed checkpoints the log's key holders made, so that a
+	// report can carry the latest one with its proofs.
+	`
+CREATE TABLE log_checkpoints (
+	size {{BIGINT}} PRIMARY KEY,
+	signed TEXT NOT NULL,
+	made_at {{TIME}} NOT NULL
+);
+`,
 }
 
 // logMigration is the schema version that added the transparency log.

@@ -19,6 +19,10 @@ type SiteStatus struct {
 	LastRequest   *time.Time // nil when no request was ever sent
 	// LastCycle is the site's most recent visit, nil when there was none.
 	LastCycle *CycleSummary
+	// ExclusionLeaf is the transparency log's leaf index of the site's
+	// latest exclusion event, while the site is excluded; nil when it is
+	// not, or the event is not appended yet.
+	ExclusionLeaf *int64
 }
 
 // CycleSummary is one visit of a site, as the status page shows it.
@@ -43,6 +47,18 @@ func (s *Store) SiteStatus(ctx context.Context, site string) (*SiteStatus, error
 	case err == nil:
 		t := ex.ExcludedAt.UTC()
 		st.ExcludedSince = &t
+		var ev PolicyEvent
+		switch err := g.Select("id").Where("site = ? AND kind = ?", site, EventExclude).Order("id DESC").Take(&ev).Error; {
+		case err == nil:
+			switch idx, err := s.LeafIndex(ctx, "policy_events", ev.ID); {
+			case err == nil:
+				st.ExclusionLeaf = &idx
+			case !errors.Is(err, ErrNotFound):
+				return nil, fmt.Errorf("db: site status: %w", err)
+			}
+		case !errors.Is(err, gorm.ErrRecordNotFound):
+			return nil, fmt.Errorf("db: site status: %w", err)
+		}
 	case !errors.Is(err, gorm.ErrRecordNotFound):
 		return nil, fmt.Errorf("db: site status: %w", err)
 	}

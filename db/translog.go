@@ -459,6 +459,31 @@ func (s *Store) LogKeys(ctx context.Context) ([]string, error) {
 	return out, rows.Err()
 }
 
+// SaveCheckpoint keeps the signed checkpoint of the log's first size
+// leaves; a later one of the same size replaces it. It does I/O.
+func (s *Store) SaveCheckpoint(ctx context.Context, size int64, signed []byte) error {
+	_, err := s.pool.ExecContext(ctx, rebind(s.Dialect, "INSERT INTO log_checkpoints (size, signed, made_at) VALUES (?, ?, ?) "+
+		"ON CONFLICT (size) DO UPDATE SET signed = excluded.signed, made_at = excluded.made_at"), size, string(signed), Now())
+	if err != nil {
+		return fmt.Errorf("db: save checkpoint: %w", err)
+	}
+	return nil
+}
+
+// LatestCheckpoint returns the signed checkpoint of the largest tree kept
+// by SaveCheckpoint, or ErrNotFound when none was. It does I/O.
+func (s *Store) LatestCheckpoint(ctx context.Context) ([]byte, error) {
+	var signed string
+	err := s.pool.QueryRowContext(ctx, "SELECT signed FROM log_checkpoints ORDER BY size DESC LIMIT 1").Scan(&signed)
+	if noRows(err) {
+		return nil, ErrNotFound
+	}
+	if err != nil {
+		return nil, fmt.Errorf("db: latest checkpoint: %w", err)
+	}
+	return []byte(signed), nil
+}
+
 // ---- the sequencer ----
 
 // ErrLogBusy is returned by AppendLog when another sequencer holds the log

@@ -248,6 +248,24 @@ func (l *Log) Checkpoint(ctx context.Context, key *Key) ([]byte, Checkpoint, err
 	if err != nil {
 		return nil, Checkpoint{}, err
 	}
+	if err := l.store.SaveCheckpoint(ctx, c.Size, msg); err != nil {
+		return nil, Checkpoint{}, err
+	}
+	return msg, c, nil
+}
+
+// Latest returns the latest signed checkpoint Checkpoint made (of the
+// largest tree), verified with Open, or an error satisfying db.IsNotFound
+// when none was made. It does I/O.
+func (l *Log) Latest(ctx context.Context) ([]byte, Checkpoint, error) {
+	msg, err := l.store.LatestCheckpoint(ctx)
+	if err != nil {
+		return nil, Checkpoint{}, err
+	}
+	c, err := l.Open(ctx, msg)
+	if err != nil {
+		return nil, Checkpoint{}, err
+	}
 	return msg, c, nil
 }
 

@@ -67,6 +67,12 @@ type LogHead struct {
 	// Check is the command that proves the site's records against a
 	// signed checkpoint.
 	Check string `json:"check"`
+	// Checkpoint is the latest signed checkpoint made ('log checkpoint',
+	// serve's publication), and Proofs the inclusion proof against it of
+	// every record of the site it covers, as 'log prove --json' prints
+	// them. Empty when no checkpoint was made.
+	Checkpoint string            `json:"checkpoint,omitempty"`
+	Proofs     []*translog.Proof `json:"proofs,omitempty"`
 }
 
 // Status is where the site stands.
@@ -277,6 +283,9 @@ func Build(ctx context.Context, store *db.Store, site string, opts *Options) (*R
 	} else if h.Size > 0 {
 		rep.Log = &LogHead{Size: h.Size, Root: base64.StdEncoding.EncodeToString(h.Hash[:]),
 			Check: "lohibot log prove " + site + " --checkpoint FILE"}
+		if err := proveLatest(ctx, store, site, rep.Log); err != nil {
+			return nil, fmt.Errorf("report: %s: %w", site, err)
+		}
 	}
 	for _, step := range []func(context.Context, *db.Store, *Report) error{
 		buildStatus, buildEvents, buildCycles, buildRobots, buildIndex, buildMail,
@@ -545,4 +554,27 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// proveLatest puts the latest signed checkpoint into h, with the proofs of
+// the site's records against it; nothing when no checkpoint was made.
+func proveLatest(ctx context.Context, store *db.Store, site string, h *LogHead) error {
+	msg, err := store.LatestCheckpoint(ctx)
+	if db.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	origin, _, _ := strings.Cut(string(msg), "\n")
+	msg, c, err := translog.New(store, origin).Latest(ctx)
+	if err != nil {
+		return err
+	}
+	proofs, err := translog.New(store, origin).ProveSite(ctx, site, c.Size)
+	if err != nil {
+		return err
+	}
+	h.Checkpoint, h.Proofs = string(msg), proofs
+	return nil
 }

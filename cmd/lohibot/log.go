@@ -29,7 +29,7 @@ alone. See docs/audit-integrity.md.
 
 The log key is its own key, not the request-signing key: make one with
 'lohibot keys generate --out FILE'.`
-	cmd.AddCommand(newLogVkeyCmd(a, nil), newLogCheckpointCmd(a, nil), newLogProveCmd(a, nil), newLogConsistencyCmd(a, nil))
+	cmd.AddCommand(newLogVkeyCmd(a, nil), newLogCheckpointCmd(a, nil), newLogProveCmd(a, nil), newLogConsistencyCmd(a, nil), newLogWatchCmd(a, nil))
 	return cmd
 }
 

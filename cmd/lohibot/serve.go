@@ -38,6 +38,7 @@ type serveOptions struct {
 
 	signingKey string // --signing-key-file
 	sigAgent   string // --signature-agent
+	logKey     string // --log-key-file
 }
 
 func newServeCmd(a *app, runF func(*serveOptions) error) *cobra.Command {
@@ -98,6 +99,7 @@ valid, 2 when not.`,
 	cmd.Flags().BoolVar(&opts.Check, "check", false, "validate the configuration, print it and exit")
 	cmd.Flags().StringVar(&opts.signingKey, "signing-key-file", "", "sign the crawler's requests with this key (crawler.signing_key_file)")
 	cmd.Flags().StringVar(&opts.sigAgent, "signature-agent", "", "the Signature-Agent origin (crawler.signature_agent)")
+	cmd.Flags().StringVar(&opts.logKey, "log-key-file", "", "publish the transparency log at /bot/log/, its checkpoints signed with this key (log.key_file)")
 	return cmd
 }
 
@@ -132,6 +134,9 @@ func loadServeConfig(opts *serveOptions) (*serve.Config, error) {
 	}
 	if opts.sigAgent != "" {
 		cfg.Crawler.SignatureAgent = opts.sigAgent
+	}
+	if opts.logKey != "" {
+		cfg.Log.KeyFile = opts.logKey
 	}
 	if err := cfg.ReadSecrets(); err != nil {
 		return nil, err

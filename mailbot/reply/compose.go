@@ -28,6 +28,7 @@ type draft struct {
 	quote     string // the sender's own text
 	messageID string // the reply's Message-ID, without angle brackets
 	date      time.Time
+	logURL    string // the transparency log's base URL; "" leaves it out
 }
 
 // newMessageID returns a unique Message-ID (without angle brackets) in the
@@ -60,6 +61,9 @@ func (d *draft) body() string {
 		b.WriteString("\n")
 		para(fmt.Sprintf(t.When, d.at.UTC().Format("2006-01-02 15:04 UTC")))
 		para(t.After)
+		if d.logURL != "" {
+			para(fmt.Sprintf(t.Log, strings.TrimSuffix(d.logURL, "/")+"/checkpoint"))
+		}
 		para(t.Robots)
 		para(t.Back)
 	} else {

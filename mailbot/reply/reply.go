@@ -86,6 +86,11 @@ type Options struct {
 	// MaxPerDay is the most replies queued in all in Window. Zero means
 	// DefaultMaxPerDay; negative means no reply at all.
 	MaxPerDay int
+	// LogURL is the base URL of the public transparency log (serve's
+	// /bot/log). When set, an acknowledgement says that the checkpoint
+	// including the exclusion is published within a minute at
+	// LogURL/checkpoint. Empty means the log is not mentioned.
+	LogURL string
 }
 
 // Replier queues and sends replies. It is safe for concurrent use.
@@ -231,7 +236,7 @@ func (r *Replier) Queue(ctx context.Context, req Request) (*db.MailReply, string
 	}
 	_, lang := textFor(req.Lang)
 	d := &draft{kind: req.Kind, from: r.opts.From, to: to, env: env, sites: sites, at: req.At, lang: lang,
-		quote: req.Text, date: now}
+		quote: req.Text, date: now, logURL: r.opts.LogURL}
 	if d.at.IsZero() {
 		d.at = now
 	}

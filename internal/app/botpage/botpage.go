@@ -106,6 +106,13 @@ type Facts struct {
 	DirectoryURL string
 	// KeyIDs are the keyids (JWK thumbprints) the directory lists.
 	KeyIDs []string
+	// LogURL is the public address of the transparency log (its signed
+	// checkpoint is LogURL + "/checkpoint"). Empty means no log is
+	// published, and the page does not mention one.
+	LogURL string
+	// LogVerifierKey is the note verifier key the log's checkpoints are
+	// signed with.
+	LogVerifierKey string
 }
 
 // ErrBadFacts is wrapped by Check's errors.

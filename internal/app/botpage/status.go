@@ -63,6 +63,19 @@ type SiteStatus struct {
 	// Verify says how to check that requests claiming to be the bot were
 	// ours.
 	Verify Verification `json:"verify"`
+	// Log is where the records are published; nil when no log is.
+	Log *LogInfo `json:"log,omitempty"`
+	// ExclusionLeaf is the leaf index in the log of the site's latest
+	// exclusion event; nil when there is none or it is not logged yet.
+	ExclusionLeaf *int64 `json:"exclusion_leaf_index,omitempty"`
+}
+
+// LogInfo names the transparency log: its base URL (the signed checkpoint
+// is URL + "/checkpoint", the hash tiles under URL + "/tile/") and the
+// note verifier key of its checkpoints.
+type LogInfo struct {
+	URL         string `json:"url"`
+	VerifierKey string `json:"verifier_key"`
 }
 
 // CycleStatus is one visit of a site.
@@ -183,6 +196,10 @@ func (h *StatusHandler) lookupSite(r *http.Request, input string) (st *SiteStatu
 	if c := st.LastCycle; c != nil {
 		out.LastCycle = &CycleStatus{StartedAt: *utcSecond(&c.StartedAt), FinishedAt: utcSecond(c.FinishedAt),
 			PageRequests: c.PageRequests, Budget: c.Budget}
+	}
+	if f.LogURL != "" {
+		out.Log = &LogInfo{URL: f.LogURL, VerifierKey: f.LogVerifierKey}
+		out.ExclusionLeaf = st.ExclusionLeaf
 	}
 	out.Excluded = out.Excluded || out.ExcludedSince != nil
 	return out, 0, nil

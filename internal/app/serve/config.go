@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/BurntSushi/toml"
 
@@ -51,6 +52,20 @@ type Config struct {
 	Mail    MailConfig    `toml:"mail"`
 	Crawler CrawlerConfig `toml:"crawler"`
 	Page    PageConfig    `toml:"page"`
+	Log     LogConfig     `toml:"log"`
+}
+
+// LogConfig is the publication of the transparency log (package translog)
+// at /bot/log/. Its key is apart from the crawler's request-signing key: a
+// leaked request key must not forge the log.
+type LogConfig struct {
+	// KeyFile is the Ed25519 private key (PKCS#8 PEM, 'lohibot keys
+	// generate') the log's checkpoints are signed with. Empty means no log
+	// is published.
+	KeyFile string `toml:"key_file"`
+	// Origin is the log's origin line and its key's name. Default
+	// translog.DefaultOrigin (lohisoft.com/bot/log).
+	Origin string `toml:"origin"`
 }
 
 // MailConfig is the exclusion mailbox the watcher watches.
@@ -368,6 +383,7 @@ var settingKeys = []string{
 	"crawler.discover", "crawler.discover_min_links", "crawler.discover_max_new",
 	"crawler.signing_key_file", "crawler.signature_agent", "crawler.signature_validity",
 	"page.url", "page.ips_url", "page.operator", "page.contact", "page.budget", "page.updated",
+	"log.key_file", "log.origin",
 }
 
 // Keys returns the keys Set accepts: the file's keys, dotted
@@ -393,7 +409,7 @@ func (c *Config) Set(key, value string) error {
 		"crawler.signing_key_file": &c.Crawler.SigningKeyFile, "crawler.signature_agent": &c.Crawler.SignatureAgent,
 		"mail.smtp": &c.Mail.SMTP, "mail.smtp_password_file": &c.Mail.SMTPPasswordFile, "mail.from": &c.Mail.From,
 		"page.url": &c.Page.URL, "page.ips_url": &c.Page.IPsURL, "page.operator": &c.Page.Operator,
-		"page.contact": &c.Page.Contact,
+		"page.contact": &c.Page.Contact, "log.key_file": &c.Log.KeyFile, "log.origin": &c.Log.Origin,
 	}
 	boolean := map[string]*bool{
 		"mail.insecure": &c.Mail.Insecure, "mail.smtp_insecure": &c.Mail.SMTPInsecure, "crawler.enabled": &c.Crawler.Enabled,
@@ -603,6 +619,9 @@ func (c *Config) Validate() error {
 		if !k.NotBefore.IsZero() && !k.NotAfter.IsZero() && !k.NotAfter.After(k.NotBefore) {
 			add("crawler.published_keys[%d] (%s): not_after is not after not_before", i, k.File)
 		}
+	}
+	if c.Log.Origin != "" && (strings.ContainsAny(c.Log.Origin, "+ \t\n") || !utf8.ValidString(c.Log.Origin)) {
+		add("log.origin %q is not a log origin (a name such as lohisoft.com/bot/log, no spaces or '+')", c.Log.Origin)
 	}
 	if c.Page.Budget < crawler.Budget {
 		add("page.budget %d is below the %d pages the crawler may spend on a site", c.Page.Budget, crawler.Budget)

@@ -56,6 +56,8 @@ func (s *Server) routes(page *botpage.Handler, status *botpage.StatusHandler) ht
 	mux.Handle("GET "+botpage.StatusPath, s.metrics.instrument("status", pages))
 	mux.Handle("GET "+botpage.StatusJSONPath, s.metrics.instrument("status", pages))
 	mux.Handle("GET "+webbotauth.DirectoryPath, s.metrics.instrument("directory", http.HandlerFunc(s.serveDirectory)))
+	mux.Handle("GET "+LogCheckpointPath, s.metrics.instrument("log", http.HandlerFunc(s.serveCheckpoint)))
+	mux.Handle("GET "+LogTilePrefix+"{path...}", s.metrics.instrument("log", http.HandlerFunc(s.serveTile)))
 	mux.Handle("GET /healthz", s.metrics.instrument("healthz", http.HandlerFunc(s.serveHealth)))
 	mux.Handle("GET /metrics", s.metrics.instrument("metrics", s.metrics.Handler()))
 	return mux
@@ -129,7 +131,7 @@ func (s *Server) siteStatus(ctx context.Context, site string) (*botpage.SiteStat
 		return nil, err
 	}
 	out := &botpage.SiteStatus{Site: site, Listed: st.Listed, Excluded: st.ExcludedSince != nil,
-		ExcludedSince: st.ExcludedSince, LastRequest: st.LastRequest}
+		ExcludedSince: st.ExcludedSince, LastRequest: st.LastRequest, ExclusionLeaf: st.ExclusionLeaf}
 	if c := st.LastCycle; c != nil {
 		out.LastCycle = &botpage.CycleStatus{StartedAt: c.StartedAt, FinishedAt: c.FinishedAt, PageRequests: c.PageRequests, Budget: c.Budget}
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/lohisoft/lohibot/internal/app/botpage"
 	"github.com/lohisoft/lohibot/mailbot"
 	"github.com/lohisoft/lohibot/policy"
+	"github.com/lohisoft/lohibot/translog"
 	"github.com/lohisoft/lohibot/webbotauth"
 )
 
@@ -62,7 +63,11 @@ type Server struct {
 
 	cfg     atomic.Pointer[Config]
 	facts   atomic.Pointer[botpage.Facts]
-	signing atomic.Pointer[Signing] // the keys of cfg
+	signing atomic.Pointer[Signing]   // the keys of cfg
+	pub     atomic.Pointer[publisher] // the log's publisher; nil without log.key_file
+
+	// excluded asks for a checkpoint now: an exclusion was made.
+	excluded chan struct{}
 
 	// mailChanged and crawlChanged tell the watcher and the scheduler that
 	// a reload changed their settings; rescan asks for a scan now.
@@ -111,6 +116,13 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 		return nil, err
 	}
 	facts.KeyIDs = signing.KeyIDs(o.Now())
+	logKey, err := cfg.LogKey()
+	if err != nil {
+		return nil, err
+	}
+	if logKey != nil {
+		facts.LogURL, facts.LogVerifierKey = cfg.LogURL(), logKey.VerifierKey()
+	}
 	// serve never creates a database: lohibot init does.
 	store, err := db.OpenExisting(ctx, cfg.DB)
 	if err != nil {
@@ -130,7 +142,15 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 		metrics:      NewMetrics(),
 		mailChanged:  make(chan struct{}, 1),
 		crawlChanged: make(chan struct{}, 1),
+		excluded:     make(chan struct{}, 1),
 		running:      map[string]bool{},
+	}
+	if logKey != nil {
+		s.pub.Store(&publisher{log: translog.New(store, cfg.logOrigin()), key: logKey})
+		if err := s.PublishCheckpoint(ctx); err != nil {
+			store.Close()
+			return nil, err
+		}
 	}
 	s.cfg.Store(cfg)
 	s.facts.Store(facts)
@@ -215,6 +235,7 @@ func (s *Server) Run(ctx context.Context) error {
 	wg.Go(func() { s.runWatcher(workCtx) })
 	wg.Go(func() { s.runScheduler(workCtx) })
 	wg.Go(func() { s.runPurge(workCtx) })
+	wg.Go(func() { s.runCheckpoints(workCtx) })
 
 	httpErr := make(chan error, 1)
 	go func() { httpErr <- srv.Serve(ln) }()
@@ -293,12 +314,29 @@ func (s *Server) reload() error {
 		return err
 	}
 	facts.KeyIDs = signing.KeyIDs(s.now())
+	logKey, err := cfg.LogKey()
+	if err != nil {
+		return err
+	}
+	if logKey != nil {
+		facts.LogURL, facts.LogVerifierKey = cfg.LogURL(), logKey.VerifierKey()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := publishKeys(ctx, s.store, signing, s.now()); err != nil {
 		return err
 	}
 	s.signing.Store(signing)
+	if cfg.Log != old.Log {
+		var pub *publisher
+		if logKey != nil {
+			pub = &publisher{log: translog.New(s.store, cfg.logOrigin()), key: logKey}
+			if err := pub.publish(ctx, s.now()); err != nil {
+				return err
+			}
+		}
+		s.pub.Store(pub)
+	}
 	s.cfg.Store(cfg)
 	s.facts.Store(facts)
 	if !reflect.DeepEqual(cfg.Mail, old.Mail) {

@@ -70,8 +70,12 @@ func (s *Server) newWatcher(cfg *Config) (*mailbot.Watcher, *reply.Replier, erro
 	}
 	var replies *reply.Replier
 	if sender != nil {
+		var logURL string
+		if cfg.Log.KeyFile != "" {
+			logURL = cfg.LogURL()
+		}
 		replies = reply.New(s.pol.Store(), &reply.Options{From: cfg.Mail.From, Own: []string{ep.Username}, Sender: sender, Logger: s.log,
-			MaxPerRecipient: cfg.Mail.ReplyLimit, MaxPerDay: cfg.Mail.ReplyDailyLimit})
+			MaxPerRecipient: cfg.Mail.ReplyLimit, MaxPerDay: cfg.Mail.ReplyDailyLimit, LogURL: logURL})
 	}
 	pol := s.pol.WithUnverifiedHold(time.Duration(cfg.Mail.UnverifiedHold))
 	proc := mailbot.New(pol, &mailbot.Options{Logger: s.log, AuthservID: cfg.Mail.AuthservID, Replies: replies,
@@ -94,6 +98,7 @@ func (s *Server) onMail(ev mailbot.WatchEvent) {
 	if ev.Result != nil && !ev.Result.Duplicate && ev.Result.Outcome == mailbot.OutcomeExcluded {
 		s.log.Info("excluded by email", "sites", ev.Result.Excluded, "message_id", ev.Result.MessageID,
 			"time_to_exclusion", ev.TimeToExclusion().String())
+		signal(s.excluded)
 	}
 }
 
