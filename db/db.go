@@ -120,21 +120,14 @@ type Store struct {
 }
 
 // PostgresConns bounds the connections a process's pool holds on
-// PostgreSQL. Each is a server process: on the 2-core machines measured,
-// starting one cost the server about 20 ms of CPU, and its first statement
-// on each table 1-5 ms more. With a pool of 16, a crawler opened 5-7 as
-// its sites started (a fleet's two crawlers 12-14), and the server spent
-// that CPU when the machine had none to spare. A crawler's writer takes
-// one, its lease statements (its batched starts among them) at most
-// PostgresConns-1 at once, and its reads and its sealer what is free.
-// Nothing holds a connection while it waits for another but a Seal (its
-// lock, then a transaction per block), and a process seals once at a time
-// (its background sealer), so the pool never waits on itself for good.
-//
-// In the fleet benchmark (1,000 sites x 25 pages at 1 s), alternated with
-// a pool of 16, four runs each: one crawler 1.044-1.048 x the bound
-// against 1.048-1.057 x, two crawlers 1.052-1.060 x against
-// 1.057-1.066 x.
+// PostgreSQL. Each is a server process, costly to start and to warm up, so
+// a pool holds few and keeps them: a crawler's writer takes one, its lease
+// statements (its batched starts among them) at most PostgresConns-1 at
+// once, and its reads and its log sequencer what is free. Nothing holds a
+// connection while it waits for another but the sequencer's append (its
+// lock, then a transaction), and a process appends once at a time, so the
+// pool never waits on itself for good. docs/sizing.md gives the figures
+// behind the number.
 const PostgresConns = 3
 
 // Open connects to the database named by dsn, creating it when it does not

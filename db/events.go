@@ -158,8 +158,7 @@ type versionRead struct {
 // connection the first time and keeps it in the connection's statement
 // cache, as it does every query. A statement prepared through database/sql
 // had to be deallocated on every connection it ran on when the watch was
-// closed, one round trip each: 1-10 ms at the end of a crawl (measured in
-// BenchmarkCrawlFleet's crawlers), when nothing else was left to do.
+// closed, a round trip each at the end of a crawl.
 func (s *Store) NewPolicyWatch(ctx context.Context) (*PolicyWatch, error) {
 	w := &PolicyWatch{pool: s.pool, postgres: s.Dialect == Postgres}
 	w.eventsQuery = s.rebind("SELECT kind, site FROM policy_events WHERE version > ? AND version <= ?" +

@@ -1,5 +1,5 @@
 // Command benchsuite runs every benchmark of lohibot and prints one table:
-// each speed promise of the issues (figure, target, measured value, and the
+// each speed promise (figure, target, measured value, and the
 // same-run ratio where a peer such as temoto/robotstxt or Colly is measured),
 // then every other benchmark of the project.
 //
