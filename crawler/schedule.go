@@ -91,12 +91,7 @@ func target(site, start string) Target {
 // leases each second), which costs the machine while the other crawlers
 // still start theirs; a crawler that died is taken over only once its
 // leases expire (--lease-ttl, a minute by default), so the wait loses
-// nothing. Measured with BenchmarkCrawlFleet (1,000 sites at 1 s, two
-// crawlers on a 2-core machine shared with PostgreSQL and the local
-// web, six alternated runs), the watching began while the other
-// crawler's sites were still starting, and the two crawlers' last first
-// request came 0.43-0.52 s after the start; with the wait, 0.38-0.48 s
-// (one crawler: 0.38-0.47 s).
+// nothing.
 func othersWait(delay, leaseTTL time.Duration) time.Duration {
 	return max(min(2*delay, leaseTTL/3), time.Second)
 }
@@ -107,7 +102,7 @@ func othersWait(delay, leaseTTL time.Duration) time.Duration {
 // database a fleet shares, which crawler takes up which block first.
 // total is the length of the list (db.Store.CountSites).
 //
-// On PostgreSQL the list is taken by capacity: the next site is read (and
+// On an engine a fleet shares (db.Traits.Shared) the list is taken by capacity: the next site is read (and
 // with it, at a block's end, the next block claimed) only once this
 // crawler has room for it (SiteCapacity), and the first claim is of the
 // sites its capacity covers. A crawler therefore holds at most a block of
