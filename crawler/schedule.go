@@ -103,12 +103,12 @@ func othersWait(delay, leaseTTL time.Duration) time.Duration {
 // total is the length of the list (db.Store.CountSites).
 //
 // On an engine a fleet shares (db.Traits.Shared) the list is taken by
-// capacity: the next site is read (and with it, at a block's end, the
-// next block claimed) only once this crawler has room for it (SiteCapacity), and the first claim is of the
-// sites its capacity covers. A crawler therefore holds at most a block of
-// sites claimed but not started, and the sites it could not serve at once
-// are left to the crawlers that can, which also take up the unstarted
-// sites of the blocks others claimed (db.Lister).
+// capacity: the next site is read (and with it, at a block's end, the next
+// block claimed) only once this crawler has room for it (SiteCapacity), and
+// the first claim is of the sites its capacity covers. A crawler therefore
+// holds at most a block of sites claimed but not started, and the sites it
+// could not serve at once are left to the crawlers that can, which also
+// take up the unstarted sites of the blocks others claimed (db.Lister).
 func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, error] {
 	starting := cap(c.starting)
 	if c.traits.Shared {
