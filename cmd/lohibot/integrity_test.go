@@ -196,7 +196,7 @@ func TestLogProofsFromOutside(t *testing.T) {
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		env := []string{"LOHIBOT_DB=" + dsn}
 		site, otherSite := web.Plain()[0], web.Plain()[1]
-		if r := runCLI(t, nil, "--db", dsn, "--resolver", web.DNSAddr, "crawl", "--allow-private", "--delay", "10ms", site.StartURL, otherSite.StartURL); r.code != 0 {
+		if r := runCLI(t, nil, "--db", dsn, "--resolver", web.DNSAddr, "crawl", "--add", "--allow-private", "--delay", "10ms", site.StartURL, otherSite.StartURL); r.code != 0 {
 			t.Fatalf("crawl: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		if r := runCLI(t, env, "exclude", "add", site.Name, "--by", "staff", "--reason", "asked"); r.code != 0 {
@@ -229,8 +229,10 @@ func TestLogProofsFromOutside(t *testing.T) {
 		if err := dbtest.SQL(s).QueryRow(rebindTest(s, "SELECT COUNT(*) FROM requests WHERE site = ?"), site.Name).Scan(&requests); err != nil {
 			t.Fatal(err)
 		}
-		if count["requests"] != requests || count["policy_events"] != 1 || count["robots_snapshots"] == 0 || len(records) != requests+1+count["robots_snapshots"] {
-			t.Errorf("proved records %v, want the %d requests, the robots.txt snapshots and the exclusion event", count, requests)
+		// Two policy events name the site: its addition to the crawl list
+		// (crawl --add) and its exclusion.
+		if count["requests"] != requests || count["policy_events"] != 2 || count["robots_snapshots"] == 0 || len(records) != requests+2+count["robots_snapshots"] {
+			t.Errorf("proved records %v, want the %d requests, the robots.txt snapshots, the site's addition and its exclusion", count, requests)
 		}
 		if r := runCLI(t, env, "log", "prove", site.Name, "--checkpoint", cp1); r.code != 0 || !strings.Contains(r.stdout, "each proved") {
 			t.Errorf("log prove (text): exit %d\n%s%s", r.code, r.stdout, r.stderr)

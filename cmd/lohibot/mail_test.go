@@ -451,7 +451,7 @@ func TestMailWatchBackgroundProcess(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("mail watch did not stop after Ctrl-C")
 	}
-	if !strings.Contains(stdout.String(), "processed 1 messages: 1 excluded") {
+	if !strings.Contains(stdout.String(), "processed 1 message: 1 excluded") {
 		t.Errorf("mail watch summary = %q, want 1 message, 1 excluded", stdout.String())
 	}
 	if in, done := srv.Count("INBOX"), srv.Count("Processed"); in != 0 || done != 1 {
