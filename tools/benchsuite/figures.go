@@ -62,7 +62,9 @@ func below(max float64) func(float64) bool   { return func(v float64) bool { ret
 func atMost(max float64) func(float64) bool  { return func(v float64) bool { return v <= max } }
 func atLeast(min float64) func(float64) bool { return func(v float64) bool { return v >= min } }
 
-// figures are the promises of issues 2 to 7, in the order of the table.
+// figures are the project's speed and memory promises, each with its
+// target, in the order of the table; docs/performance.md gives the current
+// values and the commands behind them.
 var figures = []Figure{
 	{
 		Name: "gate check, 1M exclusions (SQLite)", Target: "< 50 µs",
