@@ -22,8 +22,9 @@ const capacityMargin = 1.1
 
 // pace measures what the crawler's request slots serve: how long a page
 // request holds its slot (robots.txt, one request of a cycle's 21 and
-// often answered at once, would make the first measures short), and how long a host's requests come apart (slot to
-// slot: the request, the gap, the writes in between). A site sends at most
+// often answered at once, would make the first measures short), and how
+// long a host's requests come apart (slot to slot: the request, the gap,
+// the writes in between). A site sends at most
 // one request per period, so MaxInFlight slots keep busy about
 // MaxInFlight × period / hold sites.
 type pace struct {
