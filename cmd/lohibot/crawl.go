@@ -355,10 +355,9 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 	})
 	if err == nil {
 		// The crawl's records are final: seal them while the crawler gives
-		// back its leases and closes its connections, rather than after.
-		// In BenchmarkCrawlFleet (1,000 sites on PostgreSQL, one crawler)
-		// the time from the crawl's end to the command's return went from
-		// 60-64 ms to 52-54 ms, most of it the last seal.
+		// back its leases and closes its connections, rather than after:
+		// the last seal is most of the time between the crawl's end and
+		// the command's return.
 		sealed = make(chan struct{})
 		go func() {
 			defer close(sealed)
