@@ -115,6 +115,7 @@ type Store struct {
 
 	sealer  sealer                     // the background sequencer (db/sequencer.go)
 	sealVia atomic.Pointer[sealWriter] // who writes the log's appends (SealVia)
+	outage  outage                     // the database unreachable, for Retry (retry.go)
 
 	queries // the entity queries, on the pool
 }
@@ -512,9 +513,11 @@ func sqliteDSN(path string) string {
 }
 
 // Close stops the background sealer, if one was started, after it sealed a
-// last time, and closes the connection pool.
+// last time, ends the wait for an unreachable database (Retry), and closes
+// the connection pool.
 func (s *Store) Close() error {
 	s.StopSealer()
+	s.stopProbes()
 	return s.pool.Close()
 }
 
