@@ -142,11 +142,13 @@ func (s *Store) retryLog() *slog.Logger {
 // an unreachable one costs the server one connection attempt a second,
 // however many callers wait. The time the database has been unreachable
 // is the store's, so once one caller gave up, the others give up at their
-// next failure. The waits are on the system's clock (an outage is real
+// next failure; and none runs its f again after RetryBudget, even while
+// the database answers pings. The waits are on the system's clock (an outage is real
 // time). f must be safe to run again after a failure: when its failure
 // was a lost commit, f finds out whether the commit landed. Retry is safe
 // for concurrent use; it blocks while it waits.
 func (s *Store) Retry(ctx context.Context, f func() error) error {
+	var first time.Time // f's first failure
 	for {
 		err := f()
 		if err == nil {
@@ -156,7 +158,13 @@ func (s *Store) Retry(ctx context.Context, f func() error) error {
 		if !Transient(err) || ctx.Err() != nil {
 			return err
 		}
+		if first.IsZero() {
+			first = time.Now()
+		}
 		down, budget, back := s.unreachable(err)
+		// (However the database answers pings, f is not run past the
+		// budget.)
+		down = max(down, time.Since(first))
 		if down >= budget {
 			e := &UnavailableError{For: down, Err: err}
 			if s.outage.gaveUp.Swap(e) == nil {

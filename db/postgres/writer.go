@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -57,18 +58,32 @@ type Writer struct {
 	done     chan struct{}   // closed when the writer stopped
 	stop     context.CancelFunc
 	turns    chan struct{} // one token per lease transaction running (leaseTurns)
+	// loseCommit, when set (tests), is asked after each group committed
+	// whether to answer it as a connection lost before the commit's
+	// answer came back: its callers get errLostCommit, their work
+	// committed.
+	loseCommit func() bool
 }
+
+// errLostCommit is the error of a group loseCommit lost: a connection lost
+// as the commit's answer came back.
+var errLostCommit = fmt.Errorf("postgres: commit's answer lost: %w", io.ErrUnexpectedEOF)
 
 // NewWriter starts the writer over store's pool.
 func NewWriter(ctx context.Context, store *db.Store, o db.WriterOptions) *Writer {
 	w := newWriter(store, o)
+	w.start(ctx)
+	return w
+}
+
+// start starts w's goroutine.
+func (w *Writer) start(ctx context.Context) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.stop = cancel
 	go func() {
 		defer close(w.done)
 		commitGroups(wctx, w.reserves, w.writes, maxGroup, func(ops []*writeq.Op) error { return w.commit(wctx, ops) })
 	}()
-	return w
 }
 
 // newWriter returns a Writer over store with o, its goroutine not started.
@@ -384,6 +399,9 @@ func (w *Writer) commit(ctx context.Context, ops []*writeq.Op) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	if w.loseCommit != nil && w.loseCommit() {
+		return errLostCommit
+	}
 	for i, op := range ops {
 		op.Done <- results[i]
 	}
@@ -406,6 +424,9 @@ func (w *Writer) pipeline(ctx context.Context, ops []*writeq.Op) error {
 	}
 	if err := w.store.RunPipeline(ctx, &p); err != nil {
 		return fmt.Errorf("postgres: database: %w", err)
+	}
+	if w.loseCommit != nil && w.loseCommit() {
+		return errLostCommit
 	}
 	for i, op := range ops {
 		if answers[i] == nil {
