@@ -137,10 +137,10 @@ func (s *Store) retryLog() *slog.Logger {
 // unreachable for RetryBudget (or SetRetryBudget's): then it returns an
 // *UnavailableError. Meanwhile one prober of the store pings the database,
 // 100 ms after the first failure and then twice as long each time up to
-// 1 s, and every caller waiting runs its f again as soon as a ping is
-// answered: a database back from a restart is found within a second, and
-// an unreachable one costs the server one connection attempt a second,
-// however many callers wait. The time the database has been unreachable
+// 500 ms, and every caller waiting runs its f again as soon as a ping is
+// answered: a database back from a restart is found within half a second,
+// and an unreachable one costs the server two connection attempts a
+// second, however many callers wait. The time the database has been unreachable
 // is the store's, so once one caller gave up, the others give up at their
 // next failure; and none runs its f again after RetryBudget, even while
 // the database answers pings. The waits are on the system's clock (an outage is real
@@ -188,10 +188,12 @@ func (s *Store) Retry(ctx context.Context, f func() error) error {
 	}
 }
 
-// Waits of the prober between its pings.
+// The prober's pings: the wait before the first, the longest wait between
+// two (a database back is found within it), and how long one may take.
 const (
-	probeFirst = 100 * time.Millisecond
-	probeMax   = time.Second
+	probeFirst   = 100 * time.Millisecond
+	probeMax     = 500 * time.Millisecond
+	probeTimeout = 2 * time.Second
 )
 
 // unreachable notes that the database was found unreachable (err), and
@@ -230,7 +232,12 @@ func (s *Store) probe(stop <-chan struct{}, until time.Time) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), probeMax)
+		// The idle connections are dropped first: made before the
+		// outage, each would fail once at its next use (a server
+		// restarted ended them), and the ping would answer for one.
+		s.pool.SetMaxIdleConns(0)
+		s.pool.SetMaxIdleConns(s.idle)
+		ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 		err := s.pool.PingContext(ctx)
 		cancel()
 		if err == nil {

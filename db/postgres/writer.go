@@ -123,7 +123,7 @@ func (w *Writer) Reserve(ctx context.Context, res *db.Reservation) (db.Refusal, 
 	)
 	err := w.store.Retry(ctx, func() error {
 		if lost {
-			if err := w.resolve(ctx, res.Request); err != nil {
+			if err := w.resolve(ctx, res); err != nil {
 				return err
 			}
 			lost = false
@@ -142,11 +142,13 @@ func (w *Writer) Reserve(ctx context.Context, res *db.Reservation) (db.Refusal, 
 // connection was lost as it committed.
 const lostReservation = "not sent: the database connection was lost as it was reserved"
 
-// resolve finds out whether the reservation of q, whose connection was lost,
+// resolve finds out whether the reservation res, whose connection was lost,
 // landed: if its row is there, it is withdrawn (the request was not sent,
-// and its budget slot is given back); either way q is made ready to be
-// reserved again, as of now at the earliest.
-func (w *Writer) resolve(ctx context.Context, q *db.Request) error {
+// and its budget slot is given back); either way res is made ready to be
+// reserved again, as of now at the earliest, its lease's expiry as far
+// after that as it was after the time it was first reserved for.
+func (w *Writer) resolve(ctx context.Context, res *db.Reservation) error {
+	q := res.Request
 	now := w.clock.Now().UTC().Truncate(time.Microsecond)
 	tx, err := w.store.BeginWrite(ctx)
 	if err != nil {
@@ -160,8 +162,9 @@ func (w *Writer) resolve(ctx context.Context, q *db.Request) error {
 		return err
 	}
 	q.ID, q.BudgetSlot = 0, nil
-	if q.SentAt.Before(now) {
+	if late := now.Sub(q.SentAt); late > 0 {
 		q.SentAt = now
+		res.LeaseExpires = res.LeaseExpires.Add(late)
 	}
 	return nil
 }

@@ -400,4 +400,12 @@ func TestReserveLostCommit(t *testing.T) {
 	if kept.SentAt.Before(now) {
 		t.Errorf("row kept sent at %v, want no earlier than it was tried again (after %v)", kept.SentAt, now)
 	}
+	// The lease outlives the request sent late by as much as it would have.
+	l, err := db.ReadLease(ctx, s.AutoCommit(), "a.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := kept.SentAt.Add(2 * time.Minute); l.ExpiresAt.Before(want) {
+		t.Errorf("lease expires %v, want no earlier than %v (2 min after the request's time)", l.ExpiresAt, want)
+	}
 }
