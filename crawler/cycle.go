@@ -484,23 +484,25 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 // resumeState reads what an interrupted cycle did already: the URLs it
 // requested, and the same-site links of the pages it fetched.
 func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen map[string]bool, links []string, err error) {
-	urls, err := c.store.CyclePageURLs(ctx, cy.ID)
+	var urls, found, recorded []string
+	err = c.retry(ctx, func() (err error) {
+		if urls, err = c.store.CyclePageURLs(ctx, cy.ID); err != nil {
+			return err
+		}
+		// The links whose texts were stored, and those recorded as found
+		// (the texts a killed crawler held are lost: see siteRun.held).
+		if found, err = c.store.CycleLinksTo(ctx, cy.ID, site); err != nil {
+			return err
+		}
+		recorded, err = c.store.CycleLinksFound(ctx, cy.ID)
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
 	seen = make(map[string]bool, len(urls))
 	for _, u := range urls {
 		seen[u] = true
-	}
-	// The links whose texts were stored, and those recorded as found
-	// (the texts a killed crawler held are lost: see siteRun.held).
-	found, err := c.store.CycleLinksTo(ctx, cy.ID, site)
-	if err != nil {
-		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
-	}
-	recorded, err := c.store.CycleLinksFound(ctx, cy.ID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
 	for _, u := range append(recorded, found...) {
 		if !seen[u] {

@@ -67,7 +67,7 @@ func (c *Crawler) leaveHost(ctx context.Context, hs *hostState) {
 	if hs.leased {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if err := c.release(rctx, hs.host, hs.nextAt); err != nil {
-			c.log.Warn("lease release failed", "host", hs.host, "err", err)
+			c.logDB(err).Warn("lease release failed", "host", hs.host, "err", err)
 		}
 		cancel()
 		hs.leased = false

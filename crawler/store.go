@@ -197,7 +197,11 @@ func (r *reqRow) lastOfCycle() bool {
 // version and applies any change committed since it last looked) and keeps
 // the answer for begin.
 func (c *Crawler) askGate(ctx context.Context, site string) (policy.Verdict, error) {
-	v, err := c.gate.Check(ctx, site)
+	var v policy.Verdict
+	err := c.retry(ctx, func() (err error) {
+		v, err = c.gate.Check(ctx, site)
+		return err
+	})
 	if err != nil {
 		return policy.Verdict{}, fmt.Errorf("crawler: %w", err)
 	}
@@ -430,9 +434,10 @@ type completion struct {
 // complete writes the request's outcome, the host's next_at and what the
 // response adds to the index, in one transaction. It uses a context that
 // survives ctx's cancellation, so an interrupted crawl still completes its
-// rows.
+// rows, and that outlasts the writer's wait for an unreachable database
+// (db.RetryBudget).
 func (c *Crawler) complete(ctx context.Context, k *completion) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), db.RetryBudget+30*time.Second)
 	defer cancel()
 	write, pipe := c.completionWrite(k)
 	return c.w.Complete(ctx, func(tx db.WriteTx) error { return write(ctx, tx) },
