@@ -431,7 +431,7 @@ type Stats struct {
 	Requests      int64 // HTTP requests sent, robots.txt included
 	RobotsRefused int64 // URLs not fetched because robots.txt disallows them
 	HostsLeft     int64 // hosts left for their cycle, as promised (login, bot protection, robots.txt unreachable, failures)
-	Errors        int64 // requests that failed or were answered 5xx
+	Errors        int64 // requests that failed or were answered 5xx, and sites that failed (SiteFailed)
 }
 
 // Stats returns the counters so far. It is safe to call while crawling.

@@ -58,7 +58,8 @@ type SiteResult struct {
 	// login, a bot protection, robots.txt unreachable, repeated failures):
 	// handled, not errors.
 	HostsLeft int `json:"hosts_left"`
-	// Errors counts requests that failed or were answered 5xx.
+	// Errors counts requests that failed or were answered 5xx, and one
+	// more when the site failed (Status SiteFailed).
 	Errors int `json:"errors"`
 	// NotModified counts the page requests answered 304 Not Modified (a
 	// conditional recrawl of a page unchanged since the last cycle).
@@ -187,6 +188,12 @@ func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], 
 			defer wg.Done()
 			defer func() { <-sem }()
 			c.stats.sitesDone.Add(1)
+			if r.Status == SiteFailed {
+				// A site that failed is an error of the crawl, whatever
+				// failed it: the summary counts it, and the crawl fails.
+				r.Errors++
+				c.stats.errors.Add(1)
+			}
 			c.log.Info("site done", "site", r.Site, "status", r.Status, "reason", r.Reason, "requests", r.Requests, "pages", r.Pages)
 			if c.opts.OnSite != nil {
 				c.opts.OnSite(r)
@@ -470,6 +477,10 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 		res.Status, res.Reason = SiteNothingFetched, r.nothingFetched(reason)
 	case status == db.CycleDone:
 		res.Status = SiteCrawled
+	case strings.HasPrefix(reason, reasonError):
+		// Stopped by an error of lohibot's own (the database's, say),
+		// not by the operator: the site failed.
+		res.Status = SiteFailed
 	default:
 		res.Status = SiteStopped
 	}
@@ -679,6 +690,8 @@ func (r *siteRun) leftReasons() string {
 const (
 	reasonExcluded    = "excluded while crawling"
 	reasonBudgetSpent = "budget spent"
+	// reasonError starts the reason of a cycle stopped by an error.
+	reasonError = "error: "
 )
 
 // stopFor maps the errors that end a cycle to its status and reason.
@@ -693,7 +706,7 @@ func stopFor(ctx context.Context, err error) (string, string) {
 	case errors.Is(err, ErrLeaseLost):
 		return db.CycleStopped, "host lease lost to another crawler"
 	default:
-		return db.CycleStopped, "error: " + err.Error()
+		return db.CycleStopped, reasonError + err.Error()
 	}
 }
 

@@ -519,7 +519,7 @@ func siteLine(r crawler.SiteResult) string {
 		fmt.Fprintf(&b, ", %s", r.Reason)
 	}
 	switch r.Status {
-	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched:
+	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched, crawler.SiteFailed:
 		// Every request sent, robots.txt included, as the summary counts.
 		n := r.Requests + r.RobotsRequests
 		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", n, plural(n, "request", "requests"),
