@@ -27,6 +27,9 @@ type cycle struct {
 	Budget, Spent int
 	// Started is when the cycle started (a resumed one: its first start).
 	Started time.Time
+	// ended are the hosts whose rows the cycle lease's takeover closed,
+	// and when (see abandon): the site's hosts keep their gap after it.
+	ended takeover
 }
 
 // ReasonUnreachable begins the reason of a cycle that sent no page request
@@ -80,6 +83,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		cy        *cycle
 		busy      time.Time
 		hostSeen  time.Time // the start host's lease as first seen held by the site's holder
+		ended     = takeover{}
 	)
 	// Where starts are batched, a site that is due starts in a batch of sites
 	// starting at once, in one statement (startCycleLeased). When another
@@ -105,12 +109,12 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				err      error
 			)
 			asked := c.now()
-			_, busy, err = c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
+			_, busy, err = c.acquire(ctx, cycleKey(site), 0, ended, func(tx db.WriteTx) (err error) {
 				hostGot = false
 				if cy, err = c.openCycle(ctx, tx, site); err != nil || first == nil || first.leased {
 					return err
 				}
-				hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL))
+				hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL), ended)
 				return err
 			})
 			if err != nil {
@@ -180,6 +184,9 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			}
 		}
 		busy = time.Time{}
+	}
+	if len(ended) > 0 {
+		cy.ended = ended
 	}
 	return cy, nil
 }

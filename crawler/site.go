@@ -329,6 +329,7 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 	}
 	res.CycleID = cy.ID
 	hosts.setDelay(cy.Delay)
+	hosts.noteEnded(cy.ended)
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: hosts, queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
 	// A site's first cycle has no earlier one to read validators from:
