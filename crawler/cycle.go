@@ -422,8 +422,8 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 // or expired leases, so the group waits on none of them; at most on this
 // crawler's heartbeat, a moment.) When the write fails, the leases are
 // left held, and the caller's hosts.close gives the hosts' back one by
-// one.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet, last *completion) error {
+// one. refused are the URLs robots.txt refused not recorded yet.
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, refused []db.RobotsRefusal, hosts *hostSet, last *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var (
@@ -441,6 +441,9 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		}
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
 			return fmt.Errorf("anchors: %w", err)
+		}
+		if err := db.InsertRobotsRefusals(ctx, tx, refused); err != nil {
+			return fmt.Errorf("robots.txt refusals: %w", err)
 		}
 		now := c.now()
 		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
@@ -463,6 +466,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		}
 		now := c.now()
 		p.Anchors(c.indexable(anchors))
+		p.RobotsRefusals(refused)
 		p.EndCycle(cy.ID, site, status, reason, now)
 		for _, hs := range hosts.m {
 			if hs.leased {

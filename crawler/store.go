@@ -426,6 +426,9 @@ type completion struct {
 	Found    []string
 	CycleID  *int64
 	Snapshot *db.RobotsSnapshot // stored when set; its ID is filled
+	// Refused are URLs robots.txt refused since the last write, recorded
+	// with it (db.InsertRobotsRefusals).
+	Refused []db.RobotsRefusal
 }
 
 // complete writes the request's outcome, the host's next_at and what the
@@ -507,6 +510,9 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(k.Anchors)); err != nil {
 			return fmt.Errorf("crawler: anchors: %w", err)
 		}
+		if err := db.InsertRobotsRefusals(ctx, tx, k.Refused); err != nil {
+			return fmt.Errorf("crawler: robots.txt refusals: %w", err)
+		}
 		return nil
 	}
 	pipe = func(p *db.Pipeline) {
@@ -519,6 +525,7 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 			p.Unindex(k.Unindex, k.Outcome == "noindex")
 		}
 		p.Anchors(c.indexable(k.Anchors))
+		p.RobotsRefusals(k.Refused)
 	}
 	return write, pipe
 }
