@@ -24,6 +24,10 @@ const OutcomeAbandoned = "abandoned"
 // expiredAt. Only rows sent before the lease expired are closed: a row
 // sent later came from a crawler that was still alive.
 //
+// With holder "" (a cycle found running under a lease given back), the
+// site's open rows are closed each at its host lease's release when that
+// lease was given back too, else at expiredAt (now).
+//
 // A row closed so is in flight until its completed_at, as the log tells
 // it: the host's next request must keep the gap after that time, not after
 // the request's real end (a minute earlier, say). ended (when not nil) is
@@ -34,6 +38,9 @@ const OutcomeAbandoned = "abandoned"
 // other taker; one still held gets it when its lease is taken over.
 func (c *Crawler) abandon(ctx context.Context, tx db.WriteTx, key, holder string, expiredAt time.Time, ended takeover) error {
 	why := "not answered: the crawler " + holder + " that sent it stopped; closed when its lease expired"
+	if holder == "" {
+		why = "not answered: the crawler that sent it stopped; closed when its cycle was taken up again"
+	}
 	var (
 		n   int64
 		err error
@@ -45,7 +52,7 @@ func (c *Crawler) abandon(ctx context.Context, tx db.WriteTx, key, holder string
 		}
 		for _, h := range hosts {
 			ended.note(h.Host, h.CloseAt)
-			if !h.Held {
+			if !h.Held || holder == "" {
 				next := h.CloseAt.Add(c.opts.Delay).UTC().Truncate(time.Microsecond)
 				if err := db.RaiseLeaseNext(ctx, tx, h.Host, next); err != nil {
 					return fmt.Errorf("close abandoned requests: %w", err)

@@ -111,7 +111,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			asked := c.now()
 			_, busy, err = c.acquire(ctx, cycleKey(site), 0, ended, func(tx db.WriteTx) (err error) {
 				hostGot = false
-				if cy, err = c.openCycle(ctx, tx, site); err != nil || first == nil || first.leased {
+				if cy, err = c.openCycle(ctx, tx, site, ended); err != nil || first == nil || first.leased {
 					return err
 				}
 				hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL), ended)
@@ -358,8 +358,9 @@ func (c *Crawler) leaseExpiry(ctx context.Context, key string) (time.Time, bool,
 
 // openCycle starts the site's cycle in tx, which has just taken the
 // site's lease (see startCycle), and returns it, or *errSkip when the site
-// was visited recently.
-func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*cycle, error) {
+// was visited recently. A cycle found running lost its crawler: the rows
+// it left open are closed as abandoned (ended is abandon's).
+func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, ended takeover) (*cycle, error) {
 	var (
 		id            int64
 		status        string
@@ -384,7 +385,15 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 	case err != nil && !errors.Is(err, db.ErrNotFound):
 		return nil, err
 	case err == nil && status == db.CycleRunning:
-		// We hold the site's lease, so its last holder is gone.
+		// We hold the site's lease, so its last holder is gone. It may
+		// have given the lease back without ending the cycle (its disk
+		// full: the end failed, the release did not), leaving rows open
+		// that no takeover closed (a takeover of an expired lease closed
+		// its holder's already): closed now, each at its host lease's
+		// release when given back, else now.
+		if err := c.abandon(ctx, tx, cycleKey(site), "", now, ended); err != nil {
+			return nil, err
+		}
 		if err := db.SetCycleNode(ctx, tx, id, c.opts.Node); err != nil {
 			return nil, err
 		}

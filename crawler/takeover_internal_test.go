@@ -19,8 +19,21 @@ import (
 // lease's expiry, a minute after the request really ended, and the host's
 // next request must keep the gap after that time, as the log tells it: the
 // delay, and a longer robots.txt Crawl-delay read later. The takeover comes
-// 1 ms after the lease expired, on a fake clock.
+// 1 ms after the lease expired, on a fake clock. When the stopped crawler
+// gave its cycle's lease back too (its cycle's end failed, its release did
+// not), the row is closed when the cycle is taken up again: at its host
+// lease's release, or then.
 func TestTakeoverKeepsGapAfterAbandon(t *testing.T) {
+	for _, givenBack := range []bool{false, true} {
+		name := "lease expired"
+		if givenBack {
+			name = "lease given back"
+		}
+		t.Run(name, func(t *testing.T) { takeoverKeepsGap(t, givenBack) })
+	}
+}
+
+func takeoverKeepsGap(t *testing.T, givenBack bool) {
 	const delay = time.Second
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -44,7 +57,11 @@ func TestTakeoverKeepsGapAfterAbandon(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if _, err := db.InsertLease(ctx, tx, cycleKey("a.example"), "dead/1/x", expired, sent); err != nil {
+			holder := "dead/1/x"
+			if givenBack {
+				holder = ""
+			}
+			if _, err := db.InsertLease(ctx, tx, cycleKey("a.example"), holder, expired, sent); err != nil {
 				return err
 			}
 			if _, err := db.InsertLease(ctx, tx, "www.a.example", "", sent.Add(time.Second), sent.Add(delay)); err != nil {
@@ -71,13 +88,19 @@ func TestTakeoverKeepsGapAfterAbandon(t *testing.T) {
 			r.finish = func(SiteResult) {}
 			r.end(ctx, db.CycleStopped, "test")
 		}()
+		// When the cycle is taken up again: the start host's lease was
+		// given back a second after the request; the other host has none.
+		closed := map[string]time.Time{"www.a.example": expired, "a.example": expired}
+		if givenBack {
+			closed = map[string]time.Time{"www.a.example": sent.Add(time.Second), "a.example": fc.Now()}
+		}
 		for _, id := range ids {
 			var row db.Request
 			if err := dbtest.Gorm(s).First(&row, id).Error; err != nil {
 				t.Fatal(err)
 			}
-			if row.Outcome != OutcomeAbandoned || row.CompletedAt == nil || !row.CompletedAt.Equal(expired) {
-				t.Fatalf("request %d to %s: outcome %q, completed at %v; want abandoned at %v", id, row.Host, row.Outcome, row.CompletedAt, expired)
+			if want := closed[row.Host]; row.Outcome != OutcomeAbandoned || row.CompletedAt == nil || !row.CompletedAt.Equal(want) {
+				t.Fatalf("request %d to %s: outcome %q, completed at %v; want abandoned at %v", id, row.Host, row.Outcome, row.CompletedAt, want)
 			}
 		}
 
@@ -87,20 +110,20 @@ func TestTakeoverKeepsGapAfterAbandon(t *testing.T) {
 		}
 		for _, gap := range []time.Duration{delay, 5 * time.Second} {
 			hs.gap = gap // the delay, then a robots.txt Crawl-delay
-			if wait, want := c.untilDue(hs), expired.Add(gap).Sub(fc.Now()); wait != want {
+			if wait, want := c.untilDue(hs), max(closed["www.a.example"].Add(gap).Sub(fc.Now()), 0); wait != want {
 				t.Errorf("gap %v: the start host's next request waits %v, want %v (the gap after the abandon time)", gap, wait, want)
 			}
 		}
 		other := r.hosts.get("a.example")
 		other.gap = delay
-		if wait, want := c.untilDue(other), expired.Add(delay).Sub(fc.Now()); wait != want {
+		if wait, want := c.untilDue(other), closed["a.example"].Add(delay).Sub(fc.Now()); wait != want {
 			t.Errorf("the other host's next request waits %v, want %v", wait, want)
 		}
 		// Another crawler that took the given-back host would keep the
 		// delay too.
 		var l db.HostLease
-		if err := dbtest.Gorm(s).Where("host = ?", "a.example").First(&l).Error; err == nil && l.NextAt.Before(expired.Add(delay)) {
-			t.Errorf("a.example's next_at %v, want no earlier than %v", l.NextAt, expired.Add(delay))
+		if err := dbtest.Gorm(s).Where("host = ?", "a.example").First(&l).Error; err == nil && l.NextAt.Before(closed["a.example"].Add(delay)) {
+			t.Errorf("a.example's next_at %v, want no earlier than %v", l.NextAt, closed["a.example"].Add(delay))
 		}
 	})
 }
