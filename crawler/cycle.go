@@ -30,6 +30,31 @@ type cycle struct {
 	// ended are the hosts whose rows the cycle lease's takeover closed,
 	// and when (see abandon): the site's hosts keep their gap after it.
 	ended takeover
+	// refused are the URLs robots.txt refused that are not recorded yet:
+	// written with the site's next completion or the cycle's end, up to
+	// db.MaxRobotsRefusals per cycle (refusedN counts those taken).
+	refused  []db.RobotsRefusal
+	refusedN int
+}
+
+// noteRefused holds f, a URL robots.txt refused by the rule of snapshot
+// sid (0: none stored), for the record (cycle.refused).
+func (cy *cycle) noteRefused(f db.RobotsRefusal, sid int64) {
+	if cy.refusedN >= db.MaxRobotsRefusals {
+		return
+	}
+	cy.refusedN++
+	if sid != 0 {
+		f.RobotsSnapshotID = &sid
+	}
+	cy.refused = append(cy.refused, f)
+}
+
+// takeRefused returns the refusals held and holds none.
+func (cy *cycle) takeRefused() []db.RobotsRefusal {
+	out := cy.refused
+	cy.refused = nil
+	return out
 }
 
 // ReasonUnreachable begins the reason of a cycle that sent no page request
@@ -431,8 +456,8 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, end
 // or expired leases, so the group waits on none of them; at most on this
 // crawler's heartbeat, a moment.) When the write fails, the leases are
 // left held, and the caller's hosts.close gives the hosts' back one by
-// one. refused are the URLs robots.txt refused not recorded yet.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, refused []db.RobotsRefusal, hosts *hostSet, last *completion) error {
+// one. The URLs robots.txt refused that the cycle holds go with the end.
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet, last *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var (
@@ -442,6 +467,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	if last != nil {
 		lastWrite, lastPipe = c.completionWrite(last)
 	}
+	refused := cy.takeRefused()
 	write := func(tx db.WriteTx) error {
 		if last != nil {
 			if err := lastWrite(ctx, tx); err != nil {

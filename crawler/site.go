@@ -252,11 +252,6 @@ type siteRun struct {
 	// last is the completion of the cycle's last request, written with
 	// the cycle's end (see handle).
 	last *completion
-	// refused are the URLs robots.txt refused that are not recorded yet:
-	// written with the next completion or the cycle's end, up to
-	// db.MaxRobotsRefusals per cycle (refusedN counts those taken).
-	refused  []db.RobotsRefusal
-	refusedN int
 	// unreachable is the first host whose robots.txt got no answer at all,
 	// and why ("host: dial tcp: ..."); "" when every robots.txt answered.
 	unreachable string
@@ -457,7 +452,7 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	if reason == reasonExcluded {
 		anchors = nil // nothing more is kept of an excluded site's pages
 	}
-	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.takeRefused(), r.hosts, r.last); err != nil {
+	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.hosts, r.last); err != nil {
 		c.log.Error("cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
 		if r.last != nil {
 			// The last request's completion, on its own, as any other.
@@ -583,27 +578,6 @@ func (r *siteRun) dropAnchorsTo(url string) {
 		}
 		r.held[i].links = links
 	}
-}
-
-// noteRefused holds url, refused by the rule at line of robots.txt
-// snapshot sid (0: none stored), for the record (siteRun.refused).
-func (r *siteRun) noteRefused(url string, sid int64, rule string, line int) {
-	if r.refusedN >= db.MaxRobotsRefusals {
-		return
-	}
-	r.refusedN++
-	ref := db.RobotsRefusal{CycleID: r.cy.ID, Site: r.site, URL: url, RobotsRule: rule, RobotsLine: line, RefusedAt: r.c.now()}
-	if sid != 0 {
-		ref.RobotsSnapshotID = &sid
-	}
-	r.refused = append(r.refused, ref)
-}
-
-// takeRefused returns the refusals held and holds none.
-func (r *siteRun) takeRefused() []db.RobotsRefusal {
-	out := r.refused
-	r.refused = nil
-	return out
 }
 
 // push appends it to the frontier and says whether it was new to it.
@@ -775,7 +749,8 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 		dec := rb.decide(robotstxt.ProductToken, u.String())
 		if !dec.Allowed {
 			r.seen[it.url] = true
-			r.noteRefused(it.url, rb.SnapshotID, dec.Rule, dec.Line)
+			r.cy.noteRefused(db.RobotsRefusal{CycleID: r.cy.ID, Site: r.site, URL: it.url, RobotsRule: dec.Rule,
+				RobotsLine: dec.Line, RefusedAt: c.now()}, rb.SnapshotID)
 			r.res.RobotsRefused++
 			c.stats.robotsRefused.Add(1)
 			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
@@ -914,7 +889,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 		}
 		k.Unindex = u.String()
 	}
-	k.Refused = r.takeRefused()
+	k.Refused = r.cy.takeRefused()
 	if r.cy.Spent >= r.cy.Budget {
 		// The cycle's last request: nothing follows it but the cycle's
 		// end (fetchPage ends the cycle before anything else once every
