@@ -94,6 +94,7 @@ func cycleKey(site string) string { return "cycle:" + site }
 // lease no one holds, the usual case, starts in one statement instead:
 // startCycleLeased.
 func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
+	ended := takeover{} // the hosts whose rows a takeover closed, and when
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
 	// releases it, the site was just crawled (openCycle then says so);
@@ -108,7 +109,6 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		cy        *cycle
 		busy      time.Time
 		hostSeen  time.Time // the start host's lease as first seen held by the site's holder
-		ended     = takeover{}
 	)
 	// Where starts are batched, a site that is due starts in a batch of sites
 	// starting at once, in one statement (startCycleLeased). When another
@@ -456,7 +456,7 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, end
 // or expired leases, so the group waits on none of them; at most on this
 // crawler's heartbeat, a moment.) When the write fails, the leases are
 // left held, and the caller's hosts.close gives the hosts' back one by
-// one. The URLs robots.txt refused that the cycle holds go with the end.
+// one.
 func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet, last *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
@@ -467,7 +467,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	if last != nil {
 		lastWrite, lastPipe = c.completionWrite(last)
 	}
-	refused := cy.takeRefused()
+	refused := cy.takeRefused() // the URLs robots.txt refused, not yet written
 	write := func(tx db.WriteTx) error {
 		if last != nil {
 			if err := lastWrite(ctx, tx); err != nil {
@@ -477,12 +477,12 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
 			return fmt.Errorf("anchors: %w", err)
 		}
-		if err := db.InsertRobotsRefusals(ctx, tx, refused); err != nil {
-			return fmt.Errorf("robots.txt refusals: %w", err)
-		}
 		now := c.now()
 		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
 			return err
+		}
+		if err := db.InsertRobotsRefusals(ctx, tx, refused); err != nil {
+			return fmt.Errorf("robots.txt refusals: %w", err)
 		}
 		for _, hs := range hosts.m {
 			if hs.leased {
@@ -501,8 +501,8 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		}
 		now := c.now()
 		p.Anchors(c.indexable(anchors))
-		p.RobotsRefusals(refused)
 		p.EndCycle(cy.ID, site, status, reason, now)
+		p.RobotsRefusals(refused)
 		for _, hs := range hosts.m {
 			if hs.leased {
 				p.ReleaseLease(hs.host, c.holder, now, hs.nextAt.UTC().Truncate(time.Microsecond))

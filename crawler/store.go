@@ -489,6 +489,9 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 		if err := db.FinishRequest(ctx, tx, &fin); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
+		if err := db.InsertRobotsRefusals(ctx, tx, k.Refused); err != nil {
+			return fmt.Errorf("crawler: robots.txt refusals: %w", err)
+		}
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
 			if err := db.InsertRobotsSnapshot(ctx, tx, s); err != nil {
@@ -510,13 +513,11 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 		if err := db.UpsertAnchors(ctx, tx, c.indexable(k.Anchors)); err != nil {
 			return fmt.Errorf("crawler: anchors: %w", err)
 		}
-		if err := db.InsertRobotsRefusals(ctx, tx, k.Refused); err != nil {
-			return fmt.Errorf("crawler: robots.txt refusals: %w", err)
-		}
 		return nil
 	}
 	pipe = func(p *db.Pipeline) {
 		p.Finish(&fin)
+		p.RobotsRefusals(k.Refused)
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
 			p.RobotsSnapshot(s)
@@ -525,7 +526,6 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 			p.Unindex(k.Unindex, k.Outcome == "noindex")
 		}
 		p.Anchors(c.indexable(k.Anchors))
-		p.RobotsRefusals(k.Refused)
 	}
 	return write, pipe
 }
