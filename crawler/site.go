@@ -330,6 +330,7 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 	}
 	res.CycleID = cy.ID
 	hosts.setDelay(cy.Delay)
+	hosts.noteEnded(cy.ended)
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: hosts, queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
 	// A site's first cycle has no earlier one to read validators from:
@@ -755,6 +756,8 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 		dec := rb.decide(robotstxt.ProductToken, u.String())
 		if !dec.Allowed {
 			r.seen[it.url] = true
+			r.cy.noteRefused(db.RobotsRefusal{CycleID: r.cy.ID, Site: r.site, URL: it.url, RobotsRule: dec.Rule,
+				RobotsLine: dec.Line, RefusedAt: c.now()}, rb.SnapshotID)
 			r.res.RobotsRefused++
 			c.stats.robotsRefused.Add(1)
 			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
@@ -897,6 +900,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 		}
 		k.Unindex = u.String()
 	}
+	k.Refused = r.cy.takeRefused()
 	if r.cy.Spent >= r.cy.Budget {
 		// The cycle's last request: nothing follows it but the cycle's
 		// end (fetchPage ends the cycle before anything else once every
