@@ -368,7 +368,11 @@ var askWords = map[string]bool{
 	"possible": true, "possibile": true, "moglich": true, "posible": true, "possivel": true, "mogelijk": true,
 	"muligt": true, "mojligt": true, "mozne": true, "mozliwe": true, "lehetseges": true, "mahdollista": true,
 	"posibil": true, "moguce": true, "mogoce": true, "δυνατον": true, "mumkun": true, "възможно": true,
-	"можливо": true,
+	"можливо":    true,
+	"galetumete": true, "galite": true, "varetu": true, "varat": true, "saaksite": true, "voiksite": true,
+	"bhfeadfadh": true, "tistghu": true, "podrieu": true, "podeu": true, "dezakezue": true, "zenezakete": true,
+	"poderian": true, "allech": true, "allwch": true, "gaetud": true, "getid": true,
+	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true,
 }
 
 // askYou are the modal verbs that ask something of the reader only when
@@ -436,7 +440,8 @@ var ifWords = map[string]bool{
 	"if": true, "unless": true, "wenn": true, "falls": true, "hvis": true, "ifall": true, "jesli": true,
 	"jezeli": true, "gdyby": true, "pokud": true, "jestli": true, "kdyby": true, "ha": true, "jos": true,
 	"daca": true, "ako": true, "αν": true, "eger": true, "ако": true, "якщо": true, "qualora": true,
-	"indien": true, "mocht": true,
+	"indien": true, "mocht": true, "jei": true, "jeigu": true, "jekk": true, "ef": true, "nese": true,
+	"если": true, "ukoliko": true, "baldin": true,
 }
 
 // possibleWords follow an "if" that only softens a request: "if possible",
@@ -444,6 +449,8 @@ var ifWords = map[string]bool{
 var possibleWords = map[string]bool{
 	"possible": true, "moglich": true, "possibile": true, "posible": true, "mozno": true, "mozne": true,
 	"lehetseges": true, "mogelijk": true, "muligt": true, "mojliv": true, "mozliwe": true, "you": true,
+	"joghgbok": true, "jogħgbok": true, "įmanoma": true, "imanoma": true, "iespejams": true, "voimalik": true,
+	"moguce": true, "moguće": true, "возможно": true, "mundur": true,
 }
 
 // gratefulWords before an "if" make it a polite request: "we would
@@ -1009,7 +1016,9 @@ var wishNegators = map[string]bool{
 	"not": true, "dont": true, "don": true, "ne": true, "pas": true, "nicht": true, "kein": true, "non": true,
 	"no": true, "nao": true, "niet": true, "ikke": true, "inte": true, "nem": true, "nie": true, "nu": true,
 	"ei": true, "nechceme": true, "nechcem": true, "nechci": true, "nechceli": true, "nechteli": true,
-	"nechcu": true, "ne-": true, "не": true,
+	"nechcu": true, "ne-": true, "не": true, "nenorime": true, "nenoriu": true, "nevelamies": true,
+	"negribam": true, "rridux": true, "ddim": true, "nid": true,
+	"ekki": true, "nuk": true, "mos": true, "nemojte": true, "немојте": true,
 }
 
 // wishNegated reports whether a negator stands among the six words before
@@ -1032,7 +1041,7 @@ func wishNegated(toks []token, pos int) bool {
 var negators = map[string]bool{
 	"not": true, "dont": true, "don": true, "never": true, "nicht": true, "keine": true, "nie": true,
 	"niet": true, "ikke": true, "inte": true, "ej": true, "nem": true, "non": true, "nao": true,
-	"ne": true, "pas": true, "nunca": true,
+	"ne": true, "pas": true, "nunca": true, "ekki": true, "nemojte": true, "немојте": true, "arge": true,
 	"不": true, "不要": true, "別": true, "别": true, "勿": true,
 }
 

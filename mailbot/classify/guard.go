@@ -20,6 +20,10 @@ var removalStems = []string{
 	"vyrad", "vymaz", "smaz", "usun", "wykresl", "zdejm", "zdjac", "torol", "eltavolit", "vegy", "poist",
 	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
 	"cikar", "sil", "премахн", "махн", "изтри", "извад", "видал", "вилуч", "прибер", "прибра", "зніміть",
+	"pasalin", "isbrauk", "istrin", "iznem", "dzes", "nonem", "svitro", "eemalda", "kustuta", "bain",
+	"bhaint", "scrios", "nehh", "neħħ", "hassr", "ħassr", "trai", "trei", "esborr", "kendu", "ezabatu",
+	"tynn", "dilew", "fjarlaeg", "eydid", "takid", "obris", "skinite", "отстран", "избриш", "обриш",
+	"уклон", "скин", "удал", "убер", "вычеркн", "hiqni", "fshin", "largon",
 }
 
 // blockedStems (folded) are the nouns and participles of a block or an
@@ -38,6 +42,12 @@ var blockedStems = []string{
 	"iskljucen", "blokiran", "zabranjen", "crn", "izkljucen", "prepovedan", "crno", "αποκλεισμεν",
 	"μπλοκαρισμεν", "μαυρη", "engellen", "yasakli", "kara", "изключен", "блокиран", "забранен",
 	"черен", "черния", "виключен", "заблокован", "заборонен", "чорн",
+	"uzblokuot", "draudziam", "juodoj", "juodaj", "isimciu", "blokuojam", "bloket", "izslegt", "aizliegt",
+	"melnaj", "blokeeritud", "keelatud", "valistatud", "mustast", "blocailte", "eisiata", "imblukkat",
+	"sewda", "eskluz", "bloquejat", "exclosos", "excloses", "blokeatu", "baztertu", "beltz",
+	"waharddedig", "gwaharddedig", "blociedig", "eithriedig", "bannlist", "svort", "utilokad",
+	"izuzet", "забрањен", "забранет", "црн", "искључен", "исклучен", "заблокирован", "исключенн",
+	"запрещенн", "bllokuar", "ndaluar", "perjashtuar", "zeze",
 }
 
 // blockedWords (folded) are participles whose stem would also catch the
@@ -105,7 +115,8 @@ var (
 		"back": true, "zuruck": true, "retour": true, "terug": true, "tilbage": true, "tilbake": true,
 		"tillbaka": true, "zpet": true, "spat": true, "powrotem": true, "takaisin": true, "inapoi": true,
 		"natrag": true, "nazad": true, "nazaj": true, "πισω": true, "geri": true, "обратно": true, "назад": true,
-		"volta": true, "indietro": true, "vissza": true,
+		"volta": true, "indietro": true, "vissza": true, "atgal": true, "atpakal": true, "tagasi": true,
+		"atzera": true, "lura": true, "prapa": true, "натраг": true, "aftur": true,
 	}
 	reStems = []string{
 		"reinclu", "re-inclu", "reindex", "re-index", "recrawl", "re-crawl", "readd", "re-add", "reinstat",
@@ -113,7 +124,8 @@ var (
 		"restablec", "restabelec", "reincorpor", "wiederaufnehm", "wiederherstell", "wiederaufnahm",
 		"przywroc", "visszaall", "visszavesz", "visszavenn", "visszatesz", "palauta", "relua", "reincl",
 		"readuc", "vrat", "vratit", "vratte", "vrnit", "vrnite", "επαναφ", "επανεντα", "възстанов", "върнет",
-		"віднов", "поверн",
+		"віднов", "поверн", "grazink", "sugrazink", "atjauno", "taasta", "athchuir", "restabl",
+		"reinclo", "readmet", "верните", "восстанов", "вратите", "врати", "riindeks",
 	}
 )
 
@@ -205,6 +217,10 @@ var (
 		"ezitam": true, "mozda": true, "razmisljamo": true, "ισως": true,
 		"σκεφτομαστε": true, "belki": true, "dusunuyoruz": true, "дали": true, "обмисляме": true,
 		"чудим": true, "колебаем": true, "можливо": true, "вагаємося": true, "розглядаємо": true, "думаємо": true,
+		"galbut": true, "svarstome": true, "varbut": true, "apsveram": true, "kaalume": true, "fheidir": true,
+		"forsi": true, "potser": true, "plantegem": true, "agian": true, "beharbada": true, "quizais": true,
+		"efallai": true, "kannski": true, "hugsanlega": true, "ihugum": true, "mozebi": true, "можеби": true,
+		"раздумываем": true, "сомневаемся": true, "ndoshta": true,
 	}
 	doubtPairs = [][2]string{
 		{"not", "sure"}, {"not", "decided"}, {"thinking", "about"}, {"thinking", "of"}, {"nicht", "sicher"},
@@ -213,7 +229,8 @@ var (
 		{"nao", "sabemos"}, {"niet", "zeker"}, {"ikke", "sikre"}, {"inte", "saker"}, {"nie", "jestesmy"},
 		{"nejsme", "si"}, {"nie", "sme"}, {"nem", "vagyunk"}, {"emme", "ole"}, {"nu", "suntem"},
 		{"nismo", "sigurni"}, {"nismo", "odlucili"}, {"emin", "degiliz"}, {"не", "сме"}, {"не", "впевнені"},
-		{"може", "би"},
+		{"може", "би"}, {"не", "уверены"}, {"может", "быть"}, {"nesame", "tikri"}, {"neesam", "parliecinati"},
+		{"estem", "segurs"}, {"gaude", "ziur"}, {"ekki", "viss"},
 	}
 )
 
@@ -246,6 +263,8 @@ var legalStems = []string{
 	"pravni", "pravnik", "zaloba", "zalobu", "soud", "adwokat", "pozew", "sad", "ugyved", "ugyvedi",
 	"birosag", "asianajaja", "oikeus", "instanta", "odvjetni", "tuzb", "odvetni", "δικηγορ",
 	"δικαστ", "avukat", "mahkeme", "ihtarname", "адвокат", "съдебн", "съда", "юрист", "судов", "суду", "позов",
+	"teism", "advokaa", "kohtu", "dliodoir", "cuirt", "qorti", "advocat", "abokatu", "auzi",
+	"avogad", "cyfreith", "llys", "logmad", "logfraed", "domstol", "avokat", "gjykat", "судебн",
 }
 
 // legalIn returns the first legal word in toks that is not a word of a
