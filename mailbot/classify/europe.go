@@ -22,7 +22,7 @@ package classify
 // without them; Maltese ħ does not fold and is spelt both ways.
 var europeRules = []keywordRule{
 	// Lithuanian.
-	{"lt", phaseThanks, 0, "nenustok*|nesustabdyk*|nešalink*|nesalink*|neišbrauk*|neisbrauk*|netrink*|neblokuok*"},
+	{"lt", phaseThanks, 0, "nenusto*|nesustabdyk*|nešalink*|nesalink*|neišbrauk*|neisbrauk*|netrink*|neblokuok*"},
 	{"lt", phaseThanks, 0, "kitaip|priešingu|priesingu ~4 užblokuos*|uzblokuos*|blokuos*"},
 	{"lt", phaseThanks, 0, "užblokuosime|uzblokuosime|blokuosime"},
 	{"lt", phaseUndo, 3, "atblokuok*|atblokuot*|atblokav*"},
@@ -40,13 +40,13 @@ var europeRules = []keywordRule{
 	{"lt", phaseAgain, 2, "persigalvoj*"},
 
 	// Latvian.
-	{"lv", phaseThanks, 0, "nepārtrauc*|nepartrauc*|neizņem*|neiznem*|nedzēs*|nedzes*|nebloķē*|nebloke*|neaptur*"},
+	{"lv", phaseThanks, 0, "nepārtrauc*|nepartrauc*|nepārtrauk*|nepartrauk*|neizņem*|neiznem*|nedzēs*|nedzes*|nebloķē*|nebloke*|neaptur*"},
 	{"lv", phaseThanks, 0, "pretējā|preteja|citādi|citadi|savādāk|savadak ~4 bloķēs*|blokes*|bloķēt|bloket"},
 	{"lv", phaseThanks, 0, "bloķēsim|blokesim"},
 	{"lv", phaseUndo, 3, "atbloķ*|atblok*"},
 	{"lv", phaseUndo, 3, "izņemiet|izņemt|iznemiet|iznemt|dzēsiet|dzesiet|dzēst|dzest|noņemiet|noņemt|nonemiet|nonemt|svītrojiet|svītrot|svitrojiet|svitrot ~6 bloķēt*|bloket*|izslēgt*|izslegt*|aizliegt*|melnaj*|melnā|melna"},
 	{"lv", phaseUndo, 3, "atceļiet|atceliet|atcelt|noņemiet|noņemt|nonemiet|nonemt|izņēmām|iznemam|atcēlām|atcelam ~3 aizliegum*|bloķēšan*|blokesan*|ierobežojum*|ierobezojum*|disallow*"},
-	{"lv", phaseExclude, 2, "pārtrauc*|partrauc*|apturēt|apturiet|beidziet|izbeidziet ~4 {CRAWLV}|{BOT}|indeksē*|indekse*|apmeklē*|apmekle*|skenē*|skene*|pārlūk*|parluk*"},
+	{"lv", phaseExclude, 2, "pārtrauc*|partrauc*|pārtrauk*|partrauk*|apturēt|apturiet|beidziet|izbeidziet ~4 {CRAWLV}|{BOT}|indeksē*|indekse*|apmeklē*|apmekle*|skenē*|skene*|pārlūk*|parluk*"},
 	{"lv", phaseExclude, 2, "izņemiet|izņemt|iznemiet|iznemt|dzēsiet|dzesiet|dzēst|dzest|noņemiet|noņemt|nonemiet|nonemt|svītrojiet|svītrot|svitrojiet|svitrot ~8 {LIST}|HOST|vietn*|sarakst*|indeks*|datubāz*|datubaz*"},
 	{"lv", phaseExclude, 2, "neindeksē*|neindekse*|neapmeklē*|neapmekle*|neskenē*|neskene*"},
 	{"lv", phaseExclude, 2, "nevēlam*|nevelam*|negribam|negribu ~6 {CRAWLV}|{BOT}|apmeklē*|apmekle*|indeksē*|indekse*|skenē*|skene*"},
@@ -117,7 +117,7 @@ var europeRules = []keywordRule{
 	{"ca", phaseUndo, 3, "reincloeu|reincloure|reinclogueu|readmeteu|reindexeu|reindexar|desbloquegeu|desbloquejar"},
 	{"ca", phaseExclude, 2, "deixeu|deixin|deixi|deixar|deixa ~0 de ~1 {CRAWLV}|rastreja*|indexa*|{BOT}"},
 	{"ca", phaseExclude, 2, "atureu|aturin|aturi|aturar|pareu|parin|cesseu ~3 {CRAWLV}|{BOT}|rastreig|indexació|indexacio"},
-	{"ca", phaseExclude, 2, "elimineu|eliminin|elimini|traieu|treieu|treguin|tregui|esborreu|esborrin|suprimiu|retireu ~8 {LIST}|HOST|web|lloc|domini|índex"},
+	{"ca", phaseExclude, 2, "elimineu|eliminin|elimini|traieu|treieu|treguin|tregui|esborreu|esborrin|suprimiu|retireu ~8 {LIST}|HOST|web|lloc|domini|índex|llista*"},
 	{"ca", phaseExclude, 2, "exclogueu|excloguin|exclogui|excloure|excloeu"},
 	{"ca", phaseExclude, 2, "no ~1 volem|vull|desitgem|permetem ~6 {CRAWLV}|{BOT}|robot*|entri|entrar|accedeixi|rastregi|indexi"},
 	{"ca", phaseExclude, 2, "no ~2 rastregeu|indexeu|visiteu|rastregin|indexin|visitin|accediu|entreu"},
@@ -168,7 +168,7 @@ var europeRules = []keywordRule{
 	{"cy", phaseExclude, 2, "tynnwch|dilëwch|dilewch ~8 {LIST}|HOST|gwefan*|rhestr*|mynegai|fynegai"},
 	{"cy", phaseExclude, 2, "ddim|dim|nid ~2 eisiau|dymuno ~6 {BOT}|{CRAWLV}|gropian|chropian|fynegeio|robot*"},
 	{"cy", phaseExclude, 2, "eithriwch|eithrio ~6 HOST|gwefan*|{LIST}"},
-	{"cy", phaseAgain, 2, "{CRAWLV}|gropian|cropian|chropian|fynegeio|mynegeio|ymweld|cynnwys ~4 eto"},
+	{"cy", phaseAgain, 2, "{CRAWLV}|gropian|cropian|chropian|mynege*|fynege*|ymwel*|cynnwys|cynhwys* ~4 eto"},
 	{"cy", phaseAgain, 2, "ychwanegwch|rhowch ~4 yn ~0 ôl|ol"},
 	{"cy", phaseAgain, 2, "newid|newidiom|newidiwyd ~2 meddwl"},
 
@@ -182,7 +182,7 @@ var europeRules = []keywordRule{
 	{"is", phaseExclude, 2, "ekki ~3 skríða|skrida|skrá|skra|{CRAWLV}|heimsækja|heimsaekja|vísa|visa"},
 	{"is", phaseExclude, 2, "viljum ~1 ekki ~6 {BOT}|{CRAWLV}|vélmenni*|velmenni*|skríð*|skrid*|skrá*|skra*"},
 	{"is", phaseExclude, 2, "bönnum|bonnum|bönnum ~4 {BOT}|{CRAWLV}|vélmenni*|velmenni*|aðgang*|adgang*"},
-	{"is", phaseAgain, 2, "{CRAWLV}|skrá|skra|skríða|skrida|heimsækja|heimsaekja|takið|takid|bætið|baetid ~4 aftur"},
+	{"is", phaseAgain, 2, "{CRAWLV}|skrá*|skra*|skríð*|skrid*|heimsæk*|heimsaek*|takið|takid|bætið|baetid ~4 aftur"},
 	{"is", phaseAgain, 2, "skiptum ~2 skoðun|skodun"},
 
 	// Serbian, Bosnian and Croatian, Latin (Croatian rules read most of
@@ -255,6 +255,7 @@ var europeRules = []keywordRule{
 	{"ro", phaseThanks, 0, "vom ~1 bloca"},
 	{"sl", phaseThanks, 0, "ne ~1 prenehajte|prenehaj*|ustavi*|odstran*|izbriš*|izbris*|blokir*"},
 	{"sl", phaseThanks, 0, "sicer|drugače|drugace ~4 blokir*|zablokir*|prepoved*"},
+	{"el", phaseAgain, 2, "επισκεφ*|επισκεπτ*|ευρετηριασ*|ευρετηριαζ*|σαρωσ* ~3 ξανα|παλι"},
 	{"el", phaseThanks, 0, "μην ~1 σταματ*|αφαιρ*|διαγραψ*|μπλοκαρ*|αποκλεισ*"},
 	{"el", phaseThanks, 0, "αλλιως|διαφορετικα ~4 μπλοκαρ*|αποκλεισ*"},
 	{"el", phaseThanks, 0, "θα ~1 μπλοκαρουμε|αποκλεισουμε"},

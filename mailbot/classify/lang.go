@@ -283,27 +283,27 @@ func cyrillicLang(text string) string {
 // message (so an acknowledgement is not sent in a wrong neighbour
 // language); the keyword rules still use the thirteen.
 var extraStopwords = map[string]string{
-	"no": "dere deres vennligst vår vårt takk hei nettstedet nettsiden nettside ikkje kjære hilsen dykk",
-	"fi": "ja että hei kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme " +
+	"no": "dere deres vennligst vår vårt takk nettstedet nettsiden nettside ikkje kjære hilsen dykk",
+	"fi": "ja että kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme " +
 		"teidän sivustomme listalta nyt myös",
 	"ro": "vă rugăm să și mulțumim bună ziua dumneavoastră noastre nostru site-ul îl în din lista pentru " +
 		"cu stimă vă mai nu este al sau că",
-	"hr": "molimo hvala poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice vaš naše naših " +
+	"hr": "molimo poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice naše naših " +
 		"srdačan lijepi",
-	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša hvala vaš " +
+	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša " +
 		"spoštovani lepa",
 	"tr": "lütfen ve bir bu için ile sitemizi merhaba teşekkürler listenizden çıkarın durdurun değil sitesini " +
 		"saygılarımızla iyi günler sitemizin",
-	"lt": "laba diena prašome prašau mūsų jūsų svetainės svetainę svetainių svetainė ačiū pagarbiai kad " +
+	"lt": "laba diena prašome prašau svetainės svetainę svetainių svetainė ačiū pagarbiai kad " +
 		"nenorime robotas sąrašo",
-	"lv": "labdien lūdzam lūdzu mūsu jūsu vietni vietnes paldies cieņu sveiki tīmekļa nevēlamies " +
+	"lv": "labdien lūdzam lūdzu vietni vietnes paldies cieņu sveiki tīmekļa nevēlamies " +
 		"sarakstā saraksta",
 	"et": "tere palun meie teie saidi aitäh lugupidamisega parimat soovides ning samuti soovime " +
 		"veebilehe lisage",
 	"ga": "chara bhur dtoil agaibh raibh oraibh iarraim iarraimid gréasáin suíomh sibh linn",
 	"mt": "jekk jogħġbok joghgbok tagħna taghna tagħkom taghkom grazzi bonġu bongu sinjuri huwa hija " +
 		"għal ghal ukoll sabiex",
-	"ca": "demano demanem gràcies nostre vostre amb els però també molt salutacions volem " +
+	"ca": "demano demanem gràcies nostre vostre amb els també molt salutacions volem " +
 		"atentament",
 	"eu": "kaixo eskerrik esker gure zuen webgunea eta dugu agur adeitsu mesedez",
 	"gl": "grazas saúdos noso nosa voso vosa tamén unha dende xa agardamos",

@@ -1,0 +1,58 @@
+package classify_test
+
+import (
+	"bufio"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/lohisoft/lohibot/mailbot/classify"
+)
+
+// TestConceptPhrases reads every line of testdata/mail-phrases/concepts.tsv
+// (language, intent, one message body) and checks the intent: exclusion,
+// re-inclusion, and the look-alikes that ask nothing (a negated stop, a
+// threat of what the writer will do) in each language the mailbox sees.
+// An exclusion is also checked never to be read as a re-inclusion and the
+// other way round, whatever the action.
+func TestConceptPhrases(t *testing.T) {
+	f, err := os.Open("../../testdata/mail-phrases/concepts.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	perLang := map[string]map[classify.Intent]int{}
+	sc := bufio.NewScanner(f)
+	line := 0
+	for sc.Scan() {
+		line++
+		text := sc.Text()
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		cols := strings.SplitN(text, "\t", 3)
+		if len(cols) != 3 {
+			t.Fatalf("concepts.tsv:%d: want 3 tab-separated columns", line)
+		}
+		lang, want, body := cols[0], classify.Intent(cols[1]), strings.ReplaceAll(cols[2], `\n`, "\n")
+		r := classifyText("", body)
+		if r.Intent != want {
+			t.Errorf("concepts.tsv:%d (%s) %q: intent %s, want %s\nreasons: %q", line, lang, body, r.Intent, want, r.Reasons)
+		}
+		if perLang[lang] == nil {
+			perLang[lang] = map[classify.Intent]int{}
+		}
+		perLang[lang][want]++
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Each language the rules were written for has both directions and a
+	// look-alike in the table.
+	for _, lang := range []string{"lt", "lv", "et", "ga", "mt", "ca", "eu", "gl", "is", "hr", "sr", "ru", "sq", "ro", "tr"} {
+		n := perLang[lang]
+		if n[classify.IntentExclude] == 0 || n[classify.IntentReinclude] == 0 || n[classify.IntentOther] == 0 {
+			t.Errorf("concepts.tsv: %s lacks an exclusion, a re-inclusion or a look-alike: %v", lang, n)
+		}
+	}
+}
