@@ -13,8 +13,8 @@ import (
 // (language, intent, one message body) and checks the intent: exclusion,
 // re-inclusion, and the look-alikes that ask nothing (a negated stop, a
 // threat of what the writer will do) in each language the mailbox sees.
-// An exclusion is also checked never to be read as a re-inclusion and the
-// other way round, whatever the action.
+// Each exclusion (plain, its site named) must be applied without a human,
+// and nothing else may be.
 func TestConceptPhrases(t *testing.T) {
 	f, err := os.Open("../../testdata/mail-phrases/concepts.tsv")
 	if err != nil {
@@ -38,6 +38,15 @@ func TestConceptPhrases(t *testing.T) {
 		r := classifyText("", body)
 		if r.Intent != want {
 			t.Errorf("concepts.tsv:%d (%s) %q: intent %s, want %s\nreasons: %q", line, lang, body, r.Intent, want, r.Reasons)
+		}
+		// Every exclusion of the table is plain and names its site, so it
+		// is applied without a human; nothing else ever is.
+		wantAction := classify.ActionReview
+		if want == classify.IntentExclude {
+			wantAction = classify.ActionApply
+		}
+		if r.Action != wantAction {
+			t.Errorf("concepts.tsv:%d (%s) %q: action %s, want %s\nreasons: %q", line, lang, body, r.Action, wantAction, r.Reasons)
 		}
 		if perLang[lang] == nil {
 			perLang[lang] = map[classify.Intent]int{}

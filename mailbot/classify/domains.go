@@ -16,9 +16,17 @@ const ownSite = "lohisoft.com"
 
 // fileExtensions are top-level domains that, written bare after a single
 // name, are far more often a file name than a site (readme.md, setup.py).
+// Serbia's .rs is not among them: a Serbian shop's name.rs is far likelier
+// in this mailbox than a Rust source file, and only Rust's own file names
+// (fileNames) are read as files.
 var fileExtensions = map[string]bool{
 	"zip": true, "mov": true, "md": true, "py": true, "sh": true, "so": true,
-	"pm": true, "rs": true, "ps": true,
+	"pm": true, "ps": true,
+}
+
+// fileNames are bare names that are files whatever their top-level domain.
+var fileNames = map[string]bool{
+	"main.rs": true, "lib.rs": true, "mod.rs": true, "build.rs": true,
 }
 
 // sitesIn returns the sorted, de-duplicated sites named in text: URLs and
@@ -175,7 +183,7 @@ func looksLikeFileOrTypo(run string) bool {
 		return false
 	}
 	tld := labels[1]
-	if fileExtensions[strings.ToLower(tld)] {
+	if fileExtensions[strings.ToLower(tld)] || fileNames[strings.ToLower(s)] {
 		return true
 	}
 	// "thanks.Bye": a lowercase word, then a capitalised one.

@@ -36,7 +36,7 @@ var europeRules = []keywordRule{
 	{"lt", phaseExclude, 2, "draudžiam*|draudziam*|draudžiu|draudziu ~4 {CRAWLV}|{BOT}|lanky*|prieig*|robot*"},
 	{"lt", phaseAgain, 2, "vėl|vel ~4 {CRAWLV}|indeksuot*|indeksuok*|lanky*|skenuot*|įtrauk*|itrauk*|pridėk*|pridek*"},
 	{"lt", phaseAgain, 2, "iš|is ~0 naujo ~4 {CRAWLV}|indeksuot*|indeksuok*|lanky*|skenuot*|įtrauk*|itrauk*"},
-	{"lt", phaseAgain, 2, "grąžink*|grazink*|sugrąžink*|sugrazink* ~4 {LIST}|indeks*|sąraš*|saras*|HOST|svetain*|paiešk*|paiesk*"},
+	{"lt", phaseAgain, 2, "grąžink*|grazink*|sugrąžink*|sugrazink*|grąžinti|grazinti|sugrąžinti|sugrazinti ~4 {LIST}|indeks*|sąraš*|saras*|HOST|svetain*|paiešk*|paiesk*"},
 	{"lt", phaseAgain, 2, "persigalvoj*"},
 
 	// Latvian.
@@ -279,5 +279,6 @@ var europeRules = []keywordRule{
 	{"de", phaseAgain, 2, "machen|macht ~2 das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig"},
 	{"de", phaseAgain, 2, "das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig ~0 machen|zu|gemacht"},
 	{"de", phaseGoOn, 1, "weiterhin|weiter ~3 erfasst|gecrawlt|indexiert|besucht|gelistet ~1 werden|bleiben|sein"},
-	{"de", phaseExclude, 2, "sperren|sperrt|blockieren|blockiert ~0 sie|ihr ~5 {SITE}|{BOT}"},
+	{"de", phaseThanks, 0, "wir|ich ~0 sperren|blockieren ~0 sie|euch"},
+	{"de", phaseExclude, 2, "sperren|blockieren ~0 sie ~5 {SITE}|{BOT}"},
 }

@@ -124,7 +124,7 @@ var (
 		"restablec", "restabelec", "reincorpor", "wiederaufnehm", "wiederherstell", "wiederaufnahm",
 		"przywroc", "visszaall", "visszavesz", "visszavenn", "visszatesz", "palauta", "relua", "reincl",
 		"readuc", "vrat", "vratit", "vratte", "vrnit", "vrnite", "επαναφ", "επανεντα", "възстанов", "върнет",
-		"віднов", "поверн", "grazink", "sugrazink", "atjauno", "taasta", "athchuir", "restabl",
+		"віднов", "поверн", "grazink", "grazinti", "sugrazin", "atjauno", "taasta", "athchuir", "restabl",
 		"reinclo", "readmet", "верните", "восстанов", "вратите", "врати", "riindeks",
 	}
 )
