@@ -208,7 +208,7 @@ func againCues(sc *scored, toks []token) []string {
 				about = true
 			}
 		}
-		if about && !negated && asking[sentence[i]] {
+		if about && !negated && !wishDenied(toks, i) && asking[sentence[i]] {
 			out = append(out, fmt.Sprintf("'%s'", t.lower))
 		}
 	}

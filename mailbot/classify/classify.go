@@ -970,7 +970,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			continue
 		}
 		counted[c.rule] = true
-		if r.phase == phaseThanks || r.phase == phaseGoOn && wishNegated(toks, pos[0]) {
+		if r.phase == phaseThanks || r.phase == phaseGoOn && wishNegated(toks, pos[0]) || r.phase == phaseAgain && wishDenied(toks, pos[0]) {
 			for _, p := range pos {
 				used[p] = true
 			}
@@ -1031,6 +1031,78 @@ func wishNegated(toks []token, pos int) bool {
 		if wishNegators[toks[k].folded] {
 			return true
 		}
+	}
+	return false
+}
+
+// wantWords (folded) say "want" or "wish": after a negation they deny the
+// wish ("we do not want", "no volem", "non vogliamo", "wir wollen nicht").
+var wantWords = map[string]bool{
+	"want": true, "wish": true, "like": true, "wollen": true, "mochten": true, "will": true, "wunschen": true,
+	"voulons": true, "veux": true, "souhaitons": true, "souhaite": true, "desirons": true, "vogliamo": true,
+	"voglio": true, "desideriamo": true, "desidero": true, "queremos": true, "quiero": true, "deseamos": true,
+	"deseo": true, "quero": true, "desejamos": true, "willen": true, "wil": true, "wensen": true,
+	"onsker": true, "vil": true, "vill": true, "onskar": true, "chceme": true, "chcemy": true, "chce": true,
+	"akarjuk": true, "szeretnenk": true, "volem": true, "vull": true, "desitgem": true, "desexamos": true,
+	"haluamme": true, "zelimo": true, "zelim": true, "zelime": true, "dorim": true, "vrem": true,
+	"хотим": true, "желаем": true, "искаме": true, "хочемо": true, "сакаме": true, "желимо": true,
+	"θελουμε": true, "istemiyoruz": true, "norime": true, "velamies": true, "soovi": true, "viljum": true,
+	"duam": true, "nahi": true, "eisiau": true,
+}
+
+// deniedWishes (folded) deny a wish in one word: "nechceme", "nenorime".
+var deniedWishes = map[string]bool{
+	"nechceme": true, "nechcem": true, "nechci": true, "nenorime": true, "nenoriu": true, "nevelamies": true,
+	"negribam": true, "rridux": true, "nixtiequx": true, "istemiyoruz": true, "nolen": true,
+}
+
+// wishStops end the reach of a denied wish: a new request ("please",
+// "bitte") or a contrast ("but", "aber") starts after them.
+var wishStops = map[string]bool{
+	"please": true, "pls": true, "kindly": true, "bitte": true, "but": true, "however": true, "aber": true,
+	"sondern": true, "mais": true, "pero": true, "però": true, "ma": true, "mas": true, "maar": true, "men": true,
+	"ale": true, "але": true, "но": true, "али": true, "mutta": true, "dar": true, "ali": true, "toda": true,
+}
+
+// wishThat (folded) introduce what is wished: "that", "to", "dass", "que",
+// "che", "aby", "kad", "lai", "чтобы".
+var wishThat = map[string]bool{
+	"that": true, "to": true, "dass": true, "que": true, "qu": true, "che": true, "aby": true, "zeby": true,
+	"by": true, "kad": true, "lai": true, "et": true, "da": true, "att": true, "at": true, "ad": true,
+	"ki": true, "qe": true, "чтобы": true, "щоб": true, "щоби": true, "да": true, "ut": true, "li": true,
+}
+
+// wishDenied reports whether pos stands in what a denied wish governs,
+// among the eight words before it in its sentence: "no volem que el
+// vostre robot torni a indexar", "we do not want your bot to crawl it
+// again" forbid the crawl, they do not ask for it. A "please" or a "but"
+// in between starts a request of its own.
+func wishDenied(toks []token, pos int) bool {
+	for k := pos - 1; k >= 0 && k >= pos-8; k-- {
+		w := toks[k].folded
+		if w == tokBarrier || wishStops[w] {
+			return false
+		}
+		denied := deniedWishes[w]
+		if !denied && wantWords[w] {
+			for j := k - 1; j >= 0 && j >= k-2; j-- {
+				if wishNegators[toks[j].folded] {
+					denied = true
+				}
+			}
+			if j := k + 1; j < pos && (toks[j].folded == "nicht" || toks[j].folded == "niet" || toks[j].folded == "ikke" || toks[j].folded == "inte") {
+				denied = true // "wir wollen nicht", "wij willen niet"
+			}
+		}
+		if !denied {
+			continue
+		}
+		for j := k + 1; j < pos && j <= k+4; j++ {
+			if wishThat[toks[j].folded] {
+				return true
+			}
+		}
+		return false
 	}
 	return false
 }

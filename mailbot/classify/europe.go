@@ -31,7 +31,7 @@ var europeRules = []keywordRule{
 	{"lt", phaseUndo, 3, "pašalinome|pasalinome|panaikinome|nuėmėme|nuememe ~4 draudim*|blokavim*|disallow*"},
 	{"lt", phaseExclude, 2, "nebeindeks*|nebeskenu*|nebelank*|nebenuskait*|nebetikrin*|neindeksuok*|neskenuok*|nelankyk*|nelankykit*"},
 	{"lt", phaseExclude, 2, "nustok*|liaukit*|sustabdyk*|nutrauk*|sustabdyt* ~4 {CRAWLV}|{BOT}|indeksav*|skenav*|lanky*|tikrin*|naršy*|narsy*|robot*"},
-	{"lt", phaseExclude, 2, "pašalinkite|pasalinkite|pašalinti|pasalinti|išbraukite|isbraukite|išbraukti|isbraukti|ištrinkite|istrinkite|ištrinti|istrinti|išimkite|isimkite ~8 {LIST}|HOST|svetain*|sąraš*|saras*|indeks*|duomen*"},
+	{"lt", phaseExclude, 2, "pašalinkite|pasalinkite|pašalinti|pasalinti|išbraukite|isbraukite|išbraukti|isbraukti|ištrinkite|istrinkite|ištrinti|istrinti|išimkite|isimkite|išimti|isimti ~8 {LIST}|HOST|svetain*|sąraš*|saras*|indeks*|duomen*"},
 	{"lt", phaseExclude, 2, "nenorim*|nenoriu|nepageidauj* ~6 {CRAWLV}|{BOT}|lanky*|indeksuot*|skenuot*|robot*"},
 	{"lt", phaseExclude, 2, "draudžiam*|draudziam*|draudžiu|draudziu ~4 {CRAWLV}|{BOT}|lanky*|prieig*|robot*"},
 	{"lt", phaseAgain, 2, "vėl|vel ~4 {CRAWLV}|indeksuot*|indeksuok*|lanky*|skenuot*|įtrauk*|itrauk*|pridėk*|pridek*"},
@@ -46,7 +46,7 @@ var europeRules = []keywordRule{
 	{"lv", phaseUndo, 3, "atbloķ*|atblok*"},
 	{"lv", phaseUndo, 3, "izņemiet|izņemt|iznemiet|iznemt|dzēsiet|dzesiet|dzēst|dzest|noņemiet|noņemt|nonemiet|nonemt|svītrojiet|svītrot|svitrojiet|svitrot ~6 bloķēt*|bloket*|izslēgt*|izslegt*|aizliegt*|melnaj*|melnā|melna"},
 	{"lv", phaseUndo, 3, "atceļiet|atceliet|atcelt|noņemiet|noņemt|nonemiet|nonemt|izņēmām|iznemam|atcēlām|atcelam ~3 aizliegum*|bloķēšan*|blokesan*|ierobežojum*|ierobezojum*|disallow*"},
-	{"lv", phaseExclude, 2, "pārtrauc*|partrauc*|pārtrauk*|partrauk*|apturēt|apturiet|beidziet|izbeidziet ~4 {CRAWLV}|{BOT}|indeksē*|indekse*|apmeklē*|apmekle*|skenē*|skene*|pārlūk*|parluk*"},
+	{"lv", phaseExclude, 2, "pārtrauc*|partrauc*|pārtrauk*|partrauk*|pārstāj*|parstaj*|apturēt|apturiet|beidziet|izbeidziet ~4 {CRAWLV}|{BOT}|indeksē*|indekse*|apmeklē*|apmekle*|skenē*|skene*|pārlūk*|parluk*"},
 	{"lv", phaseExclude, 2, "izņemiet|izņemt|iznemiet|iznemt|dzēsiet|dzesiet|dzēst|dzest|noņemiet|noņemt|nonemiet|nonemt|svītrojiet|svītrot|svitrojiet|svitrot ~8 {LIST}|HOST|vietn*|sarakst*|indeks*|datubāz*|datubaz*"},
 	{"lv", phaseExclude, 2, "neindeksē*|neindekse*|neapmeklē*|neapmekle*|neskenē*|neskene*"},
 	{"lv", phaseExclude, 2, "nevēlam*|nevelam*|negribam|negribu ~6 {CRAWLV}|{BOT}|apmeklē*|apmekle*|indeksē*|indekse*|skenē*|skene*"},
@@ -84,7 +84,7 @@ var europeRules = []keywordRule{
 	{"ga", phaseUndo, 3, "bainigí|bainigi|bain|baint|bhaint|scriosaigí|scriosaigi|scrios ~6 blocáil*|blocail*|blocáilte|blocailte|bactha|dubh|eisiata|eisiaimh|toirmiscthe"},
 	{"ga", phaseUndo, 3, "ardaig*|cealaig*|tógaig*|togaig*|tóg|tog ~3 cosc|toirmeasc|bac|eisiamh"},
 	{"ga", phaseExclude, 2, "stop|stad ~2 chur ~1 le|leis|lena|ar ~4 {BOT}|{CRAWLV}|róbat*|robat*|innéacs*|innéacsú|innéacsáil|crawl*|dul"},
-	{"ga", phaseExclude, 2, "stopaig*|stadaig*|stopáil*|stopail* ~5 {BOT}|{CRAWLV}|róbat*|robat*|innéacs*|cuardach*"},
+	{"ga", phaseExclude, 2, "stopaig*|stadaig*|stopáil*|stopail*|stopfadh|stopfaidh|stadfadh ~5 {BOT}|{CRAWLV}|róbat*|robat*|innéacs*|cuardach*"},
 	{"ga", phaseExclude, 2, "bainigí|bainigi|bain|baint|bhaint|scriosaigí|scriosaigi|scrios ~8 {LIST}|liosta*|innéacs*|HOST|suíomh*|suiomh*"},
 	{"ga", phaseExclude, 2, "ná|na ~1 innéacsaig*|innéacsáil*|crawláil*|tagaig*|téigí|teigi|scanaig*|déanaig*|deanaig*"},
 	{"ga", phaseExclude, 2, "ní|ni ~0 theastaíonn|theastaionn|mian ~6 {BOT}|róbat*|robat*|innéacs*|crawl*|cuardach*"},
@@ -126,6 +126,7 @@ var europeRules = []keywordRule{
 	{"ca", phaseAgain, 2, "de ~0 nou ~3 {CRAWLV}|rastreja*|incloure|incloeu|inclogueu|afegir|afegiu"},
 	{"ca", phaseAgain, 2, "{CRAWLV}|rastreja*|incloure|incloeu|inclogueu ~3 de ~0 nou"},
 	{"ca", phaseAgain, 2, "torneu|tornin|torni|tornar ~1 a ~1 {CRAWLV}|rastreja*|incloure|visitar|afegir"},
+	{"ca", phaseAgain, 2, "repreneu|reprengueu|reprendre|reprenguin ~3 {CRAWLV}|rastreig|indexació|indexacio"},
 	{"ca", phaseAgain, 2, "canviat ~2 opinió|opinio|idea|parer"},
 
 	// Basque.
@@ -177,7 +178,7 @@ var europeRules = []keywordRule{
 	{"is", phaseThanks, 0, "annars ~4 lokum|bönnum|bonnum|blokk*|útilokum|utilokum"},
 	{"is", phaseUndo, 3, "fjarlægið|fjarlaegid|fjarlægja|fjarlaegja|takið|takid|eyðið|eydid ~6 bannlist*|svört*|svort*|útilokað*|utilokad*|lokað*|lokad*"},
 	{"is", phaseUndo, 3, "afléttið|aflettid|aflétta|afletta ~3 bann*|lokun*|útilokun*|utilokun*"},
-	{"is", phaseExclude, 2, "hættið|haettid|hætta|haetta|stöðvið|stodvid ~4 {CRAWLV}|skríða|skrida|vefskrið*|vefskrid*|skrá*|skra*|{BOT}|róbót*|robot*|vélmenni*|velmenni*"},
+	{"is", phaseExclude, 2, "hættið|haettid|hætta|haetta|stöðvið|stodvid ~4 {CRAWLV}|skríða|skrida|vefskrið*|vefskrid*|skrá*|skra*|heimsæk*|heimsaek*|{BOT}|róbót*|robot*|vélmenni*|velmenni*"},
 	{"is", phaseExclude, 2, "fjarlægið|fjarlaegid|fjarlægja|fjarlaegja|eyðið|eydid|takið|takid ~8 {LIST}|HOST|vef*|skrá*|skra*"},
 	{"is", phaseExclude, 2, "ekki ~3 skríða|skrida|skrá|skra|{CRAWLV}|heimsækja|heimsaekja|vísa|visa"},
 	{"is", phaseExclude, 2, "viljum ~1 ekki ~6 {BOT}|{CRAWLV}|vélmenni*|velmenni*|skríð*|skrid*|skrá*|skra*"},
@@ -210,6 +211,7 @@ var europeRules = []keywordRule{
 	{"sr", phaseExclude, 2, "престаните|престанете|зауставите|запрете ~4 индексир*|посећ*|посет*|обилаз*|обиколув*|скенир*|робот*|бот*|{BOT}|crawl*"},
 	{"sr", phaseExclude, 2, "немојте ~2 индексир*|посећ*|обилаз*|скенир*"},
 	{"sr", phaseExclude, 2, "не ~3 индексирајте|посећујте|обилазите|скенирајте|посетувајте"},
+	{"sr", phaseExclude, 2, "да ~0 не ~3 индексирате|индексира|посетувате|посећујете|посещавате|обхождате|скенирате|обилазите"},
 	{"sr", phaseExclude, 2, "не ~0 желимо|сакаме ~6 робот*|бот*|индексир*|посећ*|посет*|обилаз*|скенир*"},
 	{"sr", phaseAgain, 2, "поново|повторно ~4 индексир*|посећ*|посет*|укључ*|вклуч*|дода*|обилаз*"},
 	{"sr", phaseAgain, 2, "вратите ~4 индекс*|листу|списак|претраживач*|HOST|сајт*"},
@@ -226,9 +228,11 @@ var europeRules = []keywordRule{
 	{"ru", phaseExclude, 2, "удалите|исключите|уберите|удалить|исключить ~8 сайт*|домен*|спис*|индекс*|баз*|HOST|поиск*"},
 	{"ru", phaseExclude, 2, "не ~3 индексируйте|сканируйте|посещайте|обходите|заходите|индексировать|сканировать"},
 	{"ru", phaseExclude, 2, "не ~0 хотим|желаем|хочу ~6 робот*|бот*|индексир*|сканир*|посещ*|обход*"},
+	{"ru", phaseExclude, 2, "запретите ~4 индексир*|сканир*|робот*|бот*|доступ*|обход*|{BOT}"},
 	{"ru", phaseExclude, 2, "запрещаем|запрещаю ~4 индексир*|сканир*|робот*|бот*|доступ*|обход*"},
 	{"ru", phaseAgain, 2, "снова|повторно|опять|заново ~4 индексир*|сканир*|посещ*|обход*|включ*|добав*|crawl*"},
 	{"ru", phaseAgain, 2, "индексир*|сканир*|посещ*|обход*|включ* ~3 снова|опять|заново"},
+	{"ru", phaseAgain, 2, "возобнов* ~4 индекс*|сканир*|обход*|посещ*|HOST|сайт*"},
 	{"ru", phaseAgain, 2, "верните|восстанов* ~4 индекс*|спис*|поиск*|сайт*|HOST"},
 
 	// Albanian.
@@ -244,6 +248,7 @@ var europeRules = []keywordRule{
 	{"sq", phaseExclude, 2, "përjashtoni|perjashtoni ~6 HOST|faqe*|{LIST}"},
 	{"sq", phaseAgain, 2, "përsëri|perseri|sërish|serish|rishtazi ~4 {CRAWLV}|indeks*|vizit*|përfshi*|perfshi*|shto*"},
 	{"sq", phaseAgain, 2, "{CRAWLV}|indeksoni|vizitoni|përfshini|perfshini ~3 përsëri|perseri|sërish|serish"},
+	{"sq", phaseAgain, 2, "rifillo* ~4 indeks*|vizit*|{CRAWLV}"},
 	{"sq", phaseAgain, 2, "ndryshuam ~1 mendje*"},
 
 	// Completing the languages read before: negations, threats and the
@@ -253,6 +258,7 @@ var europeRules = []keywordRule{
 	{"ro", phaseThanks, 0, "nu ~1 opriti|opriți|incetati|încetați|eliminati|eliminați|stergeti|ștergeți|scoateti|scoateți|blocati|blocați"},
 	{"ro", phaseThanks, 0, "altfel|contrar ~4 bloca*|blocam"},
 	{"ro", phaseThanks, 0, "vom ~1 bloca"},
+	{"ro", phaseExclude, 2, "opriti|opriți|incetati|încetați ~4 vizita*|accesa*|parcurge*"},
 	{"sl", phaseThanks, 0, "ne ~1 prenehajte|prenehaj*|ustavi*|odstran*|izbriš*|izbris*|blokir*"},
 	{"sl", phaseThanks, 0, "sicer|drugače|drugace ~4 blokir*|zablokir*|prepoved*"},
 	{"el", phaseAgain, 2, "επισκεφ*|επισκεπτ*|ευρετηριασ*|ευρετηριαζ*|σαρωσ* ~3 ξανα|παλι"},
@@ -262,6 +268,7 @@ var europeRules = []keywordRule{
 	{"tr", phaseThanks, 0, "durdurmayin|durdurmayiniz|kaldirmayin|kaldirmayiniz|silmeyin|silmeyiniz|cikarmayin|cikarmayiniz|engellemeyin|engellemeyiniz"},
 	{"tr", phaseThanks, 0, "aksi ~1 halde|takdirde ~4 engell*"},
 	{"tr", phaseThanks, 0, "engelleyecegiz|engelleyecegim"},
+	{"tr", phaseExclude, 2, "botunuz*|robotunuz*|tarayiciniz*|taramay*|tarama*|ziyaret*|indeksleme* ~5 durdurun|durdurunuz|durdurmaniz*|kesin|kesiniz"},
 	{"tr", phaseExclude, 2, "haric ~1 tutun|tutunuz|tutmanizi"},
 	{"tr", phaseExclude, 2, "engelleyin|engelleyiniz ~3 {BOT}|robot*|tarayici*|botunuz*"},
 	{"bg", phaseThanks, 0, "не ~1 спирайте|премахвайте|изтривайте|блокирайте|изключвайте"},
@@ -275,10 +282,22 @@ var europeRules = []keywordRule{
 	{"pl", phaseUndo, 3, "usuń*|usun*|wykreśl*|wycofa* ~6 wykluczeń|wykluczen|wykluczenia|wykluczonych|wyłączeń|wylaczen|wyłączonych|wylaczonych|zablokowanych|blokad|zakazanych"},
 	{"pl", phaseAgain, 2, "odwiedza*|indeks*|skanow* ~3 znów|znow|znowu|ponownie"},
 
+	// No longer excluded: "we no longer want to be excluded", "wir wollen
+	// nicht mehr ausgeschlossen sein", "ne plus être exclus".
+	{"en", phaseUndo, 3, "no ~0 longer ~1 excluded|blocked|banned|blacklisted|blocklisted"},
+	{"en", phaseUndo, 3, "no ~0 longer ~4 be|being|stay|remain ~0 excluded|blocked|banned|blacklisted|blocklisted"},
+	{"de", phaseUndo, 3, "nicht|nie ~0 mehr|länger|langer ~2 ausgeschlossen|gesperrt|blockiert"},
+	{"fr", phaseUndo, 3, "plus ~2 exclu|exclus|exclue|exclues|bloqué|bloqués|bloquée|bloquées"},
+	{"it", phaseUndo, 3, "più ~2 esclusi|escluso|esclusa|escluse|bloccati|bloccato|bloccata|bloccate"},
+	{"es", phaseUndo, 3, "más|seguir ~2 excluidos|excluido|excluida|excluidas|bloqueados|bloqueado|bloqueada|bloqueadas"},
+	{"pt", phaseUndo, 3, "mais ~2 excluídos|excluído|excluída|excluídas|bloqueados|bloqueado|bloqueada|bloqueadas"},
+	{"ca", phaseUndo, 3, "seguir|més ~2 exclosos|exclòs|exclosa|excloses|bloquejats|bloquejat|bloquejada|bloquejades"},
+
 	// German: undo it, and being indexed or crawled going on.
 	{"de", phaseAgain, 2, "machen|macht ~2 das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig"},
 	{"de", phaseAgain, 2, "das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig ~0 machen|zu|gemacht"},
 	{"de", phaseGoOn, 1, "weiterhin|weiter ~3 erfasst|gecrawlt|indexiert|besucht|gelistet ~1 werden|bleiben|sein"},
 	{"de", phaseThanks, 0, "wir|ich ~0 sperren|blockieren ~0 sie|euch"},
+	{"de", phaseExclude, 2, "wollen|will|möchten|möchte|wünschen ~1 nicht|keinesfalls ~0 dass ~6 {CRAWLV}|gecrawlt|indexiert"},
 	{"de", phaseExclude, 2, "sperren|blockieren ~0 sie ~5 {SITE}|{BOT}"},
 }
