@@ -780,6 +780,13 @@ var autoTexts = []string{
 	"olen lomalla", "poissa toimistolta", "sunt in concediu", "in afara biroului", "na godisnjem odmoru",
 	"izven pisarne", "na dopustu", "ofis disindayim", "izindeyim", "εκτος γραφειου", "извън офиса",
 	"в отпуск", "у відпустці", "поза офісом", "er pa ferie",
+	"esu atostogose", "nesu biure", "esmu atvalinajuma", "neesmu biroja", "olen puhkusel", "kontorist eemal",
+	"ar saoire", "as an oifig", "estic de vacances", "fora de l'oficina", "oporretan nago", "bulegotik kanpo",
+	"estou de vacacions", "fora da oficina", "ar wyliau", "allan o'r swyddfa", "er i frii", "fjarverandi",
+	"na odmoru", "на одмор", "van kancelarije", "izvan ureda", "вне офиса", "нет на месте", "jam me pushime",
+	"jashte zyres", "это автоматическое сообщение", "sis laiskas sugeneruotas automatiskai",
+	"automatiska atbilde", "automaatvastus", "erantzun automatikoa", "ateb awtomatig", "sjalfvirkt svar",
+	"автоматическии ответ", "pergjigje automatike",
 }
 
 // autoText returns the phrase of automatic mail that text holds (in its
@@ -821,12 +828,21 @@ var (
 		"automatski odgovor", "odsutan iz ureda", "samodejni odgovor", "odsoten", "otomatik yanit",
 		"ofis disinda", "αυτοματη απαντηση", "εκτος γραφειου", "автоматичен отговор", "извън офиса",
 		"автоматична відповідь", "поза офісом", "fravaer:",
+		"automatinis atsakymas", "nesu biure", "automatiska atbilde", "neesmu biroja", "automaatvastus",
+		"automaatne vastus", "freagra uathoibrioch", "as an oifig", "twegiba awtomatika", "risposta awtomatika",
+		"barra mill-ufficcju", "fora de l'oficina", "erantzun automatikoa", "bulegotik kanpo", "fora da oficina",
+		"ateb awtomatig", "allan o'r swyddfa", "sjalfvirkt svar", "fjarverandi", "van kancelarije", "izvan ureda",
+		"аутоматски одговор", "автоматски одговор", "ван канцеларије", "надвор од канцеларија",
+		"автоматическии ответ", "автоответ", "нет на месте", "вне офиса", "pergjigje automatike", "jashte zyres",
+		"odsotnost", "автовідповідь",
 	}
 	receiptPrefixes = []string{
 		"read:", "gelesen:", "lu :", "lu:", "letto:", "leido:", "lido:", "gelezen:", "laest:", "last:",
 		"olvasott:", "olvasva:", "precteno:", "precitane:", "przeczytane:", "przeczytano:", "read receipt",
 		"lesebestatigung", "accuse de lecture", "conferma di lettura", "confirmacion de lectura",
 		"confirmacao de leitura", "leesbevestiging", "laesekvittering", "lasbekraftelse",
+		"perskaityta:", "izlasits:", "loetud:", "llegit:", "прочитано:", "procitano:", "prebrano:", "citit:",
+		"luettu:", "okundu:", "прочетено:", "lesid:", "irakurrita:", "lexuar:",
 	}
 )
 

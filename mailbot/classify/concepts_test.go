@@ -14,7 +14,7 @@ import (
 // re-inclusion, and the look-alikes that ask nothing (a negated stop, a
 // threat of what the writer will do) in each language the mailbox sees.
 // Each exclusion (plain, its site named) must be applied without a human,
-// and nothing else may be.
+// automatic mail ignored, and everything else sent to staff.
 func TestConceptPhrases(t *testing.T) {
 	f, err := os.Open("../../testdata/mail-phrases/concepts.tsv")
 	if err != nil {
@@ -42,8 +42,11 @@ func TestConceptPhrases(t *testing.T) {
 		// Every exclusion of the table is plain and names its site, so it
 		// is applied without a human; nothing else ever is.
 		wantAction := classify.ActionReview
-		if want == classify.IntentExclude {
+		switch want {
+		case classify.IntentExclude:
 			wantAction = classify.ActionApply
+		case classify.IntentAuto:
+			wantAction = classify.ActionIgnore
 		}
 		if r.Action != wantAction {
 			t.Errorf("concepts.tsv:%d (%s) %q: action %s, want %s\nreasons: %q", line, lang, body, r.Action, wantAction, r.Reasons)

@@ -174,6 +174,18 @@ var signalRules = []keywordRule{
 	{"pl", phaseAgree, 0, "tak|zgoda|zgadzam*|oczywiście"},
 	{"hu", phaseAgree, 0, "igen|rendben|persze|jó|tegyék"},
 	{"fi", phaseAgree, 0, "kyllä|selvä"},
+	{"lt", phaseAgree, 0, "taip"},
+	{"et", phaseAgree, 0, "jah"},
+	{"ga", phaseAgree, 0, "sea"},
+	{"mt", phaseAgree, 0, "iva"},
+	{"eu", phaseAgree, 0, "bai"},
+	{"cy", phaseAgree, 0, "ydw|ydyn|ie"},
+	{"hr", phaseAgree, 0, "da|može|moze|naravno|svakako"},
+	{"ro", phaseAgree, 0, "desigur"},
+	{"ru", phaseAgree, 0, "да|конечно|так|згоден|згодні|согласны|разумеется"},
+	{"sq", phaseAgree, 0, "po|sigurisht"},
+	{"el", phaseAgree, 0, "ναι|βεβαιως"},
+	{"tr", phaseAgree, 0, "evet|tabii"},
 
 	// A request marker: the exclusion words after it ask, they do not recall.
 	{"en", phasePolite, 0, "please|pls|kindly"},
