@@ -47,7 +47,9 @@ var blockedStems = []string{
 	"sewda", "eskluz", "bloquejat", "exclosos", "excloses", "blokeatu", "baztertu", "beltz",
 	"waharddedig", "gwaharddedig", "blociedig", "eithriedig", "bannlist", "svort", "utilokad",
 	"izuzet", "забрањен", "забранет", "црн", "искључен", "исклучен", "заблокирован", "исключенн",
-	"запрещенн", "bllokuar", "ndaluar", "perjashtuar", "zeze",
+	"запрещенн", "bllokuar", "ndaluar", "perjashtuar", "zeze", "blokesan", "blokavim", "blokeerimis",
+	"blocal", "svart", "исключении", "bllokim", "blocio", "blokeo", "blokowan", "blocare", "αποκλεισμου",
+	"αποκλεισμων", "виключень",
 }
 
 // blockedWords (folded) are participles whose stem would also catch the
