@@ -372,7 +372,7 @@ var askWords = map[string]bool{
 	"galetumete": true, "galite": true, "varetu": true, "varat": true, "saaksite": true, "voiksite": true,
 	"bhfeadfadh": true, "tistghu": true, "podrieu": true, "podeu": true, "dezakezue": true, "zenezakete": true,
 	"poderian": true, "allech": true, "allwch": true, "gaetud": true, "getid": true,
-	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true,
+	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true, "feidir": true,
 }
 
 // askYou are the modal verbs that ask something of the reader only when
