@@ -304,6 +304,28 @@ var europeRules = []keywordRule{
 	{"pt", phaseUndo, 3, "mais ~2 excluídos|excluído|excluída|excluídas|bloqueados|bloqueado|bloqueada|bloqueadas"},
 	{"ca", phaseUndo, 3, "seguir|més ~2 exclosos|exclòs|exclosa|excloses|bloquejats|bloquejat|bloquejada|bloquejades"},
 
+	// Block our site (imperative): "bitte sperren Sie auch unseren zweiten
+	// Shop", "veuillez bloquer notre site", "please block example.com".
+	{"en", phaseExclude, 2, "please|kindly|pls ~2 block|ban|blacklist ~4 {SITE}|HOST"},
+	{"fr", phaseExclude, 2, "bloquez ~4 {SITE}|HOST|notre"},
+	{"it", phaseExclude, 2, "bloccate|blocchiate ~4 {SITE}|HOST|nostro"},
+	{"es", phaseExclude, 2, "bloqueen|bloquead|bloquee ~4 {SITE}|HOST|nuestro"},
+	{"pt", phaseExclude, 2, "bloqueiem|bloqueie ~4 {SITE}|HOST|nosso"},
+	{"nl", phaseExclude, 2, "blokkeer|blokkeert ~4 {SITE}|HOST|onze"},
+	{"da", phaseExclude, 2, "bloker|blokker|blockera ~4 {SITE}|HOST|vores|vår|vårt|nettsted*|webbplats*"},
+	{"cs", phaseExclude, 2, "zablokujte|zablokujcie|zablokuj ~4 {SITE}|HOST|náš|naši|nasz*"},
+	{"hu", phaseExclude, 2, "tiltsák|tiltsak|blokkolják|blokkoljak ~4 {SITE}|HOST"},
+	{"lt", phaseExclude, 2, "užblokuokite|uzblokuokite ~4 svetain*|HOST|{BOT}|robot*"},
+	{"lv", phaseExclude, 2, "bloķējiet|blokejiet ~4 vietn*|HOST|{BOT}|robot*"},
+	{"et", phaseExclude, 2, "blokeerige ~4 sait*|HOST|{BOT}|robot*"},
+	{"ca", phaseExclude, 2, "bloquegeu|bloquegin ~4 web|lloc|HOST|{BOT}|robot*"},
+	{"hr", phaseExclude, 2, "blokirajte|zablokirajte ~4 sajt*|stranic*|HOST|{BOT}|robot*"},
+	{"ru", phaseExclude, 2, "заблокируйте ~4 сайт*|HOST|робот*|бот*"},
+	{"sr", phaseExclude, 2, "блокирајте|блокирайте ~4 сајт*|сайт*|HOST|робот*"},
+	{"uk", phaseExclude, 2, "заблокуйте ~4 сайт*|HOST|робот*|бот*"},
+	{"ro", phaseExclude, 2, "blocați|blocati ~4 site*|HOST|{BOT}"},
+	{"sq", phaseExclude, 2, "bllokoni ~4 faqe*|HOST|{BOT}|robot*"},
+
 	// German: undo it, and being indexed or crawled going on.
 	{"de", phaseAgain, 2, "machen|macht ~2 das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig"},
 	{"de", phaseAgain, 2, "das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig ~0 machen|zu|gemacht"},
