@@ -293,6 +293,15 @@ var europeRules = []keywordRule{
 	{"pl", phaseUndo, 3, "usuń*|usun*|wykreśl*|wycofa* ~6 wykluczeń|wykluczen|wykluczenia|wykluczonych|wyłączeń|wylaczen|wyłączonych|wylaczonych|zablokowanych|blokad|zakazanych"},
 	{"pl", phaseAgain, 2, "odwiedza*|indeks*|skanow* ~3 znów|znow|znowu|ponownie"},
 
+	// A list of exclusions or blocks, as a noun phrase: "retirer … de votre
+	// liste d'exclusion", "quiten … de su lista de exclusión".
+	{"fr", phaseUndo, 3, "retir*|supprim*|enlev*|sort* ~6 liste|listes ~2 exclusion|exclusions|blocage|blocages|noire"},
+	{"es", phaseUndo, 3, "quit*|elimin*|saq*|sac*|borr*|retir* ~6 lista|listas ~2 exclusión|exclusion|exclusiones|bloqueo|bloqueos|negra"},
+	{"pt", phaseUndo, 3, "remov*|retir*|tir*|elimin* ~6 lista|listas ~2 exclusão|exclusao|exclusões|exclusoes|bloqueio|bloqueios|negra"},
+	{"it", phaseUndo, 3, "rimuov*|togli*|cancell*|elimin* ~6 lista|liste|elenco|elenchi ~2 esclusione|esclusioni|blocco|blocchi|nera"},
+	{"ca", phaseUndo, 3, "elimin*|traieu|treieu|treguin|esborr*|retir*|suprim* ~6 llista|llistes ~2 exclusió|exclusio|exclusions|bloqueig|bloquejos|negra"},
+	{"nl", phaseUndo, 3, "verwijder*|haal|halen ~6 lijst ~2 uitsluiting*|geblokkeerde|blokkades"},
+
 	// No longer excluded: "we no longer want to be excluded", "wir wollen
 	// nicht mehr ausgeschlossen sein", "ne plus être exclus".
 	{"en", phaseUndo, 3, "no ~0 longer ~1 excluded|blocked|banned|blacklisted|blocklisted"},
