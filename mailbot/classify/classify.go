@@ -1022,7 +1022,65 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			sc.lang = r.lang
 		}
 	}
+	reportedAgain(&sc, toks)
 	return sc
+}
+
+// botWords are the words of the BOT macro: the crawler itself.
+var botWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["BOT"], "|") {
+		st.alts = append(st.alts, parseAlt(a))
+	}
+	return st
+}()
+
+// reportedAgain takes the weight from the "again" hits that report what
+// the crawler did rather than ask for anything: "your bot crawled
+// example.com again last night", "jūsu robots atkal apmeklēja …". Such a
+// sentence names the crawler and holds no word that asks or allows
+// ("please", "may", "could you"). The hit stays among the hits, so the
+// message is still never applied without a human.
+func reportedAgain(sc *scored, toks []token) {
+	sentence := sentences(toks)
+	for i := range sc.hits {
+		h := &sc.hits[i]
+		if h.phase != phaseAgain || h.weight == 0 {
+			continue
+		}
+		bot, asking := false, false
+		for k := range toks {
+			if sentence[k] != sentence[h.first] {
+				continue
+			}
+			w := toks[k].folded
+			if botWords.matches(w) {
+				bot = true
+			}
+			if mayWords[w] || asksReader(toks, k) || askMarkers[w] {
+				asking = true
+			}
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
+				asking = true
+			}
+		}
+		if bot && !asking {
+			sc.re -= h.weight
+			h.weight = 0
+		}
+	}
+}
+
+// askMarkers (folded) ask or allow, beyond mayWords: modals of what
+// should be, and the request words of the languages we read.
+var askMarkers = map[string]bool{
+	"should": true, "must": true, "shall": true, "let": true, "sollte": true, "soll": true, "sollen": true,
+	"durfen": true, "darf": true, "devrait": true, "doit": true, "dovrebbe": true, "deve": true, "deberia": true,
+	"debe": true, "deveria": true, "moet": true, "mag": true, "bor": true, "skal": true, "ska": true,
+	"mel": true, "mela": true, "mal": true, "mala": true, "powinien": true, "powinno": true, "kell": true,
+	"kellene": true, "pitaisi": true, "ar": true, "trebui": true, "trebuie": true, "treba": true,
 }
 
 // wishNegators deny the wish that a crawl go on ("je ne souhaite pas que

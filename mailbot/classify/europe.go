@@ -339,6 +339,7 @@ var europeRules = []keywordRule{
 	{"de", phaseAgain, 2, "machen|macht ~2 das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig"},
 	{"de", phaseAgain, 2, "das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig ~0 machen|zu|gemacht"},
 	{"de", phaseGoOn, 1, "weiterhin|weiter ~3 erfasst|gecrawlt|indexiert|besucht|gelistet ~1 werden|bleiben|sein"},
+	{"de", phaseExclude, 2, "stellen|stellt ~4 {CRAWLV}|crawling|crawlen|indexierung|besuche|zugriffe ~2 ein"},
 	{"de", phaseThanks, 0, "wir|ich ~0 sperren|blockieren ~0 sie|euch"},
 	{"de", phaseExclude, 2, "wollen|will|möchten|möchte|wünschen ~1 nicht|keinesfalls ~0 dass ~6 {CRAWLV}|gecrawlt|indexiert"},
 	{"de", phaseExclude, 2, "sperren|blockieren ~0 sie ~5 {SITE}|{BOT}"},
