@@ -157,7 +157,7 @@ var mayWords = map[string]bool{
 	"prasome": true, "prasau": true, "galite": true, "ludzu": true, "ludzam": true, "varat": true,
 	"palun": true, "soovime": true, "dtoil": true, "joghgbok": true, "podeu": true, "volem": true,
 	"plau": true, "mesedez": true, "nahi": true, "gwelwch": true, "vinsamlegast": true, "viljum": true,
-	"molim": true, "молам": true, "молиме": true, "пожалуйста": true, "просим": true, "прошу": true,
+	"molim": true, "молам": true, "молиме": true, "пожалуиста": true, "просим": true, "прошу": true,
 	"хотим": true, "lutem": true, "duam": true, "jogħgbok": true,
 }
 

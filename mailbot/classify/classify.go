@@ -160,6 +160,9 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
 			ev.opposite = append(ev.opposite, returnCues(&sc, toks)...)
 			ev.conflict = listConflict(&sc, toks)
+			if ev.conflict == "" {
+				ev.conflict = negatedListConflict(&sc, toks)
+			}
 			if ev.cue != fromAgreement {
 				ev.doubts = doubts(&sc, toks, bodyStart)
 			}
@@ -449,8 +452,8 @@ var ifWords = map[string]bool{
 var possibleWords = map[string]bool{
 	"possible": true, "moglich": true, "possibile": true, "posible": true, "mozno": true, "mozne": true,
 	"lehetseges": true, "mogelijk": true, "muligt": true, "mojliv": true, "mozliwe": true, "you": true,
-	"joghgbok": true, "jogħgbok": true, "įmanoma": true, "imanoma": true, "iespejams": true, "voimalik": true,
-	"moguce": true, "moguće": true, "возможно": true, "mundur": true,
+	"joghgbok": true, "jogħgbok": true, "imanoma": true, "iespejams": true, "voimalik": true,
+	"moguce": true, "возможно": true, "mundur": true,
 }
 
 // gratefulWords before an "if" make it a polite request: "we would
@@ -819,7 +822,7 @@ var (
 		"respuesta automatica", "fuera de la oficina", "no se puede entregar",
 		"resposta automatica", "fora do escritorio", "ausente do escritorio", "nao entregue",
 		"automatisch antwoord", "afwezig", "onbestelbaar", "niet afgeleverd",
-		"automatisk svar", "autosvar", "fravaerende", "kunne ikke leveres", "ej levererat", "frånvaro", "franvaro",
+		"automatisk svar", "autosvar", "fravaerende", "kunne ikke leveres", "ej levererat", "franvaro",
 		"automatikus valasz", "hazon kivul", "szabadsagon", "nem kezbesitheto",
 		"automaticka odpoved", "mimo kancelar", "nedorucitelne", "nedorucitelna",
 		"automaticka odpoved", "mimo kancelarie", "nedorucitelna",
@@ -1134,7 +1137,7 @@ var deniedWishes = map[string]bool{
 // "bitte") or a contrast ("but", "aber") starts after them.
 var wishStops = map[string]bool{
 	"please": true, "pls": true, "kindly": true, "bitte": true, "but": true, "however": true, "aber": true,
-	"sondern": true, "mais": true, "pero": true, "però": true, "ma": true, "mas": true, "maar": true, "men": true,
+	"sondern": true, "mais": true, "pero": true, "ma": true, "mas": true, "maar": true, "men": true,
 	"ale": true, "але": true, "но": true, "али": true, "mutta": true, "dar": true, "ali": true, "toda": true,
 }
 

@@ -108,6 +108,173 @@ func listConflict(sc *scored, toks []token) string {
 	return ""
 }
 
+// listNouns (folded stems) are the nouns of a list in the languages the
+// LIST macro does not spell: "sąrašas", "saraksts", "nimekiri", "liosta",
+// "llista", "zerrenda", "rhestr", "popis", "spisak", "список", "листа".
+var listNouns = []string{
+	"saras", "sarakst", "nimekir", "loend", "liosta", "llist", "zerrenda", "rhestr", "popis", "spis",
+	"спис", "лист", "λιστ", "listen", "listan", "listy", "liste", "lijst",
+}
+
+// crawlStems (folded) are verbs of crawling in the languages the CRAWLV
+// macro does not spell, and the Cyrillic ones.
+var crawlStems = []string{
+	"rastrex", "rastreja", "indekse", "indeksuo", "kulasta", "inneacs", "arakat", "gropian",
+	"cropian", "skrid", "posjec", "posec", "apmekl", "vizit", "zvarrit", "tindicj", "scansion", "lanky",
+	"индекс", "сканир", "посещ", "посеща", "обход", "обхожда", "краул", "індекс", "скану", "відвіду", "посећ",
+}
+
+// siteNouns (folded stems) are the nouns of a site in the languages the
+// SITE macro does not spell.
+var siteNouns = []string{
+	"sajt", "svetain", "vietn", "sait", "suiomh", "gwefan", "webgune", "vefsid", "vefi", "stranic", "faqe",
+	"lloc", "webs", "саит", "сајт", "страниц", "ιστοτοπ", "ιστοσελιδ",
+}
+
+// siteOnlyWords are the words of the SITE macro: a site, not the crawler.
+var siteOnlyWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["SITE"], "|") {
+		if a != "HOST" {
+			st.alts = append(st.alts, parseAlt(a))
+		}
+	}
+	return st
+}()
+
+// crawlWords are the words of the CRAWLV macro.
+var crawlWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["CRAWLV"], "|") {
+		st.alts = append(st.alts, parseAlt(a))
+	}
+	return st
+}()
+
+// negatedCrawl reports whether toks[k] denies a crawl: a negator followed
+// within two words by a verb of crawling ("don't crawl", "ne pas
+// explorer", "nie indeksujecie"), or one word that fuses them
+// ("neprocházíte", "neindeksuojamų", "неиндексирани"). It returns the
+// position of the crawl word.
+func negatedCrawl(toks []token, k int) (int, bool) {
+	isCrawl := func(w string) bool {
+		return crawlWords.matches(w) || hasStem(w, crawlStems)
+	}
+	w := toks[k].folded
+	for _, p := range []string{"ne", "nie", "не", "ні"} {
+		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 && isCrawl(rest) {
+			return k, true
+		}
+	}
+	if !negators[w] && !wishNegators[w] && w != "no" && w != "non" && w != "ne" && w != "не" {
+		return 0, false
+	}
+	for j := k + 1; j < len(toks) && j <= k+3; j++ {
+		if toks[j].folded == tokBarrier {
+			break
+		}
+		if isCrawl(toks[j].folded) {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// andWords (folded) join two requests: "and", "und", "et", "y", "и".
+// Words that are also something else in a neighbour language (Czech "a"
+// is French "à", Polish "i" is Danish "I") are left out; Hungarian "és"
+// and Romanian "și" stay, as "es" and "si" rarely stand inside a list's
+// description.
+var andWords = map[string]bool{
+	"and": true, "und": true, "et": true, "y": true, "e": true, "og": true, "och": true, "oraz": true,
+	"agus": true, "eta": true, "ac": true, "ir": true, "и": true, "і": true, "και": true, "ve": true,
+	"dhe": true, "es": true, "si": true, "also": true, "too": true, "auch": true, "aussi": true, "anche": true, "tambien": true,
+	"ook": true,
+}
+
+// fusedImperative reports whether a word that fuses a negation with a verb
+// of crawling is an imperative ("neprocházejte", "neindeksuokite"): a
+// request of its own, not what a list holds ("neprocházíte").
+func fusedImperative(w string) bool {
+	return strings.HasSuffix(w, "jte") || strings.HasSuffix(w, "kite")
+}
+
+// negatedListConflict returns the removal word and the denied crawl of a
+// sentence that asks to take a site off a list of what is not crawled:
+// "remove example.com from the list of sites you don't crawl", "take it
+// off your do-not-crawl list", "retirer … de la liste des sites à ne pas
+// explorer", "odstraňte … ze seznamu webů, které neprocházíte". Such a
+// removal asks to be crawled again. "" when none.
+func negatedListConflict(sc *scored, toks []token) string {
+	sentence := sentences(toks)
+	seen := map[int]bool{}
+	for _, h := range sc.hits {
+		if h.phase != phaseExclude || seen[sentence[h.first]] {
+			continue
+		}
+		s := sentence[h.first]
+		seen[s] = true
+		removal, list := -1, -1
+		for k := range toks {
+			if sentence[k] != s {
+				continue
+			}
+			w := toks[k].folded
+			if removal < 0 && hasStem(w, removalStems) {
+				removal = k
+				continue
+			}
+			if removal >= 0 && list < 0 && (listWords.matches(w) && !crawlWords.matches(w) || hasStem(w, listNouns)) {
+				list = k
+			}
+			if removal < 0 {
+				continue
+			}
+			c, ok := negatedCrawl(toks, k)
+			if !ok {
+				continue
+			}
+			// The list, then the sites it holds and what is not done to
+			// them ("list of sites you don't crawl", "Liste der nicht zu
+			// crawlenden Seiten"); or the denial before its list
+			// ("do-not-crawl list", "nem indexelt oldalak listájáról"). A
+			// denial joined by "and", or with no sites between, is a
+			// request of its own: "remove it from your index and do not
+			// crawl it again", "… zo zoznamu a váš robot ju už
+			// nenavštevoval".
+			isSite := func(w string) bool { return siteOnlyWords.matches(w) || hasStem(w, siteNouns) }
+			after := false
+			if list >= 0 && list < k && !(c == k && fusedImperative(toks[k].folded)) {
+				for j := list + 1; j < k; j++ {
+					if isSite(toks[j].folded) {
+						after = true
+					}
+				}
+				for j := c + 1; j < len(toks) && j <= c+2 && sentence[j] == s; j++ {
+					if isSite(toks[j].folded) {
+						after = true
+					}
+				}
+				for j := list + 1; j < k; j++ {
+					if andWords[toks[j].folded] {
+						after = false
+					}
+				}
+			}
+			before := false
+			for j := c + 1; j < len(toks) && j <= c+3 && sentence[j] == s; j++ {
+				if listWords.matches(toks[j].folded) && !crawlWords.matches(toks[j].folded) || hasStem(toks[j].folded, listNouns) {
+					before = true
+				}
+			}
+			if after || before {
+				return fmt.Sprintf("'%s' … '%s'", toks[removal].lower, toks[k].lower)
+			}
+		}
+	}
+	return ""
+}
+
 // backWords (folded) say "back" in the languages we read: "take us back
 // into your index", "zurück", "späť", "z powrotem", "vissza", "πίσω".
 // reStems are the verbs of putting something back: "re-include",
