@@ -134,7 +134,8 @@ var (
 		"dont": true, "nao": true, "niekada": true, "nekad": true, "mitte": true, "iial": true, "kunagi": true,
 		"riamh": true, "choiche": true, "qatt": true, "inoiz": true, "byth": true, "aldrei": true, "ekki": true,
 		"nikad": true, "nikada": true, "никад": true, "никада": true, "никогаш": true, "никогда": true,
-		"не": true, "kurre": true, "mos": true, "nuk": true, "ddim": true,
+		"не": true, "kurre": true, "mos": true, "nuk": true, "ddim": true, "peidiwch": true, "arge": true,
+		"nemojte": true, "немојте": true, "alkaa": true,
 	}
 )
 
@@ -216,12 +217,16 @@ func againCues(sc *scored, toks []token) []string {
 }
 
 // afterStop reports whether toks[i] follows, within three words, an
-// exclusion request that stops or removes ("stop crawling us again",
-// "remove us again"): the "again" belongs to that request.
+// exclusion request that stops, removes or forbids ("stop crawling us
+// again", "remove us again", "peidiwch ag ymweld â … eto"): the "again"
+// belongs to that request.
 func afterStop(sc *scored, toks []token, sentence []int, i int) bool {
 	for _, h := range sc.hits {
 		if h.phase != phaseExclude || sentence[h.first] != sentence[i] || h.last >= i || i-h.last > 3 {
 			continue
+		}
+		if againNegators[toks[h.first].folded] {
+			return true // a negative imperative: "nemojte …", "ärge …"
 		}
 		for _, v := range negatorStops {
 			if strings.HasPrefix(toks[h.first].folded, v) {

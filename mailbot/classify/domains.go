@@ -127,9 +127,11 @@ func hostCandidate(s string) string {
 	}
 	tld := labels[len(labels)-1]
 	if i := strings.IndexByte(tld, '-'); i > 0 && caseSuffix(tld[i+1:]) && knownTLD(tld[:i]) {
-		// A grammatical case ending written after the name with a hyphen
-		// (Hungarian "example.hu-t", "-ról", Croatian "example.hr-a",
-		// Czech "example.cz-u"): the name is what comes before it.
+		// A grammatical case ending or the rest of a compound written
+		// after the name with a hyphen (Hungarian "example.hu-t", "-ról",
+		// Croatian "example.hr-a", Czech "example.cz-u", Finnish
+		// "example.fi-sivustoa"): the name is what comes before it. No
+		// top-level domain is followed by a hyphen and letters.
 		s = s[:len(s)-len(tld)+i]
 		tld = tld[:i]
 	}
@@ -147,7 +149,8 @@ func hostCandidate(s string) string {
 	return s
 }
 
-// caseSuffix reports whether s may be a case ending: one to five letters.
+// caseSuffix reports whether s may be a case ending or the rest of a
+// compound: one to 24 letters.
 func caseSuffix(s string) bool {
 	n := 0
 	for _, r := range s {
@@ -156,7 +159,7 @@ func caseSuffix(s string) bool {
 		}
 		n++
 	}
-	return n >= 1 && n <= 5
+	return n >= 1 && n <= 24
 }
 
 // knownTLD says whether tld is a top-level domain of the Public Suffix
