@@ -121,7 +121,7 @@ var europeRules = []keywordRule{
 	{"ca", phaseUndo, 3, "eliminat|tret|retirat|tregut ~3 disallow*|bloqueig|prohibició|prohibicio"},
 	{"ca", phaseUndo, 3, "reincloeu|reincloure|reinclogueu|readmeteu|reindexeu|reindexar|desbloquegeu|desbloquejar"},
 	{"ca", phaseExclude, 2, "no ~0 torneu|tornin|torni|tornis|tornessin ~1 a ~1 {CRAWLV}|rastreja*|indexar|visitar|entrar"},
-	{"ca", phaseExclude, 2, "deixeu|deixin|deixi|deixar|deixa|deixés|deixes|deixessin ~0 de ~1 {CRAWLV}|rastreja*|indexa*|{BOT}"},
+	{"ca", phaseExclude, 2, "deixeu|deixin|deixi|deixar|deixés|deixes|deixessin ~0 de ~1 {CRAWLV}|rastreja*|indexa*|{BOT}"},
 	{"ca", phaseExclude, 2, "atureu|aturin|aturi|aturar|pareu|parin|cesseu ~3 {CRAWLV}|{BOT}|rastreig|indexació|indexacio"},
 	{"ca", phaseExclude, 2, "elimineu|eliminin|elimini|traieu|treieu|treguin|tregui|esborreu|esborrin|suprimiu|retireu ~8 {LIST}|HOST|web|lloc|domini|índex|llista*"},
 	{"ca", phaseExclude, 2, "exclogueu|excloguin|exclogui|excloure|excloeu"},
@@ -160,7 +160,8 @@ var europeRules = []keywordRule{
 	{"gl", phaseExclude, 2, "non ~1 queremos|quero|desexamos|desexo ~6 {CRAWLV}|{BOT}|índice|indice|rastrex*"},
 	{"gl", phaseAgain, 2, "de ~0 novo ~3 {CRAWLV}|rastrex*|inclú*|inclu*"},
 	{"gl", phaseAgain, 2, "{CRAWLV}|rastrex*|incluír|incluir ~3 de ~0 novo"},
-	{"gl", phaseAgain, 2, "novamente|outra ~3 {CRAWLV}|rastrex*|inclú*|inclu*"},
+	{"gl", phaseAgain, 2, "novamente ~3 {CRAWLV}|rastrex*|inclú*|inclu*"},
+	{"gl", phaseAgain, 2, "outra ~0 vez ~3 {CRAWLV}|rastrex*|inclú*|inclu*"},
 	{"gl", phaseAgain, 2, "volvan|volvede|volver ~2 {CRAWLV}|rastrex*|incluír|incluir"},
 	{"gl", phaseAgain, 2, "cambiamos|mudamos ~1 de ~0 opinión|opinion|idea|parecer"},
 
@@ -319,7 +320,11 @@ var europeRules = []keywordRule{
 
 	// Block our site (imperative): "bitte sperren Sie auch unseren zweiten
 	// Shop", "veuillez bloquer notre site", "please block example.com".
-	{"en", phaseExclude, 2, "please|kindly|pls ~2 block|ban|blacklist ~4 {SITE}|HOST"},
+	{"es", phaseThanks, 0, "no ~1 bloqueen|bloquee|bloquead|bloqueéis|bloquear"},
+	{"nl", phaseThanks, 0, "blokkeer|blokkeert ~4 niet"},
+	{"de", phaseThanks, 0, "sperren|blockieren ~0 sie ~5 nicht|keinesfalls|keinen"},
+	{"en", phaseExclude, 2, "please|kindly|pls ~0 block|ban|blacklist ~4 {SITE}|HOST"},
+	{"en", phaseExclude, 2, "please|kindly|pls ~0 also ~0 block|ban|blacklist ~4 {SITE}|HOST"},
 	{"fr", phaseExclude, 2, "bloquez ~4 {SITE}|HOST|notre"},
 	{"it", phaseExclude, 2, "bloccate|blocchiate ~4 {SITE}|HOST|nostro"},
 	{"es", phaseExclude, 2, "bloqueen|bloquead|bloquee ~4 {SITE}|HOST|nuestro"},
