@@ -22,7 +22,7 @@ package classify
 // without them; Maltese ħ does not fold and is spelt both ways.
 var europeRules = []keywordRule{
 	// Lithuanian.
-	{"lt", phaseThanks, 0, "nenusto*|nesustabdyk*|nešalink*|nesalink*|neišbrauk*|neisbrauk*|netrink*|neblokuok*"},
+	{"lt", phaseThanks, 0, "nenusto*|nesustabdyk*|nešalink*|nesalink*|nepašalin*|nepasalin*|neišbrauk*|neisbrauk*|netrink*|neištrink*|neistrink*|neblokuok*|neužblokuok*|neuzblokuok*"},
 	{"lt", phaseThanks, 0, "kitaip|priešingu|priesingu ~4 užblokuos*|uzblokuos*|blokuos*"},
 	{"lt", phaseThanks, 0, "užblokuosime|uzblokuosime|blokuosime"},
 	{"lt", phaseUndo, 3, "atblokuok*|atblokuot*|atblokav*"},
@@ -166,7 +166,7 @@ var europeRules = []keywordRule{
 	{"gl", phaseAgain, 2, "cambiamos|mudamos ~1 de ~0 opinión|opinion|idea|parecer"},
 
 	// Welsh.
-	{"cy", phaseThanks, 0, "peidiwch ~2 stopio|rhoi|tynnu|dileu|atal|blocio"},
+	{"cy", phaseThanks, 0, "peidiwch ~2 stopio|rhoi|tynnu|thynnu|dynnu|dileu|ddileu|atal|blocio|flocio"},
 	{"cy", phaseThanks, 0, "byddwn ~2 blocio|rhwystro|gwahardd"},
 	{"cy", phaseUndo, 3, "dadflocio|dadflociwch"},
 	{"cy", phaseUndo, 3, "tynnu|dileu|codi ~3 disallow*|bloc|gwaharddiad|waharddiad"},
@@ -215,6 +215,7 @@ var europeRules = []keywordRule{
 
 	// Serbian Cyrillic and Macedonian.
 	{"sr", phaseThanks, 0, "немојте ~2 престати|престајати|уклањати|уклонити|брисати|блокирати|искључити"},
+	{"sr", phaseThanks, 0, "не ~1 отстранувајте|отстранете|бришете|престанувајте|блокирајте|запирајте"},
 	{"sr", phaseThanks, 0, "супротном|иначе ~4 блокир*|забран*"},
 	{"sr", phaseUndo, 3, "деблокир*|одблокир*"},
 	{"sr", phaseUndo, 3, "уклоните|избришите|обришите|скините|отстранете|избришете|извадете ~6 блокиран*|забрањен*|забранет*|црн*|искључен*|исклучен*"},
