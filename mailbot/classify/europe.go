@@ -193,7 +193,7 @@ var europeRules = []keywordRule{
 	{"is", phaseExclude, 2, "ekki ~3 skríða|skrida|skrá|skra|{CRAWLV}|heimsækja|heimsaekja|vísa|visa"},
 	{"is", phaseExclude, 2, "skríða|skrida|skrá|skra|heimsækja|heimsaekja|vísa|visa ~1 ekki"},
 	{"is", phaseExclude, 2, "viljum ~1 ekki ~6 {BOT}|{CRAWLV}|vélmenni*|velmenni*|skríð*|skrid*|skrá*|skra*"},
-	{"is", phaseExclude, 2, "bönnum|bonnum|bönnum ~4 {BOT}|{CRAWLV}|vélmenni*|velmenni*|aðgang*|adgang*"},
+	{"is", phaseExclude, 2, "bönnum|bonnum ~4 {BOT}|{CRAWLV}|vélmenni*|velmenni*|aðgang*|adgang*"},
 	{"is", phaseAgain, 2, "{CRAWLV}|skrá*|skra*|skríð*|skrid*|heimsæk*|heimsaek*|takið|takid|bætið|baetid ~4 aftur"},
 	{"is", phaseAgain, 2, "skiptum ~2 skoðun|skodun"},
 
