@@ -319,21 +319,30 @@ var europeRules = []keywordRule{
 	{"pt", phaseUndo, 3, "mais ~2 excluídos|excluído|excluída|excluídas|bloqueados|bloqueado|bloqueada|bloqueadas"},
 	{"ca", phaseUndo, 3, "seguir|més ~2 exclosos|exclòs|exclosa|excloses|bloquejats|bloquejat|bloquejada|bloquejades"},
 
-	// Block our site (imperative): "bitte sperren Sie auch unseren zweiten
-	// Shop", "veuillez bloquer notre site", "please block example.com".
+	// Block our site, asked for: "bitte sperren Sie auch unseren zweiten
+	// Shop", "bloquez notre site", "please block example.com". Only
+	// forms that ask: a form that also reports ("vous bloquez notre site",
+	// "seit Wochen sperren Sie unsere Seite", "u blokkeert") is a
+	// complaint, and such a writer wants to be crawled.
+	{"fr", phaseThanks, 0, "vous ~0 bloquez"},
+	{"ca", phaseThanks, 0, "vosaltres|vós|vos ~0 bloquegeu"},
+	{"sv", phaseThanks, 0, "kommer ~1 att ~0 blockera|spärra"},
 	{"es", phaseThanks, 0, "no ~1 bloqueen|bloquee|bloquead|bloqueéis|bloquear"},
-	{"nl", phaseThanks, 0, "blokkeer|blokkeert ~4 niet"},
+	{"nl", phaseThanks, 0, "blokkeer ~4 niet"},
 	{"de", phaseThanks, 0, "sperren|blockieren ~0 sie ~5 nicht|keinesfalls|keinen"},
 	{"en", phaseExclude, 2, "please|kindly|pls ~0 block|ban|blacklist ~4 {SITE}|HOST"},
 	{"en", phaseExclude, 2, "please|kindly|pls ~0 also ~0 block|ban|blacklist ~4 {SITE}|HOST"},
+	{"de", phaseExclude, 2, "bitte ~2 sperren|blockieren ~0 sie ~5 {SITE}|{BOT}"},
+	{"de", phaseExclude, 2, "sperren|blockieren ~0 sie ~0 bitte ~5 {SITE}|{BOT}"},
 	{"fr", phaseExclude, 2, "bloquez ~4 {SITE}|HOST|notre"},
-	{"it", phaseExclude, 2, "bloccate|blocchiate ~4 {SITE}|HOST|nostro"},
-	{"es", phaseExclude, 2, "bloqueen|bloquead|bloquee ~4 {SITE}|HOST|nuestro"},
+	{"it", phaseExclude, 2, "favore|cortesia|potete|potreste ~0 bloccate|bloccare|blocchiate ~4 {SITE}|HOST|nostro"},
+	{"it", phaseExclude, 2, "prego|chiedo|chiediamo ~1 di ~0 bloccare ~4 {SITE}|HOST|nostro"},
+	{"es", phaseExclude, 2, "bloqueen|bloquead ~4 {SITE}|HOST|nuestro"},
 	{"pt", phaseExclude, 2, "bloqueiem|bloqueie ~4 {SITE}|HOST|nosso"},
-	{"nl", phaseExclude, 2, "blokkeer|blokkeert ~4 {SITE}|HOST|onze"},
-	{"da", phaseExclude, 2, "bloker|blokker|blockera ~4 {SITE}|HOST|vores|vår|vårt|nettsted*|webbplats*"},
-	{"cs", phaseExclude, 2, "zablokujte|zablokujcie|zablokuj ~4 {SITE}|HOST|náš|naši|nasz*"},
-	{"hu", phaseExclude, 2, "tiltsák|tiltsak|blokkolják|blokkoljak ~4 {SITE}|HOST"},
+	{"nl", phaseExclude, 2, "blokkeer ~4 {SITE}|HOST|onze"},
+	{"da", phaseExclude, 2, "bloker|blokker ~4 {SITE}|HOST|vores|vår|vårt|nettsted*"},
+	{"cs", phaseExclude, 2, "zablokujte|zablokujcie ~4 {SITE}|HOST|náš|naši|nasz*"},
+	{"hu", phaseExclude, 2, "tiltsák|tiltsak ~4 {SITE}|HOST"},
 	{"lt", phaseExclude, 2, "užblokuokite|uzblokuokite ~4 svetain*|HOST|{BOT}|robot*"},
 	{"lv", phaseExclude, 2, "bloķējiet|blokejiet ~4 vietn*|HOST|{BOT}|robot*"},
 	{"et", phaseExclude, 2, "blokeerige ~4 sait*|HOST|{BOT}|robot*"},
@@ -342,8 +351,8 @@ var europeRules = []keywordRule{
 	{"ru", phaseExclude, 2, "заблокируйте ~4 сайт*|HOST|робот*|бот*"},
 	{"sr", phaseExclude, 2, "блокирајте|блокирайте ~4 сајт*|сайт*|HOST|робот*"},
 	{"uk", phaseExclude, 2, "заблокуйте ~4 сайт*|HOST|робот*|бот*"},
-	{"ro", phaseExclude, 2, "blocați|blocati ~4 site*|HOST|{BOT}"},
-	{"sq", phaseExclude, 2, "bllokoni ~4 faqe*|HOST|{BOT}|robot*"},
+	{"ro", phaseExclude, 2, "să|sa ~0 blocați|blocati ~4 site*|HOST|{BOT}"},
+	{"sq", phaseExclude, 2, "lutem|lutemi ~3 bllokoni ~4 faqe*|HOST|{BOT}|robot*"},
 
 	// German: undo it, and being indexed or crawled going on.
 	{"de", phaseAgain, 2, "machen|macht ~2 das|es|dies|dieses|diesen|alles ~1 rückgängig|ruckgangig"},
@@ -352,5 +361,4 @@ var europeRules = []keywordRule{
 	{"de", phaseExclude, 2, "stellen|stellt ~4 {CRAWLV}|crawling|crawlen|indexierung|besuche|zugriffe ~2 ein"},
 	{"de", phaseThanks, 0, "wir|ich ~0 sperren|blockieren ~0 sie|euch"},
 	{"de", phaseExclude, 2, "wollen|will|möchten|möchte|wünschen ~1 nicht|keinesfalls ~0 dass ~6 {CRAWLV}|gecrawlt|indexiert"},
-	{"de", phaseExclude, 2, "sperren|blockieren ~0 sie ~5 {SITE}|{BOT}"},
 }
