@@ -145,7 +145,7 @@ var europeRules = []keywordRule{
 	{"eu", phaseUndo, 3, "blokeo*|debeku*|disallow* ~3 kendu|kentzea|altxatu|ezabatu"},
 	{"eu", phaseExclude, 2, "utzi|gelditu|geldiarazi|eten ~4 {CRAWLV}|{BOT}|arakatz*|arakatu|bisitatz*|robot*"},
 	{"eu", phaseExclude, 2, "ezabatu|kendu|atera|baztertu ~8 {LIST}|HOST|webgune*|zerrenda*|indize*|gunea"},
-	{"eu", phaseExclude, 2, "ez ~2 indexatu|arakatu|bisitatu|{CRAWLV}"},
+	{"eu", phaseExclude, 2, "ez ~2 indexatu|arakatu|bisitatu|eskaneatu"},
 	{"eu", phaseExclude, 2, "ez ~1 dugu ~1 nahi ~6 {CRAWLV}|{BOT}|robot*|arakatz*|arakatu|bisitatz*"},
 	{"eu", phaseExclude, 2, "debeka* ~4 {CRAWLV}|{BOT}|robot*|sarbide*"},
 	{"eu", phaseAgain, 2, "berriro|berriz ~4 {CRAWLV}|arakatu|sartu|gehitu|bisitatu|indexatu"},
@@ -156,7 +156,7 @@ var europeRules = []keywordRule{
 	{"gl", phaseThanks, 0, "bloquearemos|bloquearei"},
 	{"gl", phaseExclude, 2, "deixen|deixade|deixe|deixar|deixedes ~0 de ~1 {CRAWLV}|rastrex*|{BOT}"},
 	{"gl", phaseExclude, 2, "eliminade|quitade|retirade|sacade|borrade ~8 {LIST}|HOST|sitio|web|dominio"},
-	{"gl", phaseExclude, 2, "non ~3 {CRAWLV}|rastrex*"},
+	{"gl", phaseExclude, 2, "non ~2 rastrex*|indexen|indexe|visiten|visite|rastreen|rastree|accedan"},
 	{"gl", phaseExclude, 2, "non ~1 queremos|quero|desexamos|desexo ~6 {CRAWLV}|{BOT}|índice|indice|rastrex*"},
 	{"gl", phaseAgain, 2, "de ~0 novo ~3 {CRAWLV}|rastrex*|inclú*|inclu*"},
 	{"gl", phaseAgain, 2, "{CRAWLV}|rastrex*|incluír|incluir ~3 de ~0 novo"},
@@ -255,7 +255,7 @@ var europeRules = []keywordRule{
 	{"sq", phaseUndo, 3, "hiqni|hoqëm|hoqem ~3 bllokim*|ndalim*|disallow*"},
 	{"sq", phaseExclude, 2, "ndaloni|ndalni ~4 {CRAWLV}|{BOT}|indeksim*|zvarrit*|skanim*|vizit*"},
 	{"sq", phaseExclude, 2, "hiqni|fshini|largoni ~8 {LIST}|HOST|faqe*|sit*|indeks*"},
-	{"sq", phaseExclude, 2, "mos ~3 indeksoni|vizitoni|skanoni|zvarritni|{CRAWLV}"},
+	{"sq", phaseExclude, 2, "mos ~3 indeksoni|vizitoni|skanoni|zvarritni|indeksojnë|indeksojne"},
 	{"sq", phaseExclude, 2, "nuk ~1 duam|dëshirojmë|deshirojme|dua ~6 {BOT}|{CRAWLV}|indeks*|vizit*|robot*"},
 	{"sq", phaseExclude, 2, "përjashtoni|perjashtoni ~6 HOST|faqe*|{LIST}"},
 	{"sq", phaseAgain, 2, "përsëri|perseri|sërish|serish|rishtazi ~4 {CRAWLV}|indeks*|vizit*|përfshi*|perfshi*|shto*"},
@@ -318,6 +318,10 @@ var europeRules = []keywordRule{
 	{"es", phaseUndo, 3, "más|seguir ~2 excluidos|excluido|excluida|excluidas|bloqueados|bloqueado|bloqueada|bloqueadas"},
 	{"pt", phaseUndo, 3, "mais ~2 excluídos|excluído|excluída|excluídas|bloqueados|bloqueado|bloqueada|bloqueadas"},
 	{"ca", phaseUndo, 3, "seguir|més ~2 exclosos|exclòs|exclosa|excloses|bloquejats|bloquejat|bloquejada|bloquejades"},
+
+	// English compounds with "non-" describe pages, they ask nothing:
+	// "non-indexed pages" is not Italian "non indicizzare".
+	{"en", phaseThanks, 0, "non ~0 indexed|crawled|indexable|crawlable|visited|scanned"},
 
 	// Block our site, asked for: "bitte sperren Sie auch unseren zweiten
 	// Shop", "bloquez notre site", "please block example.com". Only
