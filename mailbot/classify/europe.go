@@ -29,7 +29,7 @@ var europeRules = []keywordRule{
 	{"lt", phaseUndo, 3, "pašalinkite|pasalinkite|pašalinti|pasalinti|išbraukite|isbraukite|išbraukti|isbraukti|ištrinkite|istrinkite|išimkite|isimkite ~6 užblokuot*|uzblokuot*|draudžiam*|draudziam*|juodoj*|juodąj*|juodaj*|išimčių|isimciu|blokuojam*|blokavim*|draudim*|neindeksuojam*|pašalint*|pasalint*"},
 	{"lt", phaseUndo, 3, "panaikink*|panaikint*|atšauk*|atsauk*|nuimk*|nuimt* ~3 draudim*|blokavim*|blokuot*|išimt*|isimt*|apribojim*|disallow*"},
 	{"lt", phaseUndo, 3, "pašalinome|pasalinome|panaikinome|nuėmėme|nuememe ~4 draudim*|blokavim*|disallow*"},
-	{"lt", phaseExclude, 2, "nebeindeks*|nebeskenu*|nebelank*|nebenuskait*|nebetikrin*|neindeksuok*|neindeksuot*|neskenuok*|nelanky*"},
+	{"lt", phaseExclude, 2, "nebeindeksuok*|nebeindeksuot*|nebeskenuok*|nebeskenuot*|nebelankyk*|nebelankyt*|nebenuskaityk*|nebenuskaityt*|neindeksuok*|neindeksuoti|neindeksuotų|neindeksuotu|neskenuok*|nelankyk*|nelankyti|nelankytų|nelankytu"},
 	{"lt", phaseExclude, 2, "nustok*|liaukit*|sustabdyk*|nutrauk*|sustabdyt* ~4 {CRAWLV}|{BOT}|indeksav*|skenav*|lanky*|tikrin*|naršy*|narsy*|robot*"},
 	{"lt", phaseExclude, 2, "pašalinkite|pasalinkite|pašalinti|pasalinti|išbraukite|isbraukite|išbraukti|isbraukti|ištrinkite|istrinkite|ištrinti|istrinti|išimkite|isimkite|išimti|isimti ~8 {LIST}|HOST|svetain*|sąraš*|saras*|indeks*|duomen*"},
 	{"lt", phaseExclude, 2, "nenorim*|nenoriu|nepageidauj* ~6 {CRAWLV}|{BOT}|lanky*|indeksuot*|skenuot*|robot*"},
@@ -48,7 +48,7 @@ var europeRules = []keywordRule{
 	{"lv", phaseUndo, 3, "atceļiet|atceliet|atcelt|noņemiet|noņemt|nonemiet|nonemt|izņēmām|iznemam|atcēlām|atcelam ~3 aizliegum*|bloķēšan*|blokesan*|ierobežojum*|ierobezojum*|disallow*"},
 	{"lv", phaseExclude, 2, "pārtrauc*|partrauc*|pārtrauk*|partrauk*|pārstāj*|parstaj*|apturēt|apturiet|beidziet|izbeidziet ~4 {CRAWLV}|{BOT}|indeksē*|indekse*|apmeklē*|apmekle*|skenē*|skene*|pārlūk*|parluk*"},
 	{"lv", phaseExclude, 2, "izņemiet|izņemt|iznemiet|iznemt|dzēsiet|dzesiet|dzēst|dzest|noņemiet|noņemt|nonemiet|nonemt|svītrojiet|svītrot|svitrojiet|svitrot ~8 {LIST}|HOST|vietn*|sarakst*|indeks*|datubāz*|datubaz*"},
-	{"lv", phaseExclude, 2, "neindeksē*|neindekse*|neapmeklē*|neapmekle*|neskenē*|neskene*"},
+	{"lv", phaseExclude, 2, "neindeksējiet|neindeksejiet|neindeksēt|neindekset|neindeksētu|neindeksetu|neapmeklējiet|neapmeklejiet|neapmeklēt|neapmeklet|neapmeklētu|neapmekletu|neskenējiet|neskenejiet|neskenēt|neskenet"},
 	{"lv", phaseExclude, 2, "nevēlam*|nevelam*|negribam|negribu ~6 {CRAWLV}|{BOT}|apmeklē*|apmekle*|indeksē*|indekse*|skenē*|skene*"},
 	{"lv", phaseExclude, 2, "aizliedz* ~4 {CRAWLV}|{BOT}|piekļuv*|piekluv*|apmeklē*|apmekle*"},
 	{"lv", phaseExclude, 2, "izslēdz*|izsledz*|izslēgt|izslegt ~6 {LIST}|HOST|vietn*|{BOT}|indeks*"},
@@ -72,7 +72,6 @@ var europeRules = []keywordRule{
 	{"et", phaseExclude, 2, "ärge|arge ~3 {CRAWLV}|indekseeri*|külasta*|kulasta*|roomake|skanee*"},
 	{"et", phaseExclude, 2, "ei ~0 soovi ~6 {CRAWLV}|{BOT}|indekseeri*|külasta*|kulasta*|robot*"},
 	{"et", phaseExclude, 2, "ei ~1 külastaks|kulastaks|indekseeriks|roomaks"},
-	{"et", phaseExclude, 2, "ei ~2 külasta*|kulasta*|indekseeri* ~2 enam"},
 	{"et", phaseExclude, 2, "keelame|keelan ~4 {CRAWLV}|{BOT}|juurdepääs*|juurdepaas*|robot*"},
 	{"et", phaseExclude, 2, "välista*|valista* ~6 HOST|sait*|{LIST}|{BOT}"},
 	{"et", phaseAgain, 2, "uuesti|jälle|jalle|taas|tagasi ~4 {CRAWLV}|indekseeri*|külasta*|kulasta*|lisa*|võtke|votke|indeks*|nimekir*"},
@@ -318,6 +317,32 @@ var europeRules = []keywordRule{
 	{"es", phaseUndo, 3, "más|seguir ~2 excluidos|excluido|excluida|excluidas|bloqueados|bloqueado|bloqueada|bloqueadas"},
 	{"pt", phaseUndo, 3, "mais ~2 excluídos|excluído|excluída|excluídas|bloqueados|bloqueado|bloqueada|bloqueadas"},
 	{"ca", phaseUndo, 3, "seguir|més ~2 exclosos|exclòs|exclosa|excloses|bloquejats|bloquejat|bloquejada|bloquejades"},
+
+	// A state reported, not a request: "example.com is not indexed",
+	// "has not been crawled", "wird nicht mehr gecrawlt", "non viene più
+	// indicizzato", "ya no es rastreado", "vaš robot ne indeksira". Such a
+	// writer usually wants to be crawled.
+	{"en", phaseThanks, 0, "is|are|was|were|am ~0 not|no|never ~1 crawled|indexed|scanned|visited|accessed|spidered|listed|included|found"},
+	{"en", phaseThanks, 0, "isn|aren|wasn|weren ~1 crawled|indexed|scanned|visited|accessed|spidered|listed|included|found"},
+	{"en", phaseThanks, 0, "not|never ~0 been|being ~0 crawled|indexed|scanned|visited|accessed|spidered|listed|included"},
+	{"en", phaseThanks, 0, "does ~0 not ~1 crawl|index|visit|scan|access|include|list"},
+	{"en", phaseThanks, 0, "doesn ~1 crawl|index|visit|scan|access|include|list"},
+	{"de", phaseThanks, 0, "wird|wurde|wurden|werden ~2 nicht|nie|kaum ~1 gecrawlt|indexiert|besucht|erfasst|gefunden|gelistet"},
+	{"nl", phaseThanks, 0, "wordt|werd|werden|worden|is ~2 niet|nooit ~1 gecrawld|geïndexeerd|geindexeerd|bezocht|gevonden"},
+	{"da", phaseThanks, 0, "bliver|blev|blir|er|var ~2 ikke|aldrig|aldri ~1 crawlet|indekseret|indeksert|besøgt|besøkt"},
+	{"sv", phaseThanks, 0, "blir|blev|är|var|blivit ~2 inte|aldrig ~1 crawlad|indexerad|besökt|crawlade|indexerade"},
+	{"fr", phaseThanks, 0, "est|sont|était|étaient ~1 pas|plus|jamais ~1 exploré*|indexé*|visité*|crawlé*|référencé*|parcouru*"},
+	{"fr", phaseThanks, 0, "pas|plus|jamais ~0 été ~0 exploré*|indexé*|visité*|crawlé*|référencé*|parcouru*"},
+	{"it", phaseThanks, 0, "non ~0 viene|vengono|è|sono|era|erano|è|stato|stata|stati|state ~2 indicizzat*|scansionat*|visitat*|crawlat*|esplorat*"},
+	{"es", phaseThanks, 0, "no ~0 es|está|son|están|fue|fueron|ha|han|era|eran ~2 rastread*|indexad*|visitad*|explorad*"},
+	{"pt", phaseThanks, 0, "não ~0 é|está|foi|são|estão|tem|têm|era|eram|foram ~2 rastread*|indexad*|visitad*"},
+	{"hr", phaseThanks, 0, "ne ~0 indeksira|indeksiraju|posjećuje|posjecuje|posećuje|posecuje|pretražuje|pretrazuje|obilazi|skenira"},
+	{"hr", phaseThanks, 0, "nije|nisu ~2 indeksiran*|posjećen*|posjecen*|posećen*|posecen*|pretražen*"},
+	{"ru", phaseThanks, 0, "не ~0 индексирует|индексируется|индексируют|посещает|сканирует|обходит|индексировался|индексировалась"},
+	{"uk", phaseThanks, 0, "не ~0 індексує|індексується|індексують|відвідує|сканує"},
+	{"bg", phaseThanks, 0, "не ~0 индексира|се|посещава|обхожда"},
+	{"cs", phaseThanks, 0, "není|nie ~1 je|indexován*|indexovan*|procházen*|prechádzan*|navštěvován*|navstevovan*"},
+	{"pl", phaseThanks, 0, "nie ~0 jest|są|był|była|było|zostaje|zostaną ~2 indeksowan*|odwiedzan*|skanowan*"},
 
 	// English compounds with "non-" describe pages, they ask nothing:
 	// "non-indexed pages" is not Italian "non indicizzare".
