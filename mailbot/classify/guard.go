@@ -456,6 +456,49 @@ func legalIn(sc *scored, toks []token) string {
 	return ""
 }
 
+// howWords (folded) ask how something is done when they stand just before
+// a request's verb ("how to remove", "wie ich … entfernen kann",
+// "comment retirer", "come rimuovere", "cómo eliminar", "kaip pašalinti",
+// "как удалить"); helpWords offer it ("we can help remove"). Either way
+// the words around them describe a procedure, they do not ask for it.
+var (
+	howWords = map[string]bool{
+		"how": true, "wie": true, "comment": true, "come": true, "como": true, "hoe": true, "hvordan": true,
+		"hur": true, "jak": true, "ako": true, "hogyan": true, "miten": true, "kuinka": true, "cum": true,
+		"kako": true, "πως": true, "nasil": true, "как": true, "як": true, "kaip": true, "ka": true,
+		"kuidas": true, "conas": true, "kif": true, "com": true, "nola": true, "sut": true, "hvernig": true,
+		"како": true, "qysh": true,
+	}
+	helpWords = map[string]bool{
+		"help": true, "helping": true, "assist": true, "helfen": true, "aider": true, "aiutare": true,
+		"aiutarvi": true, "ayudar": true, "ayudarle": true, "ajudar": true, "helpen": true, "hjaelpe": true,
+		"hjalpa": true, "pomoci": true, "pomoc": true, "segiteni": true,
+	}
+)
+
+// howAlsoAs (folded) are the how-words that also mean "as" ("come già
+// richiesto", "como propietario"): they count only right before the verb.
+var howAlsoAs = map[string]bool{
+	"come": true, "como": true, "com": true, "jak": true, "ako": true, "cum": true, "kaip": true, "как": true,
+	"як": true, "ka": true, "kako": true, "како": true, "πως": true,
+}
+
+// described returns the how- or help-word among the three words before
+// the hit's first word (the word right before it, for a how-word that
+// also means "as"), in its sentence, or "".
+func described(toks []token, sentence []int, first int) string {
+	for k := first - 1; k >= 0 && k >= first-3 && sentence[k] == sentence[first]; k-- {
+		w := toks[k].folded
+		if howAlsoAs[w] && k < first-1 {
+			continue
+		}
+		if howWords[w] || helpWords[w] {
+			return toks[k].lower
+		}
+	}
+	return ""
+}
+
 // plainRequest reports whether an exclusion hit of weight 2 or more in the
 // new text stands in a sentence of its own that is a plain request: not a
 // question (unless it asks us politely: "could you …?"), no condition
@@ -487,7 +530,7 @@ func plainRequest(sc *scored, toks []token, bodyStart int) bool {
 				polite = true
 			}
 		}
-		if questionAt(toks, h.first) && !polite || cond || doubtIn(words) != "" {
+		if questionAt(toks, h.first) && !polite || cond || doubtIn(words) != "" || described(toks, sentence, h.first) != "" {
 			continue
 		}
 		return true
@@ -510,6 +553,16 @@ func doubts(sc *scored, toks []token, bodyStart int) []string {
 	}
 	if d := doubtIn(toks); d != "" {
 		why = append(why, fmt.Sprintf("a word of doubt: '%s'", d))
+	}
+	sentence := sentences(toks)
+	for _, h := range sc.hits {
+		if h.phase != phaseExclude {
+			continue
+		}
+		if w := described(toks, sentence, h.first); w != "" {
+			why = append(why, fmt.Sprintf("the request words '%s' describe a procedure ('%s')", strings.Join(h.words, " "), w))
+			break
+		}
 	}
 	for i := 0; i < bodyStart && i < len(toks); i++ {
 		if toks[i].folded == tokBarrier && toks[i].lower == "?" {
