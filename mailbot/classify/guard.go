@@ -476,6 +476,34 @@ var (
 	}
 )
 
+// otherBots (folded) are other crawlers' names: a request that names one
+// and never names ours may be meant for someone else.
+var otherBots = map[string]bool{
+	"gptbot": true, "chatgpt": true, "searchbot": true, "bytespider": true, "ahrefsbot": true,
+	"semrushbot": true, "googlebot": true, "bingbot": true, "ccbot": true, "claudebot": true,
+	"anthropic": true, "petalbot": true, "mj12bot": true, "yandexbot": true, "baiduspider": true,
+	"dotbot": true, "applebot": true, "amazonbot": true, "facebookexternalhit": true, "externalagent": true,
+	"dataforseobot": true, "perplexitybot": true, "blexbot": true, "seznambot": true, "duckduckbot": true,
+	"imagesiftbot": true, "diffbot": true, "timpibot": true, "turnitinbot": true, "serpstatbot": true,
+	"barkrowler": true, "mojeekbot": true, "exabot": true, "sogou": true, "megaindex": true,
+}
+
+// otherBot returns another crawler's name when the text names one and
+// never names ours (LohiSoft, LohiSoftBot), "" otherwise.
+func otherBot(toks []token) string {
+	other := ""
+	for _, t := range toks {
+		w := t.folded
+		if strings.HasPrefix(w, "lohisoft") {
+			return ""
+		}
+		if other == "" && otherBots[w] {
+			other = t.lower
+		}
+	}
+	return other
+}
+
 // howAlsoAs (folded) are the how-words that also mean "as" ("come già
 // richiesto", "como propietario"): they count only right before the verb.
 var howAlsoAs = map[string]bool{
@@ -572,6 +600,10 @@ func doubts(sc *scored, toks []token, bodyStart int) []string {
 	}
 	if l := legalIn(sc, toks); l != "" {
 		why = append(why, fmt.Sprintf("legal words ('%s')", l))
+	}
+	if b := otherBot(toks); b != "" {
+		// Asked of the wrong crawler, however plainly: staff decide.
+		return append(why, fmt.Sprintf("another crawler is named ('%s'), not ours", b))
 	}
 	if len(why) == 0 || plainRequest(sc, toks, bodyStart) {
 		return nil
