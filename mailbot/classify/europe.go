@@ -31,7 +31,7 @@ var europeRules = []keywordRule{
 	{"lt", phaseUndo, 3, "pašalinome|pasalinome|panaikinome|nuėmėme|nuememe ~4 draudim*|blokavim*|disallow*"},
 	{"lt", phaseExclude, 2, "nebeindeksuok*|nebeindeksuot*|nebeskenuok*|nebeskenuot*|nebelankyk*|nebelankyt*|nebenuskaityk*|nebenuskaityt*|neindeksuok*|neindeksuoti|neindeksuotų|neindeksuotu|neskenuok*|nelankyk*|nelankyti|nelankytų|nelankytu"},
 	{"lt", phaseExclude, 2, "nustok*|liaukit*|sustabdyk*|nutrauk*|sustabdyt* ~4 {CRAWLV}|{BOT}|indeksav*|skenav*|lanky*|tikrin*|naršy*|narsy*|robot*"},
-	{"lt", phaseExclude, 2, "pašalinkite|pasalinkite|pašalinti|pasalinti|išbraukite|isbraukite|išbraukti|isbraukti|ištrinkite|istrinkite|ištrinti|istrinti|išimkite|isimkite|išimti|isimti ~8 {LIST}|HOST|svetain*|sąraš*|saras*|indeks*|duomen*"},
+	{"lt", phaseExclude, 2, "pašalinkite|pasalinkite|pašalinti|pasalinti|išbraukite|isbraukite|išbraukti|isbraukti|ištrinkite|istrinkite|ištrinti|istrinti|išimkite|isimkite|išimti|isimti ~8 {LIST}|HOST|svetain*|sąraš*|saras*|indeks*"},
 	{"lt", phaseExclude, 2, "nenorim*|nenoriu|nepageidauj* ~6 {CRAWLV}|{BOT}|lanky*|indeksuot*|skenuot*|robot*"},
 	{"lt", phaseExclude, 2, "draudžiam*|draudziam*|draudžiu|draudziu ~4 {CRAWLV}|{BOT}|lanky*|prieig*|robot*"},
 	{"lt", phaseAgain, 2, "vėl|vel ~4 {CRAWLV}|indeksuot*|indeksuok*|lanky*|skenuot*|įtrauk*|itrauk*|pridėk*|pridek*"},
