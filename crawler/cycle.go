@@ -416,7 +416,7 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 // crawler's heartbeat, a moment.) When the write fails, the leases are
 // left held, and the caller's hosts.close gives the hosts' back one by
 // one.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet, last *completion) error {
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, hosts *hostSet, last *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var (
@@ -431,9 +431,6 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 			if err := lastWrite(ctx, tx); err != nil {
 				return err
 			}
-		}
-		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
-			return fmt.Errorf("anchors: %w", err)
 		}
 		now := c.now()
 		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
@@ -455,7 +452,6 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 			lastPipe(p)
 		}
 		now := c.now()
-		p.Anchors(c.indexable(anchors))
 		p.EndCycle(cy.ID, site, status, reason, now)
 		for _, hs := range hosts.m {
 			if hs.leased {

@@ -18,11 +18,20 @@ const (
 	DefaultDiscoverFlush    = 2 * time.Second
 )
 
-// maxPendingPairs bounds the (candidate, linking site) pairs a crawler
-// holds before it writes them (about 100 bytes each): past it the next
-// write is started at once, and past twice it the page that found them
-// waits for it.
+// maxPendingPairs bounds the (candidate, linking site) pairs new to a
+// crawler that it holds before it writes them (about 100 bytes each):
+// past it the next write is started at once, and past twice it the page
+// that found them waits for it. Pairs are never dropped, since a
+// candidate's count of linking sites must stay exact; the writes are off
+// the requests' path (db.Writer.Index), so a page waits only when they
+// fall that far behind.
 const maxPendingPairs = 1 << 16
+
+// maxRecordedPairs bounds the pairs a crawler remembers as written, so
+// that it does not write them again (about 50 bytes each): past it, it
+// forgets them all (writing a pair again changes nothing but costs a
+// write).
+const maxRecordedPairs = 1 << 18
 
 // DiscoverOptions turns on discovery from links (Options.Discover): every
 // link of a crawled page to another site makes that site a candidate, and
@@ -53,9 +62,13 @@ type discoverer struct {
 	c    *Crawler
 	opts DiscoverOptions
 
-	mu      sync.Mutex // guards pending, pairs, ready, promote
+	mu      sync.Mutex // guards pending, pairs, recorded, nrecorded, ready, promote
 	pending map[string]*pendingCandidate
 	pairs   int
+	// recorded are the pairs written already, by linking site: the
+	// sites a crawler crawls link to the same sites page after page.
+	recorded  map[string]map[string]struct{}
+	nrecorded int
 	// ready are the sites added and not yet handed to WithDiscovered.
 	ready []Target
 	// promote is set once sites may be added (PerDay, or the crawl's own
@@ -91,8 +104,8 @@ func newDiscoverer(c *Crawler, o DiscoverOptions) *discoverer {
 	if o.FlushEvery <= 0 {
 		o.FlushEvery = DefaultDiscoverFlush
 	}
-	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, kick: make(chan struct{}, 1),
-		done: make(chan struct{}), promote: o.PerDay}
+	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, recorded: map[string]map[string]struct{}{},
+		kick: make(chan struct{}, 1), done: make(chan struct{}), promote: o.PerDay}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.stop = cancel
 	go d.loop(ctx)
@@ -156,7 +169,11 @@ func (d *discoverer) note(from string, links []linkedSite) {
 		return
 	}
 	d.mu.Lock()
+	known := d.recorded[from]
 	for _, l := range links {
+		if _, ok := known[l.site]; ok {
+			continue
+		}
 		p := d.pending[l.site]
 		if p == nil {
 			p = &pendingCandidate{start: startOf(l.link), from: map[string]struct{}{}}
@@ -206,6 +223,7 @@ func (d *discoverer) flush(ctx context.Context) {
 			c.log.Warn("discovered sites not recorded", "candidates", len(links), "err", err)
 			return
 		}
+		d.remember(links)
 	}
 	if !promote {
 		return
@@ -241,12 +259,34 @@ func (d *discoverer) flush(ctx context.Context) {
 	}
 }
 
-// record writes links through the crawler's writer, a few thousand pairs
-// per op. The pairs are rows a fleet's crawlers contend for, as they do for
-// leases, so they are written as lease work (db.Writer.Lease): on an engine
-// a fleet shares, in a transaction of their own outside the writer's
-// groups; otherwise in the groups the writer commits anyway, which spares a
-// transaction waiting for the database's write lock and one more sync.
+// remember notes the pairs of links as written.
+func (d *discoverer) remember(links []db.CandidateLinks) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range links {
+		for _, f := range l.From {
+			if d.nrecorded >= maxRecordedPairs {
+				clear(d.recorded)
+				d.nrecorded = 0
+			}
+			m := d.recorded[f]
+			if m == nil {
+				m = map[string]struct{}{}
+				d.recorded[f] = m
+			}
+			if _, ok := m[l.Site]; !ok {
+				m[l.Site] = struct{}{}
+				d.nrecorded++
+			}
+		}
+	}
+}
+
+// record writes links through the crawler's writer, recordPairsPerOp pairs
+// per op, as index work (db.Writer.Index): off the requests' path, in
+// transactions of their own (the pairs are rows a fleet's crawlers contend
+// for, as they do for leases, and a group waiting for another crawler's
+// row would hold up every request in it).
 func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) error {
 	c := d.c
 	for len(links) > 0 {
@@ -257,7 +297,7 @@ func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) erro
 		}
 		chunk, now := links[:n], c.now()
 		links = links[n:]
-		if err := c.w.Lease(ctx, func(tx db.WriteTx) error { return db.RecordCandidatesIn(ctx, tx, chunk, now) }); err != nil {
+		if err := c.w.Index(ctx, func(tx db.WriteTx) error { return db.RecordCandidatesIn(ctx, tx, chunk, now) }); err != nil {
 			return err
 		}
 	}
@@ -265,8 +305,9 @@ func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) erro
 }
 
 // recordPairsPerOp is how many pairs one op of the writer records
-// at most: a few milliseconds of its time.
-const recordPairsPerOp = 2000
+// at most: a few milliseconds of its time, all a reservation waits behind
+// it.
+const recordPairsPerOp = 500
 
 // takeReady returns a site added and not yet handed out.
 func (d *discoverer) takeReady() (Target, bool) {

@@ -178,6 +178,10 @@ func (w *Writer) Lease(ctx context.Context, f db.WriteFunc) error {
 	return tx.Commit()
 }
 
+// Index implements db.Writer: as Lease, in a transaction of its own
+// outside the writer's groups, on one of the lease turns.
+func (w *Writer) Index(ctx context.Context, f db.WriteFunc) error { return w.Lease(ctx, f) }
+
 // LeaseStmt implements db.Writer: f's one statement is committed on its
 // own (one round trip), on one of the lease turns.
 func (w *Writer) LeaseStmt(ctx context.Context, f db.WriteFunc) error {
