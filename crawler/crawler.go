@@ -210,7 +210,8 @@ type Crawler struct {
 	client *httpClients
 	// lookups resolves names for the client and for redirect checks.
 	lookups *lookuper
-	holder  string // this process's lease holder id: node/pid/random
+	sites   siteNames // the sites of the links' hosts
+	holder  string    // this process's lease holder id: node/pid/random
 	// w commits every write of the crawl; traits are what its engine
 	// lets the crawler rely on.
 	w      db.Writer

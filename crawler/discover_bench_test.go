@@ -4,7 +4,7 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
+	"os"
 	"runtime"
 	"syscall"
 	"testing"
@@ -13,6 +13,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/resolver"
+	"github.com/lohisoft/lohibot/internal/testenv/dbtest"
 	"github.com/lohisoft/lohibot/internal/testenv/testweb"
 	"github.com/lohisoft/lohibot/policy"
 )
@@ -25,16 +26,30 @@ import (
 // and --discover on (its candidates written, none added, so that the
 // crawl's work is the same; the candidates are checked afterwards).
 // Every link's text is stored for the page it points to, discovery or
-// not: with 100 links a page that is 100,000 rows a second.
+// not: with 100 links a page that is 100,000 a second, more than the
+// writer can store, so the crawler's sink coalesces or drops most (it
+// reports how many it wrote, coalesced and dropped, the time Close took
+// to write what was left, and the process's CPU time). With
+// LOHIBOT_TEST_POSTGRES set, each case runs on PostgreSQL too (pg-...).
 //
-//	go test -run '^$' -bench 'CrawlScaleDiscover$/(plain|.*-10$)' -benchtime 1x ./crawler/
+//	go test -run '^$' -bench 'CrawlScaleDiscover$/(plain|.*-100)$' -benchtime 1x ./crawler/
 func BenchmarkCrawlScaleDiscover(b *testing.B) {
 	sc := scaleCase{sites: 200, pages: 25, delay: 200 * time.Millisecond}
-	for _, v := range []struct {
+	type variant struct {
 		name     string
 		links    int
 		discover bool
-	}{{"plain", 0, false}, {"links-10", 10, false}, {"discover-10", 10, true}, {"links-100", 100, false}, {"discover-100", 100, true}} {
+		engine   string
+	}
+	vs := []variant{{"plain", 0, false, "sqlite"}, {"links-10", 10, false, "sqlite"}, {"discover-10", 10, true, "sqlite"},
+		{"links-100", 100, false, "sqlite"}, {"discover-100", 100, true, "sqlite"}}
+	if os.Getenv(dbtest.PostgresEnv) != "" {
+		for _, v := range vs {
+			v.name, v.engine = "pg-"+v.name, "postgres"
+			vs = append(vs, v)
+		}
+	}
+	for _, v := range vs {
 		b.Run(v.name, func(b *testing.B) {
 			w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages, TallyOnly: true, ExternalLinks: v.links})
 			if err != nil {
@@ -49,7 +64,7 @@ func BenchmarkCrawlScaleDiscover(b *testing.B) {
 			for i := 0; i < b.N; i++ {
 				b.StopTimer()
 				w.Reset()
-				store, err := db.Open(context.Background(), filepath.Join(b.TempDir(), "bench.db"))
+				store, err := db.Open(context.Background(), dbtest.DSN(b, v.engine))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -873,7 +873,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		if err != nil {
 			continue
 		}
-		toSite, err := policy.SiteOf(l.URL)
+		toSite, err := c.sites.of(l.URL, lu)
 		if err != nil {
 			continue
 		}
