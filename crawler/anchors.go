@@ -17,7 +17,7 @@ const (
 	// (about 250 bytes each, the strings shared with the page's links).
 	// Past it, a link text is held only when its target and text are new
 	// to the sink, up to twice as many; past that, none is (see add).
-	maxAnchors = 1 << 15
+	maxAnchors = 1 << 14
 	// anchorsPerOp is how many link texts one write of the sink stores:
 	// a few milliseconds of the writer, which is all a reservation waits
 	// behind it.
