@@ -489,7 +489,7 @@ func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen
 		seen[u] = true
 	}
 	// The links whose texts were stored, and those recorded as found
-	// (the texts a killed crawler held are lost: see siteRun.held).
+	// (the texts a killed crawler had not written are lost: see anchorSink).
 	found, err := c.store.CycleLinksTo(ctx, cy.ID, site)
 	if err != nil {
 		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
