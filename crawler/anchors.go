@@ -194,6 +194,7 @@ func (s *anchorSink) flush() {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	for chunk := range slices.Chunk(all, anchorsPerOp) {
+		c.disc.awaitWrites()
 		var n int
 		err := c.w.Index(ctx, func(tx db.WriteTx) error {
 			// Checked in the write: a URL found noindex before it is left

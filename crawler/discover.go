@@ -19,11 +19,12 @@ const (
 )
 
 // maxPendingPairs bounds the (candidate, linking site) pairs new to a
-// crawler that it holds before it writes them (about 100 bytes each):
-// past it the next write is started at once, and past twice it the page
-// that found them waits for it. Pairs are never dropped, since a
-// candidate's count of linking sites must stay exact; the writes are off
-// the requests' path (db.Writer.Index), so a page waits only when they
+// crawler that it holds before it writes them (about 50 bytes each, the
+// names shared with the links'): past it the next write is started at
+// once, and past four times it the page that found them waits for it.
+// Pairs are never dropped, since a candidate's count of linking sites must
+// stay exact; the writes are off the requests' path (db.Writer.Index) and
+// go before the link texts' (anchorSink), so a page waits only when they
 // fall that far behind.
 const maxPendingPairs = 1 << 16
 
@@ -78,6 +79,9 @@ type discoverer struct {
 	flushMu sync.Mutex // one flush at a time; guards added and last
 	added   int        // sites added over the crawler's life
 	last    time.Time  // of the last flush
+	// writing is held while candidates are written: the link texts'
+	// writes wait for it (see awaitWrites).
+	writing sync.Mutex
 
 	kick chan struct{} // (capacity 1) asks the loop for a flush now
 	stop context.CancelFunc
@@ -187,7 +191,7 @@ func (d *discoverer) note(from string, links []linkedSite) {
 	pairs := d.pairs
 	d.mu.Unlock()
 	switch {
-	case pairs >= 2*maxPendingPairs:
+	case pairs >= 4*maxPendingPairs:
 		d.flush(context.Background())
 	case pairs >= maxPendingPairs:
 		select {
@@ -288,6 +292,8 @@ func (d *discoverer) remember(links []db.CandidateLinks) {
 // for, as they do for leases, and a group waiting for another crawler's
 // row would hold up every request in it).
 func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) error {
+	d.writing.Lock()
+	defer d.writing.Unlock()
 	c := d.c
 	for len(links) > 0 {
 		n, pairs := 0, 0
@@ -302,6 +308,18 @@ func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) erro
 		}
 	}
 	return nil
+}
+
+// awaitWrites returns once no candidates are being written. The link
+// texts' writes wait for it: a candidate's pairs are never dropped, and a
+// page waits when too many are held, while link texts held too long are
+// only coalesced (anchorSink). A nil d returns at once.
+func (d *discoverer) awaitWrites() {
+	if d == nil {
+		return
+	}
+	d.writing.Lock()
+	d.writing.Unlock()
 }
 
 // recordPairsPerOp is how many pairs one op of the writer records
@@ -326,8 +344,9 @@ func (d *discoverer) takeReady() (Target, bool) {
 // candidates found so far are written and those that qualify are added
 // and yielded, and so on while any site is still being crawled (a site
 // found on a discovered site is crawled too), until every site taken up
-// has finished and nothing more qualifies. Without discovery it returns
-// next.
+// has finished and nothing more qualifies. Once MaxNew sites were added
+// (at once when it is zero), nothing more can be: it ends with next.
+// Without discovery it returns next.
 func (c *Crawler) WithDiscovered(ctx context.Context, next iter.Seq2[Target, error]) iter.Seq2[Target, error] {
 	d := c.disc
 	if d == nil || d.opts.PerDay {
@@ -338,6 +357,12 @@ func (c *Crawler) WithDiscovered(ctx context.Context, next iter.Seq2[Target, err
 			if !yield(t, err) || err != nil {
 				return
 			}
+		}
+		d.flushMu.Lock()
+		none := d.added >= d.opts.MaxNew
+		d.flushMu.Unlock()
+		if none {
+			return // nothing more can be added (Close writes the candidates)
 		}
 		d.mu.Lock()
 		d.promote = true
