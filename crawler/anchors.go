@@ -20,8 +20,10 @@ const (
 	maxAnchors = 1 << 14
 	// anchorsPerOp is how many link texts one write of the sink stores:
 	// a few milliseconds of the writer, which is all a reservation waits
-	// behind it.
-	anchorsPerOp = 200
+	// behind it; anchorsPerOpApart where that write holds up no
+	// reservation (db.Traits.IndexApart).
+	anchorsPerOp      = 200
+	anchorsPerOpApart = 2000
 	// anchorFlushEvery is how often the sink writes what it holds when
 	// it holds less than half of maxAnchors.
 	anchorFlushEvery = 500 * time.Millisecond
@@ -193,7 +195,11 @@ func (s *anchorSink) flush() {
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	for chunk := range slices.Chunk(all, anchorsPerOp) {
+	perOp := anchorsPerOp
+	if c.traits.IndexApart {
+		perOp = anchorsPerOpApart
+	}
+	for chunk := range slices.Chunk(all, perOp) {
 		c.disc.awaitWrites()
 		var n int
 		err := c.w.Index(ctx, func(tx db.WriteTx) error {

@@ -295,9 +295,13 @@ func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) erro
 	d.writing.Lock()
 	defer d.writing.Unlock()
 	c := d.c
+	perOp := recordPairsPerOp
+	if c.traits.IndexApart {
+		perOp = recordPairsPerOpApart
+	}
 	for len(links) > 0 {
 		n, pairs := 0, 0
-		for n < len(links) && pairs < recordPairsPerOp {
+		for n < len(links) && pairs < perOp {
 			pairs += len(links[n].From)
 			n++
 		}
@@ -324,8 +328,12 @@ func (d *discoverer) awaitWrites() {
 
 // recordPairsPerOp is how many pairs one op of the writer records
 // at most: a few milliseconds of its time, all a reservation waits behind
-// it.
-const recordPairsPerOp = 500
+// it; recordPairsPerOpApart where that op holds up no reservation
+// (db.Traits.IndexApart).
+const (
+	recordPairsPerOp      = 500
+	recordPairsPerOpApart = 2000
+)
 
 // takeReady returns a site added and not yet handed out.
 func (d *discoverer) takeReady() (Target, bool) {

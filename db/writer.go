@@ -122,6 +122,10 @@ type Traits struct {
 	// the crawl list in blocks, and takes sites up only as its capacity
 	// serves them, so that the fleet shares the work.
 	Shared bool
+	// IndexApart says Index work runs in transactions of its own beside
+	// the writer's groups, holding up no reservation: it is written in
+	// larger batches, each one a round trip fewer.
+	IndexApart bool
 }
 
 // Confirmation is what Writer.Confirm checks: the request RequestID to

@@ -216,7 +216,7 @@ func (w *Writer) Turn(ctx context.Context) (func(), error) {
 
 // Traits implements db.Writer: a fleet shares the server.
 func (w *Writer) Traits() db.Traits {
-	return db.Traits{Batched: true, LeaseEveryRequest: true, HeldAhead: true, Shared: true}
+	return db.Traits{Batched: true, LeaseEveryRequest: true, HeldAhead: true, Shared: true, IndexApart: true}
 }
 
 // Close implements db.Writer.
