@@ -104,6 +104,17 @@ func BenchmarkCrawlScaleDiscover(b *testing.B) {
 					}
 				}
 				checkServerTallies(b, w, w.Tallies(), sc.delay)
+				if v.links > 0 {
+					// Coalesced or not, every target is kept with its text.
+					var targets int
+					if err := dbtest.SQL(store).QueryRowContext(context.Background(),
+						`SELECT count(DISTINCT to_url) FROM anchors WHERE to_site LIKE 'linked-%'`).Scan(&targets); err != nil {
+						b.Fatal(err)
+					}
+					if targets != len(w.LinkedSites()) {
+						b.Errorf("link texts to %d of the %d linked sites, want every one", targets, len(w.LinkedSites()))
+					}
+				}
 				if v.discover {
 					cands, err := store.CandidatesAfter(context.Background(), "", "", 100_000)
 					if err != nil {
