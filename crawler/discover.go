@@ -79,9 +79,9 @@ type discoverer struct {
 	flushMu sync.Mutex // one flush at a time; guards added and last
 	added   int        // sites added over the crawler's life
 	last    time.Time  // of the last flush
-	// writing is held while candidates are written: the link texts'
-	// writes wait for it (see awaitWrites).
-	writing sync.Mutex
+	// writing holds a token while candidates are written (capacity 1):
+	// the link texts' writes wait for it (see awaitWrites).
+	writing chan struct{}
 
 	kick chan struct{} // (capacity 1) asks the loop for a flush now
 	stop context.CancelFunc
@@ -109,7 +109,7 @@ func newDiscoverer(c *Crawler, o DiscoverOptions) *discoverer {
 		o.FlushEvery = DefaultDiscoverFlush
 	}
 	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, recorded: map[string]map[string]struct{}{},
-		kick: make(chan struct{}, 1), done: make(chan struct{}), promote: o.PerDay}
+		kick: make(chan struct{}, 1), done: make(chan struct{}), writing: make(chan struct{}, 1), promote: o.PerDay}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.stop = cancel
 	go d.loop(ctx)
@@ -292,8 +292,8 @@ func (d *discoverer) remember(links []db.CandidateLinks) {
 // for, as they do for leases, and a group waiting for another crawler's
 // row would hold up every request in it).
 func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) error {
-	d.writing.Lock()
-	defer d.writing.Unlock()
+	d.writing <- struct{}{}
+	defer func() { <-d.writing }()
 	c := d.c
 	perOp := recordPairsPerOp
 	if c.traits.IndexApart {
@@ -322,8 +322,8 @@ func (d *discoverer) awaitWrites() {
 	if d == nil {
 		return
 	}
-	d.writing.Lock()
-	d.writing.Unlock()
+	d.writing <- struct{}{}
+	<-d.writing
 }
 
 // recordPairsPerOp is how many pairs one op of the writer records
