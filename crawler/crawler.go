@@ -210,7 +210,8 @@ type Crawler struct {
 	client *httpClients
 	// lookups resolves names for the client and for redirect checks.
 	lookups *lookuper
-	holder  string // this process's lease holder id: node/pid/random
+	sites   siteNames // the sites of the links' hosts
+	holder  string    // this process's lease holder id: node/pid/random
 	// w commits every write of the crawl; traits are what its engine
 	// lets the crawler rely on.
 	w      db.Writer
@@ -252,6 +253,10 @@ type Crawler struct {
 	// without Options.Discover).
 	disc *discoverer
 
+	// anchors holds the link texts of the pages fetched and writes them
+	// in the background.
+	anchors *anchorSink
+
 	// noindex holds the URLs this crawler found marked noindex (the
 	// newest maxNoindex), so no link text pointing at them is stored
 	// afterwards. It is safe for concurrent use.
@@ -260,12 +265,12 @@ type Crawler struct {
 	// pace measures what the request slots serve (SiteCapacity).
 	pace pace
 
-	// sitesRunning counts the sites whose cycle is under way (each holds
-	// its share of maxHeldAnchors: see siteRun.held).
+	// sitesRunning counts the sites whose cycle is under way.
 	sitesRunning atomic.Int64
 
 	stats struct {
 		sites, sitesDone, pages, requests, robotsRefused, hostsLeft, errors atomic.Int64
+		anchors, anchorsCoalesced, anchorsDropped                           atomic.Int64
 	}
 
 	stopHeartbeat context.CancelFunc
@@ -327,6 +332,7 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.stopHeartbeat = cancel
 	c.heartbeatDone = make(chan struct{})
 	go c.heartbeat(hctx)
+	c.anchors = newAnchorSink(c)
 	if o.Discover != nil {
 		c.disc = newDiscoverer(c, *o.Discover)
 	}
@@ -399,11 +405,17 @@ func defaultMaxConns() int {
 	return DefaultMaxConns
 }
 
-// Close stops the heartbeat, releases every lease this crawler still holds
-// and closes idle connections. It blocks until the heartbeat has stopped.
+// Close writes the link texts and candidates the crawler still holds,
+// stops the heartbeat, releases every lease this crawler still holds and
+// closes idle connections. It blocks until those are written and the
+// heartbeat has stopped.
 func (c *Crawler) Close() error {
 	if c.disc != nil {
 		c.disc.close()
+	}
+	c.anchors.close()
+	if n, m := c.stats.anchorsCoalesced.Load(), c.stats.anchorsDropped.Load(); n+m > 0 {
+		c.log.Warn("link texts not kept: found faster than they could be written", "coalesced", n, "dropped", m)
 	}
 	c.stopHeartbeat()
 	<-c.heartbeatDone
@@ -432,6 +444,14 @@ type Stats struct {
 	RobotsRefused int64 // URLs not fetched because robots.txt disallows them
 	HostsLeft     int64 // hosts left for their cycle, as promised (login, bot protection, robots.txt unreachable, failures)
 	Errors        int64 // requests that failed or were answered 5xx, and sites that failed (SiteFailed)
+	// LinkTexts counts the link texts written to the index (each write of
+	// the same source, target and text counted again).
+	LinkTexts int64
+	// LinkTextsCoalesced and LinkTextsDropped count the link texts not
+	// kept because they came faster than they could be written: those
+	// whose target and text were held already from another page, and
+	// the others.
+	LinkTextsCoalesced, LinkTextsDropped int64
 }
 
 // Stats returns the counters so far. It is safe to call while crawling.
@@ -444,6 +464,10 @@ func (c *Crawler) Stats() Stats {
 		RobotsRefused: c.stats.robotsRefused.Load(),
 		HostsLeft:     c.stats.hostsLeft.Load(),
 		Errors:        c.stats.errors.Load(),
+
+		LinkTexts:          c.stats.anchors.Load(),
+		LinkTextsCoalesced: c.stats.anchorsCoalesced.Load(),
+		LinkTextsDropped:   c.stats.anchorsDropped.Load(),
 	}
 }
 

@@ -457,7 +457,7 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, end
 // crawler's heartbeat, a moment.) When the write fails, the leases are
 // left held, and the caller's hosts.close gives the hosts' back one by
 // one.
-func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, anchors []db.Anchor, hosts *hostSet, last *completion) error {
+func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, reason string, hosts *hostSet, last *completion) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var (
@@ -473,9 +473,6 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 			if err := lastWrite(ctx, tx); err != nil {
 				return err
 			}
-		}
-		if err := db.UpsertAnchors(ctx, tx, c.indexable(anchors)); err != nil {
-			return fmt.Errorf("anchors: %w", err)
 		}
 		now := c.now()
 		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
@@ -500,7 +497,6 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 			lastPipe(p)
 		}
 		now := c.now()
-		p.Anchors(c.indexable(anchors))
 		p.EndCycle(cy.ID, site, status, reason, now)
 		p.RobotsRefusals(refused)
 		for _, hs := range hosts.m {
@@ -536,7 +532,7 @@ func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen
 			return err
 		}
 		// The links whose texts were stored, and those recorded as found
-		// (the texts a killed crawler held are lost: see siteRun.held).
+		// (the texts a killed crawler had not written are lost: see anchorSink).
 		if found, err = c.store.CycleLinksTo(ctx, cy.ID, site); err != nil {
 			return err
 		}

@@ -18,11 +18,21 @@ const (
 	DefaultDiscoverFlush    = 2 * time.Second
 )
 
-// maxPendingPairs bounds the (candidate, linking site) pairs a crawler
-// holds before it writes them (about 100 bytes each): past it the next
-// write is started at once, and past twice it the page that found them
-// waits for it.
+// maxPendingPairs bounds the (candidate, linking site) pairs new to a
+// crawler that it holds before it writes them (about 50 bytes each, the
+// names shared with the links'): past it the next write is started at
+// once, and past four times it the page that found them waits for it.
+// Pairs are never dropped, since a candidate's count of linking sites must
+// stay exact; the writes are off the requests' path (db.Writer.Index) and
+// go before the link texts' (anchorSink), so a page waits only when they
+// fall that far behind.
 const maxPendingPairs = 1 << 16
+
+// maxRecordedPairs bounds the pairs a crawler remembers as written, so
+// that it does not write them again (about 50 bytes each): past it, it
+// forgets them all (writing a pair again changes nothing but costs a
+// write).
+const maxRecordedPairs = 1 << 18
 
 // DiscoverOptions turns on discovery from links (Options.Discover): every
 // link of a crawled page to another site makes that site a candidate, and
@@ -53,9 +63,13 @@ type discoverer struct {
 	c    *Crawler
 	opts DiscoverOptions
 
-	mu      sync.Mutex // guards pending, pairs, ready, promote
+	mu      sync.Mutex // guards pending, pairs, recorded, nrecorded, ready, promote
 	pending map[string]*pendingCandidate
 	pairs   int
+	// recorded are the pairs written already, by linking site: the
+	// sites a crawler crawls link to the same sites page after page.
+	recorded  map[string]map[string]struct{}
+	nrecorded int
 	// ready are the sites added and not yet handed to WithDiscovered.
 	ready []Target
 	// promote is set once sites may be added (PerDay, or the crawl's own
@@ -65,6 +79,9 @@ type discoverer struct {
 	flushMu sync.Mutex // one flush at a time; guards added and last
 	added   int        // sites added over the crawler's life
 	last    time.Time  // of the last flush
+	// writing holds a token while candidates are written (capacity 1):
+	// the link texts' writes wait for it (see awaitWrites).
+	writing chan struct{}
 
 	kick chan struct{} // (capacity 1) asks the loop for a flush now
 	stop context.CancelFunc
@@ -91,8 +108,8 @@ func newDiscoverer(c *Crawler, o DiscoverOptions) *discoverer {
 	if o.FlushEvery <= 0 {
 		o.FlushEvery = DefaultDiscoverFlush
 	}
-	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, kick: make(chan struct{}, 1),
-		done: make(chan struct{}), promote: o.PerDay}
+	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, recorded: map[string]map[string]struct{}{},
+		kick: make(chan struct{}, 1), done: make(chan struct{}), writing: make(chan struct{}, 1), promote: o.PerDay}
 	ctx, cancel := context.WithCancel(context.Background())
 	d.stop = cancel
 	go d.loop(ctx)
@@ -156,7 +173,11 @@ func (d *discoverer) note(from string, links []linkedSite) {
 		return
 	}
 	d.mu.Lock()
+	known := d.recorded[from]
 	for _, l := range links {
+		if _, ok := known[l.site]; ok {
+			continue
+		}
 		p := d.pending[l.site]
 		if p == nil {
 			p = &pendingCandidate{start: startOf(l.link), from: map[string]struct{}{}}
@@ -170,7 +191,7 @@ func (d *discoverer) note(from string, links []linkedSite) {
 	pairs := d.pairs
 	d.mu.Unlock()
 	switch {
-	case pairs >= 2*maxPendingPairs:
+	case pairs >= 4*maxPendingPairs:
 		d.flush(context.Background())
 	case pairs >= maxPendingPairs:
 		select {
@@ -206,6 +227,7 @@ func (d *discoverer) flush(ctx context.Context) {
 			c.log.Warn("discovered sites not recorded", "candidates", len(links), "err", err)
 			return
 		}
+		d.remember(links)
 	}
 	if !promote {
 		return
@@ -241,32 +263,77 @@ func (d *discoverer) flush(ctx context.Context) {
 	}
 }
 
-// record writes links through the crawler's writer, a few thousand pairs
-// per op. The pairs are rows a fleet's crawlers contend for, as they do for
-// leases, so they are written as lease work (db.Writer.Lease): on an engine
-// a fleet shares, in a transaction of their own outside the writer's
-// groups; otherwise in the groups the writer commits anyway, which spares a
-// transaction waiting for the database's write lock and one more sync.
+// remember notes the pairs of links as written.
+func (d *discoverer) remember(links []db.CandidateLinks) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, l := range links {
+		for _, f := range l.From {
+			if d.nrecorded >= maxRecordedPairs {
+				clear(d.recorded)
+				d.nrecorded = 0
+			}
+			m := d.recorded[f]
+			if m == nil {
+				m = map[string]struct{}{}
+				d.recorded[f] = m
+			}
+			if _, ok := m[l.Site]; !ok {
+				m[l.Site] = struct{}{}
+				d.nrecorded++
+			}
+		}
+	}
+}
+
+// record writes links through the crawler's writer, recordPairsPerOp pairs
+// per op, as index work (db.Writer.Index): off the requests' path, in
+// transactions of their own (the pairs are rows a fleet's crawlers contend
+// for, as they do for leases, and a group waiting for another crawler's
+// row would hold up every request in it).
 func (d *discoverer) record(ctx context.Context, links []db.CandidateLinks) error {
+	d.writing <- struct{}{}
+	defer func() { <-d.writing }()
 	c := d.c
+	perOp := recordPairsPerOp
+	if c.traits.IndexApart {
+		perOp = recordPairsPerOpApart
+	}
 	for len(links) > 0 {
 		n, pairs := 0, 0
-		for n < len(links) && pairs < recordPairsPerOp {
+		for n < len(links) && pairs < perOp {
 			pairs += len(links[n].From)
 			n++
 		}
 		chunk, now := links[:n], c.now()
 		links = links[n:]
-		if err := c.w.Lease(ctx, func(tx db.WriteTx) error { return db.RecordCandidatesIn(ctx, tx, chunk, now) }); err != nil {
+		if err := c.w.Index(ctx, func(tx db.WriteTx) error { return db.RecordCandidatesIn(ctx, tx, chunk, now) }); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
+// awaitWrites returns once no candidates are being written. The link
+// texts' writes wait for it: a candidate's pairs are never dropped, and a
+// page waits when too many are held, while link texts held too long are
+// only coalesced (anchorSink). A nil d returns at once.
+func (d *discoverer) awaitWrites() {
+	if d == nil {
+		return
+	}
+	d.writing <- struct{}{}
+	<-d.writing
+}
+
 // recordPairsPerOp is how many pairs one op of the writer records
-// at most: a few milliseconds of its time.
-const recordPairsPerOp = 2000
+// at most: a few milliseconds of its time, all a reservation waits behind
+// it; recordPairsPerOpApart where that op holds up no reservation
+// (db.Traits.IndexApart).
+const (
+	recordPairsPerOp      = 500
+	recordPairsPerOpApart = 2000
+)
 
 // takeReady returns a site added and not yet handed out.
 func (d *discoverer) takeReady() (Target, bool) {
@@ -285,8 +352,9 @@ func (d *discoverer) takeReady() (Target, bool) {
 // candidates found so far are written and those that qualify are added
 // and yielded, and so on while any site is still being crawled (a site
 // found on a discovered site is crawled too), until every site taken up
-// has finished and nothing more qualifies. Without discovery it returns
-// next.
+// has finished and nothing more qualifies. Once MaxNew sites were added
+// (at once when it is zero), nothing more can be: it ends with next.
+// Without discovery it returns next.
 func (c *Crawler) WithDiscovered(ctx context.Context, next iter.Seq2[Target, error]) iter.Seq2[Target, error] {
 	d := c.disc
 	if d == nil || d.opts.PerDay {
@@ -297,6 +365,12 @@ func (c *Crawler) WithDiscovered(ctx context.Context, next iter.Seq2[Target, err
 			if !yield(t, err) || err != nil {
 				return
 			}
+		}
+		d.flushMu.Lock()
+		none := d.added >= d.opts.MaxNew
+		d.flushMu.Unlock()
+		if none {
+			return // nothing more can be added (Close writes the candidates)
 		}
 		d.mu.Lock()
 		d.promote = true

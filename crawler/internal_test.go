@@ -46,72 +46,56 @@ func TestLookupKeepsNames(t *testing.T) {
 	}
 }
 
-// TestHeldAnchors checks how a site holds the link texts of its pages:
-// written with the page that makes anchorPages pages' worth (or the
-// site's share of maxHeldAnchors), those pointing at a page found noindex
-// meanwhile dropped, each written with its own page, request and site;
-// and from the second-last page of the budget on, with each page.
-func TestHeldAnchors(t *testing.T) {
-	c := &Crawler{gate: &policy.Gate{}} // a gate that has read no exclusion
-	c.sitesRunning.Add(1)
-	r := &siteRun{c: c, site: "a.example", cy: &cycle{Budget: Budget}}
+// TestAnchorSinkBounds checks the bound on the link texts a crawler holds
+// before they are written: a link text with the source, target and text of
+// one held replaces it; up to maxAnchors every one is held; past it, one
+// whose target and text are held already is coalesced, a new one is held
+// up to twice maxAnchors, and past that it is dropped; each counted.
+func TestAnchorSinkBounds(t *testing.T) {
+	c := &Crawler{gate: &policy.Gate{}}
+	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{}, kick: make(chan struct{}, 1)}
 	page := func(n int, links ...heldLink) heldPage {
 		id := int64(n)
 		return heldPage{from: fmt.Sprintf("https://a.example/%d", n), id: &id, seen: time.Unix(int64(n), 0), links: links}
 	}
-	for n := 1; n < anchorPages; n++ {
-		k := &completion{}
-		r.holdAnchors(page(n, heldLink{to: "https://a.example/noindex", text: "x"}, heldLink{to: fmt.Sprintf("https://b.example/%d", n), toSite: "b.example", text: "b"}), k)
-		if k.Anchors != nil {
-			t.Fatalf("page %d wrote %d link texts, want them held", n, len(k.Anchors))
+	link := func(i int) heldLink {
+		return heldLink{to: fmt.Sprintf("https://b.example/%d", i), toSite: "b.example", text: "b"}
+	}
+	s.add("a.example", page(1, link(0), heldLink{to: "https://a.example/", text: "home"}))
+	s.add("a.example", page(1, link(0)))
+	if len(s.held) != 2 {
+		t.Fatalf("%d link texts held, want 2 (the same source, target and text held once)", len(s.held))
+	}
+	for k, e := range s.held {
+		if k.to == "https://a.example/" && e.toSite != "a.example" || k.to != "https://a.example/" && e.toSite != "b.example" {
+			t.Errorf("%+v %+v: wrong target site", k, e)
+		}
+		if e.fromSite != "a.example" || *e.id != 1 || !e.seen.Equal(time.Unix(1, 0)) {
+			t.Errorf("%+v %+v: not its page's site, request and time", k, e)
 		}
 	}
-	r.dropAnchorsTo("https://a.example/noindex")
-	k := &completion{}
-	r.holdAnchors(page(anchorPages, heldLink{to: "https://a.example/", text: "home"}), k)
-	if len(k.Anchors) != anchorPages {
-		t.Fatalf("page %d wrote %d link texts, want %d (one per page, the noindex ones dropped)", anchorPages, len(k.Anchors), anchorPages)
+	for i := 1; len(s.held) < maxAnchors; i++ {
+		s.add("a.example", page(2, link(i)))
 	}
-	for _, a := range k.Anchors {
-		n := *a.RequestID
-		if a.FromURL != fmt.Sprintf("https://a.example/%d", n) || !a.SeenAt.Equal(time.Unix(n, 0)) {
-			t.Errorf("%+v: not its own page's request and time", a)
-		}
-		if want := "b.example"; a.ToURL != "https://a.example/" && a.ToSite != want {
-			t.Errorf("%+v: to_site %q, want %q", a, a.ToSite, want)
-		}
-		if a.ToURL == "https://a.example/" && a.ToSite != "a.example" {
-			t.Errorf("%+v: to_site %q, want the site's own", a, a.ToSite)
-		}
+	s.add("a.example", page(3, link(5))) // target and text held from page 2
+	if got := c.stats.anchorsCoalesced.Load(); got != 1 || len(s.held) != maxAnchors {
+		t.Errorf("full, a held target and text: %d coalesced, %d held; want 1 and %d", got, len(s.held), maxAnchors)
 	}
-	if r.heldLinks() != 0 || len(r.held) != 0 || r.takeAnchors() != nil {
-		t.Error("link texts still held after they were written")
+	s.add("a.example", page(3, heldLink{to: "https://b.example/new", toSite: "b.example", text: "new"}))
+	if len(s.held) != maxAnchors+1 {
+		t.Errorf("full, a new target and text: %d held, want %d", len(s.held), maxAnchors+1)
 	}
-	// With many sites running, a site's share is smaller than a page.
-	c.sitesRunning.Store(maxHeldAnchors)
-	k = &completion{}
-	r.holdAnchors(page(1, heldLink{to: "https://a.example/", text: "home"}), k)
-	if len(k.Anchors) != 1 {
-		t.Errorf("over the crawler's bound: %d written, want the page's 1", len(k.Anchors))
+	for i := 0; len(s.held) < 2*maxAnchors; i++ {
+		s.add("a.example", page(4, heldLink{to: fmt.Sprintf("https://c.example/%d", i), toSite: "c.example", text: "c"}))
 	}
-	// Near the end of the budget: held until the second-last page, which
-	// writes them all; the last page writes its own.
-	c.sitesRunning.Store(1)
-	for n := 1; n <= Budget; n++ {
-		r.cy.Spent = n
-		k := &completion{}
-		r.holdAnchors(page(n, heldLink{to: "https://a.example/", text: "home"}), k)
-		switch {
-		case n == Budget-1 && len(k.Anchors) != (Budget-1)%anchorPages:
-			t.Errorf("page %d (second-last) wrote %d link texts, want the %d held", n, len(k.Anchors), (Budget-1)%anchorPages)
-		case n == Budget && len(k.Anchors) != 1:
-			t.Errorf("page %d (last) wrote %d link texts, want its own 1", n, len(k.Anchors))
-		case n < Budget-1 && n%anchorPages != 0 && k.Anchors != nil:
-			t.Errorf("page %d wrote %d link texts, want them held", n, len(k.Anchors))
-		}
+	s.add("a.example", page(5, heldLink{to: "https://c.example/newer", toSite: "c.example", text: "newer"}))
+	if got := c.stats.anchorsDropped.Load(); got != 1 || len(s.held) != 2*maxAnchors {
+		t.Errorf("twice full: %d dropped, %d held; want 1 and %d", got, len(s.held), 2*maxAnchors)
 	}
-	if len(r.held) != 0 {
-		t.Errorf("%d pages' link texts held at the end of the budget, want none", len(r.held))
+	select {
+	case <-s.kick:
+	default:
+		t.Error("a full sink did not ask for a write")
 	}
 }
 

@@ -238,16 +238,6 @@ type siteRun struct {
 	prev map[string]db.Validators
 	// cur is the URL being fetched while its host's gap is waited out.
 	cur *pending
-	// held holds the link texts of the site's last pages, written with
-	// the completion of a page once the site holds its share of
-	// maxHeldAnchors or anchorPages pages' worth (see holdAnchors), and
-	// at the cycle's end. Written page by page, each link text touched
-	// its own leaves of the anchors table's indexes and cost the SQLite
-	// writer half its time; a site's links share a few leaves. Anchors
-	// are index content, not evidence: a crawler killed (kill -9) loses
-	// the texts it held (a resumed cycle follows their links all the
-	// same: see completion.Found).
-	held []heldPage
 	// finish is given the site's result when its crawl ends.
 	finish func(SiteResult)
 	// last is the completion of the cycle's last request, written with
@@ -454,11 +444,7 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 		status, reason = db.CycleStopped, ReasonUnreachable+r.unreachable
 	}
 	c.sitesRunning.Add(-1)
-	anchors := r.takeAnchors()
-	if reason == reasonExcluded {
-		anchors = nil // nothing more is kept of an excluded site's pages
-	}
-	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.hosts, r.last); err != nil {
+	if err := c.endCycle(ctx, r.site, cy, status, reason, r.hosts, r.last); err != nil {
 		// (A database given up on was logged once, by the store.)
 		c.logDB(err).Log(ctx, slog.LevelError, "cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
 		if r.last != nil {
@@ -495,17 +481,8 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 	r.finish(*res)
 }
 
-// Bounds on the link texts held before they are written (siteRun.held).
-const (
-	// anchorPages is how many pages' link texts a site holds at most.
-	anchorPages = 8
-	// maxHeldAnchors bounds the link texts the sites of a crawler hold
-	// together (about 120 bytes each), give or take a page's per site:
-	// each site running holds its share.
-	maxHeldAnchors = 1 << 16
-)
-
-// heldPage is the link texts found on one page, held (siteRun.held).
+// heldPage is the link texts found on one page, for the crawler's
+// anchorSink.
 type heldPage struct {
 	from  string
 	id    *int64 // the request that fetched from
@@ -513,79 +490,9 @@ type heldPage struct {
 	links []heldLink
 }
 
-// heldLink is a link text held: its target, the target's site ("" for
+// heldLink is a link text found: its target, the target's site ("" for
 // the page's own) and the text.
 type heldLink struct{ to, toSite, text string }
-
-// holdAnchors holds the link texts p of the page just handled, and has k,
-// the page's completion, write every one the site holds once it holds
-// anchorPages pages' worth or its share of maxHeldAnchors, or once the
-// cycle has at most one page left to request.
-//
-// That last rule keeps the end of a cycle small: sites that started
-// together end together, and a crawler's writer takes their ends in one
-// burst, where the link texts of the last few pages were most of the
-// work (in the fleet benchmark, 20 rows a site against a few for the rest
-// of the end). Written with the second-last page instead, a gap earlier,
-// they leave the end the last page's only. Measured with
-// BenchmarkCrawlFleet (1,000 sites at 1 s on PostgreSQL, one crawler, in
-// single instrumented runs), the longest time from a site's last answer
-// to its cycle's end fell from 112 ms to 21-73 ms.
-func (r *siteRun) holdAnchors(p heldPage, k *completion) {
-	if len(p.links) > 0 {
-		r.held = append(r.held, p)
-	}
-	share := maxHeldAnchors / max(r.c.sitesRunning.Load(), 1)
-	if len(r.held) >= anchorPages || int64(r.heldLinks()) >= share || r.cy.Spent >= r.cy.Budget-1 {
-		k.Anchors = r.takeAnchors()
-	}
-}
-
-// heldLinks counts the link texts the site holds.
-func (r *siteRun) heldLinks() int {
-	n := 0
-	for _, p := range r.held {
-		n += len(p.links)
-	}
-	return n
-}
-
-// takeAnchors returns the held link texts and holds none.
-func (r *siteRun) takeAnchors() []db.Anchor {
-	n := r.heldLinks()
-	if n == 0 {
-		r.held = nil
-		return nil
-	}
-	out := make([]db.Anchor, 0, n)
-	for _, p := range r.held {
-		for _, l := range p.links {
-			site := l.toSite
-			if site == "" {
-				site = r.site
-			} else if r.c.gate.Excluded(site) {
-				continue // nothing is kept of an excluded site's pages
-			}
-			out = append(out, db.Anchor{FromURL: p.from, ToURL: l.to, ToSite: site, AnchorText: l.text, SeenAt: p.seen, RequestID: p.id})
-		}
-	}
-	r.held = nil
-	return out
-}
-
-// dropAnchorsTo forgets the held link texts pointing at url (found
-// noindex).
-func (r *siteRun) dropAnchorsTo(url string) {
-	for i := range r.held {
-		links := r.held[i].links[:0]
-		for _, l := range r.held[i].links {
-			if l.to != url {
-				links = append(links, l)
-			}
-		}
-		r.held[i].links = links
-	}
-}
 
 // push appends it to the frontier and says whether it was new to it.
 func (r *siteRun) push(it item) bool {
@@ -976,14 +883,14 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 			Status: resp.Status, FetchedAt: res.completedAt}
 	}
 	if noindex {
-		r.dropAnchorsTo(u.String())
+		c.anchors.unindexed(u.String())
 	}
 	if nofollow {
 		return
 	}
 	id := res.row.ID
 	held := heldPage{from: u.String(), id: &id, seen: res.completedAt}
-	defer func() { r.holdAnchors(held, k) }()
+	defer func() { c.anchors.add(r.site, held) }()
 	var linked []linkedSite // other sites', for discovery
 	defer func() { c.disc.note(r.site, linked) }()
 	for _, l := range p.Links {
@@ -994,7 +901,7 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		if err != nil {
 			continue
 		}
-		toSite, err := policy.SiteOf(l.URL)
+		toSite, err := c.sites.of(l.URL, lu)
 		if err != nil {
 			continue
 		}

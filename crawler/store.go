@@ -422,9 +422,8 @@ type completion struct {
 	Stamp          webbotauth.Stamp // what the request was signed with (Web Bot Auth)
 	Validators     db.Validators    // the response's ETag and Last-Modified (page requests)
 
-	Page    *db.Page    // stored (upserted) when set
-	Unindex string      // URL removed from the index when set
-	Anchors []db.Anchor // link texts to store, each with its RequestID
+	Page    *db.Page // stored (upserted) when set
+	Unindex string   // URL removed from the index when set
 	// Found are the same-site URLs the page linked to that were new to
 	// the cycle (recorded for a crawler that resumes it after a crash).
 	Found    []string
@@ -515,9 +514,6 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 				}
 			}
 		}
-		if err := db.UpsertAnchors(ctx, tx, c.indexable(k.Anchors)); err != nil {
-			return fmt.Errorf("crawler: anchors: %w", err)
-		}
 		return nil
 	}
 	pipe = func(p *db.Pipeline) {
@@ -530,7 +526,6 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 		if k.Unindex != "" {
 			p.Unindex(k.Unindex, k.Outcome == "noindex")
 		}
-		p.Anchors(c.indexable(k.Anchors))
 	}
 	return write, pipe
 }

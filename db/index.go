@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"gorm.io/gorm"
 )
@@ -245,6 +246,85 @@ func anchorInserts(anchors []Anchor) iter.Seq2[string, []any] {
 			}
 		}
 	}
+}
+
+// anchorsPerStatement bounds the rows of one statement of StoreAnchors
+// on SQLite (six parameters each); the rest of a call's rows go one by
+// one, so that it prepares two statements only.
+const anchorsPerStatement = 100
+
+// StoreAnchors stores the link texts anchors as UpsertAnchors does, in
+// statements of many rows, except those pointing to a site with an
+// exclusion: the check runs in tx, so an exclusion committed before it is
+// seen, and one committed after purges what it stored (on PostgreSQL the
+// policy row is share-locked until tx ends, as a reservation does, so no
+// exclusion commits in between). On PostgreSQL tx commits without waiting
+// for the WAL to reach the disk (synchronous_commit off for tx): link
+// texts are index content, which a crash may lose, never evidence; run it
+// in a transaction of its own (db.Writer.Index). It does I/O.
+func StoreAnchors(ctx context.Context, tx WriteTx, anchors []Anchor) error {
+	anchors = lastOfEachLink(anchors)
+	if len(anchors) == 0 {
+		return nil
+	}
+	if tx.Dialect() == Postgres {
+		if _, err := PolicyVersionForWrite(ctx, tx); err != nil {
+			return fmt.Errorf("db: store link texts: %w", err)
+		}
+		n := len(anchors)
+		from, to, site, text := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		seen, req := make([]time.Time, n), make([]*int64, n)
+		for i, a := range anchors {
+			from[i], to[i], site[i], text[i], seen[i], req[i] = a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt.UTC(), a.RequestID
+		}
+		_, err := tx.Exec(ctx, `WITH cfg AS (SELECT set_config('synchronous_commit', 'off', true))
+			INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id)
+			SELECT v.f, v.t, v.s, v.a, v.seen, v.r
+			FROM unnest(CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS text[]), CAST(? AS timestamptz[]), CAST(? AS bigint[])) AS v (f, t, s, a, seen, r)
+			WHERE EXISTS (SELECT 1 FROM cfg) AND NOT EXISTS (SELECT 1 FROM exclusions e WHERE e.site = v.s)
+			ON CONFLICT (to_url, from_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`,
+			from, to, site, text, seen, req)
+		if err != nil {
+			return fmt.Errorf("db: store link texts: %w", err)
+		}
+		return nil
+	}
+	for len(anchors) > 0 {
+		n := anchorsPerStatement
+		if len(anchors) < n {
+			n = 1
+		}
+		if _, err := tx.Exec(ctx, storeAnchorsSQL(n), anchorArgs(anchors[:n])...); err != nil {
+			return fmt.Errorf("db: store link texts: %w", err)
+		}
+		anchors = anchors[n:]
+	}
+	return nil
+}
+
+// storeAnchorsSQL is StoreAnchors' statement of n rows on SQLite.
+func storeAnchorsSQL(n int) string {
+	var b strings.Builder
+	b.WriteString(`INSERT INTO anchors (from_url, to_url, to_site, anchor_text, seen_at, request_id)
+		SELECT column1, column2, column3, column4, column5, column6 FROM (VALUES `)
+	for i := range n {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, ?, ?, ?, ?, ?)")
+	}
+	b.WriteString(`) AS v WHERE NOT EXISTS (SELECT 1 FROM exclusions e WHERE e.site = v.column3)
+		ON CONFLICT (to_url, from_url, anchor_text) DO UPDATE SET seen_at = excluded.seen_at, request_id = excluded.request_id`)
+	return b.String()
+}
+
+// anchorArgs are the parameters of anchors' rows, six each.
+func anchorArgs(anchors []Anchor) []any {
+	args := make([]any, 0, 6*len(anchors))
+	for _, a := range anchors {
+		args = append(args, a.FromURL, a.ToURL, a.ToSite, a.AnchorText, a.SeenAt, a.RequestID)
+	}
+	return args
 }
 
 // lastOfEachLink returns anchors without the ones a later anchor of the

@@ -75,6 +75,14 @@ type Writer interface {
 	// (a cycle opened with its lease, when the site was visited
 	// recently): the refusal costs the rest of its group nothing.
 	Refusable(ctx context.Context, f WriteFunc) error
+	// Index runs f, index content no request depends on (link texts),
+	// off the requests' path: in a transaction of its own, which on an
+	// engine with one writer is taken only when no other work waits, so
+	// that it delays a reservation by at most its own run. Answered once
+	// committed; it is durable with the next request's reservation at the
+	// latest (SQLite), or soon after the commit (PostgreSQL: see
+	// StoreAnchors). Keep f's work to a few milliseconds.
+	Index(ctx context.Context, f WriteFunc) error
 	// Lease runs f, which takes, renews or gives back leases: on an
 	// engine a fleet shares, in a transaction of its own outside the
 	// groups (lease rows are what crawlers contend for, and a group
@@ -119,6 +127,10 @@ type Traits struct {
 	// the crawl list in blocks, and takes sites up only as its capacity
 	// serves them, so that the fleet shares the work.
 	Shared bool
+	// IndexApart says Index work runs in transactions of its own beside
+	// the writer's groups, holding up no reservation: it is written in
+	// larger batches, each one a round trip fewer.
+	IndexApart bool
 }
 
 // Confirmation is what Writer.Confirm checks: the request RequestID to

@@ -255,6 +255,10 @@ func (w *Writer) lease(ctx context.Context, f db.WriteFunc) error {
 	return tx.Commit()
 }
 
+// Index implements db.Writer: as Lease, in a transaction of its own
+// outside the writer's groups, on one of the lease turns.
+func (w *Writer) Index(ctx context.Context, f db.WriteFunc) error { return w.Lease(ctx, f) }
+
 // LeaseStmt implements db.Writer: f's one statement is committed on its
 // own (one round trip), on one of the lease turns; retried while the
 // database is unreachable.
@@ -294,7 +298,7 @@ func (w *Writer) Turn(ctx context.Context) (func(), error) {
 
 // Traits implements db.Writer: a fleet shares the server.
 func (w *Writer) Traits() db.Traits {
-	return db.Traits{Batched: true, LeaseEveryRequest: true, HeldAhead: true, Shared: true}
+	return db.Traits{Batched: true, LeaseEveryRequest: true, HeldAhead: true, Shared: true, IndexApart: true}
 }
 
 // Close implements db.Writer.

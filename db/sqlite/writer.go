@@ -59,6 +59,7 @@ type Writer struct {
 
 	writes   chan *writeq.Op // to the writer
 	reserves chan *writeq.Op // to the writer, taken first
+	index    chan *writeq.Op // to the writer, taken when nothing else waits
 	done     chan struct{}   // closed when the writer, syncer and checkpointer stopped
 	stop     context.CancelFunc
 	unseal   func()
@@ -99,7 +100,8 @@ func NewWriter(ctx context.Context, store *db.Store, o db.WriterOptions) (*Write
 // started.
 func newWriter(store *db.Store, o db.WriterOptions) *Writer {
 	w := &Writer{store: store, clock: clock.Or(o.Clock), log: o.Log, refused: o.Refused,
-		writes: make(chan *writeq.Op), reserves: make(chan *writeq.Op), done: make(chan struct{})}
+		writes: make(chan *writeq.Op), reserves: make(chan *writeq.Op), index: make(chan *writeq.Op),
+		done: make(chan struct{})}
 	if w.log == nil {
 		w.log = slog.Default()
 	}
@@ -198,6 +200,13 @@ func (w *Writer) Note(ctx context.Context, f db.WriteFunc) error {
 // that its refusal costs the rest of its group nothing.
 func (w *Writer) Refusable(ctx context.Context, f db.WriteFunc) error {
 	return w.call(ctx, w.writes, &writeq.Op{F: f, Early: true, Savepoint: true})
+}
+
+// Index implements db.Writer: f runs in a group of its own, which the
+// writer takes only when no other caller waits, answered on commit (its
+// WAL is synced with the next group's).
+func (w *Writer) Index(ctx context.Context, f db.WriteFunc) error {
+	return w.call(ctx, w.index, &writeq.Op{F: f, Early: true})
 }
 
 // Lease implements db.Writer: SQLite has one writer, so it is Note.
@@ -395,9 +404,13 @@ func (w *Writer) writer(ctx context.Context, lc *db.FastConn, synced chan<- sync
 		}
 	}
 	for {
-		op := writeq.Next(ctx, w.reserves, w.writes, func() { w.writerIdle.Store(true) })
+		op, index := w.next(ctx)
 		if op == nil {
 			return
+		}
+		if index {
+			run([]*writeq.Op{op})
+			continue
 		}
 		ops := writeq.Take(w.reserves, w.writes, []*writeq.Op{op}, maxGroup)
 		// While the syncer is at work, what a group commits waits for its
@@ -432,6 +445,39 @@ func (w *Writer) writer(ctx context.Context, lc *db.FastConn, synced chan<- sync
 		if len(ops) > 0 {
 			run(ops)
 		}
+	}
+}
+
+// next waits for a caller and returns it, with whether it is index work
+// (Index): reservations first, then other writes, then index work, which
+// is thus taken only when no other caller waits. It returns nil once ctx
+// ended.
+func (w *Writer) next(ctx context.Context) (*writeq.Op, bool) {
+	select {
+	case op := <-w.reserves:
+		return op, false
+	default:
+	}
+	select {
+	case op := <-w.writes:
+		return op, false
+	default:
+	}
+	w.writerIdle.Store(true)
+	select {
+	case op := <-w.index:
+		return op, true
+	default:
+	}
+	select {
+	case <-ctx.Done():
+		return nil, false
+	case op := <-w.reserves:
+		return op, false
+	case op := <-w.writes:
+		return op, false
+	case op := <-w.index:
+		return op, true
 	}
 }
 

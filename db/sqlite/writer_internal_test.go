@@ -622,3 +622,31 @@ func sendWrite(t *testing.T, to chan *writeq.Op, op *writeq.Op) {
 		t.Fatal("the writer took no caller")
 	}
 }
+
+// TestIndexWorkLast checks the order in which the writer takes its
+// callers: reservations, then other writes, and index work (Index) only
+// when neither waits.
+func TestIndexWorkLast(t *testing.T) {
+	w := newWriter(nil, db.WriterOptions{})
+	w.reserves, w.writes, w.index = make(chan *writeq.Op, 1), make(chan *writeq.Op, 1), make(chan *writeq.Op, 1)
+	index, write, reserve := &writeq.Op{}, &writeq.Op{}, &writeq.Op{}
+	w.index <- index
+	w.writes <- write
+	w.reserves <- reserve
+	ctx := context.Background()
+	for i, want := range []struct {
+		op    *writeq.Op
+		index bool
+		name  string
+	}{{reserve, false, "reservation"}, {write, false, "write"}, {index, true, "index work"}} {
+		op, isIndex := w.next(ctx)
+		if op != want.op || isIndex != want.index {
+			t.Errorf("take %d: got op %p (index %v), want the %s %p (index %v)", i+1, op, isIndex, want.name, want.op, want.index)
+		}
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if op, _ := w.next(cctx); op != nil {
+		t.Errorf("next with no caller and ctx ended = %p, want nil", op)
+	}
+}
