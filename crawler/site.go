@@ -897,9 +897,12 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 		if l.Nofollow {
 			continue
 		}
-		lu, err := url.Parse(l.URL)
-		if err != nil {
-			continue
+		lu := l.Parsed
+		if lu == nil {
+			var err error
+			if lu, err = url.Parse(l.URL); err != nil {
+				continue
+			}
 		}
 		toSite, err := c.sites.of(l.URL, lu)
 		if err != nil {

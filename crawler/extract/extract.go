@@ -39,6 +39,10 @@ type Link struct {
 	URL      string `json:"url"`      // absolute, fragment removed
 	Text     string `json:"text"`     // the anchor text, collapsed and bounded
 	Nofollow bool   `json:"nofollow"` // rel contains nofollow
+	// Parsed is URL as a *url.URL: its String is URL, and url.Parse(URL)
+	// has the same scheme, host and escaped path and query. Nil in a Link
+	// not made by Parse.
+	Parsed *url.URL `json:"-"`
 }
 
 // Page is what a page contributes.
@@ -315,7 +319,7 @@ func (p *parser) flushLink() {
 	if l.href == "" || len(p.page.Links) >= MaxLinks {
 		return
 	}
-	u, ok := resolve(p.base, l.href)
+	u, parsed, ok := resolve(p.base, l.href)
 	if !ok {
 		return
 	}
@@ -331,7 +335,7 @@ func (p *parser) flushLink() {
 			}
 		}
 	}
-	link := Link{URL: u, Text: label, Nofollow: l.nofollow}
+	link := Link{URL: u, Text: label, Nofollow: l.nofollow, Parsed: parsed}
 	key := link.URL + "\x00" + link.Text
 	if i, dup := p.seen[key]; dup {
 		// The same link twice with the same text adds nothing; a
@@ -445,21 +449,21 @@ func hasToken(list, tok string) bool {
 
 // resolve makes href absolute against base: http and https only, fragment
 // dropped, userinfo refused.
-func resolve(base *url.URL, href string) (string, bool) {
+func resolve(base *url.URL, href string) (string, *url.URL, bool) {
 	if base == nil || len(href) > MaxURL {
-		return "", false
+		return "", nil, false
 	}
 	u, err := base.Parse(href)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return "", false
+		return "", nil, false
 	}
 	u.Fragment = ""
 	u.RawFragment = ""
 	s := u.String()
 	if len(s) > MaxURL {
-		return "", false
+		return "", nil, false
 	}
-	return s, true
+	return s, u, true
 }
 
 // text collects text with whitespace collapsed, up to a bound of bytes that

@@ -30,7 +30,8 @@ func FuzzParse(f *testing.F) {
 		`<h1>Hello<div>World</div></h1>`, `<title>First</title><title>Second</title>`,
 		`<a href="/x" aria-label="Cart"><img alt="cart"></a>`, `<svg><a href=/in-svg>x</a></svg><a href=/out>y</a>`,
 		`<a href="http://user:pw@example.test/">secret</a>`, `<base href="javascript:alert(1)"><a href=x>x</a>`,
-		"<title>\x00\x1b[31m\u00ad</title>", `<h1><h2><h3>nested</h1>`, `<script><a href=/no>no</a>`,
+		"<title>\x00\x1b[31m\u00ad</title>", `<a href="/a%2fb?q=%zz&x=ü">e</a>`, `<a href="HTTP://Example.TEST:80/ü ä">u</a>`,
+		`<a href="//h.test/p;x?y#z">r</a>`, `<a href="../%7Euser/./a/../b">d</a>`, `<a href="?only">q</a>`, `<a href="https://[::1]:8080/%41">6</a>`, `<h1><h2><h3>nested</h1>`, `<script><a href=/no>no</a>`,
 	} {
 		f.Add([]byte(s), "")
 	}
@@ -70,6 +71,11 @@ func FuzzParse(f *testing.F) {
 			if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil ||
 				strings.Contains(l.URL, "#") || len(l.URL) > extract.MaxURL {
 				t.Errorf("link URL %q is not an absolute http(s) URL without fragment or userinfo", l.URL)
+				continue
+			}
+			if l.Parsed == nil || l.Parsed.String() != l.URL || l.Parsed.Scheme != u.Scheme || l.Parsed.Host != u.Host ||
+				l.Parsed.EscapedPath() != u.EscapedPath() || l.Parsed.RawQuery != u.RawQuery {
+				t.Errorf("link %q: Parsed %#v is not the URL parsed again (%#v)", l.URL, l.Parsed, u)
 			}
 		}
 	})

@@ -74,6 +74,7 @@ func TestGolden(t *testing.T) {
 			if pb, err := extract.ParseBytes(body, want.ContentType, base, nil); err != nil || !reflect.DeepEqual(pb, p) {
 				t.Errorf("ParseBytes() = %+v, %v; Parse() = %+v", pb, err, p)
 			}
+			p = unparsed(t, p)
 			got := golden{URL: want.URL, ContentType: want.ContentType, Title: p.Title, Description: p.Description,
 				H1: p.H1, H2: p.H2, H3: p.H3, Links: p.Links, NoIndex: p.NoIndex, NoFollow: p.NoFollow}
 			if *update {
