@@ -172,6 +172,8 @@ func (s *anchorSink) flush() {
 	held, unindex := s.held, s.unindex
 	if len(held) > 0 {
 		s.held, s.targets = make(map[anchorKey]anchorEntry, len(held)), map[anchorTarget]struct{}{}
+	} else {
+		held = nil // the sink keeps its empty map; this write reads none of it
 	}
 	s.unindex = nil
 	s.mu.Unlock()
@@ -183,7 +185,7 @@ func (s *anchorSink) flush() {
 		}
 		all = append(all, db.Anchor{FromURL: k.from, ToURL: k.to, ToSite: e.toSite, AnchorText: k.text, SeenAt: e.seen, RequestID: e.id})
 	}
-	clear(held)
+	held = nil
 	slices.SortFunc(all, func(a, b db.Anchor) int {
 		if x := strings.Compare(a.ToURL, b.ToURL); x != 0 {
 			return x
