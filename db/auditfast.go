@@ -66,16 +66,14 @@ func auditRequestsFast(ctx context.Context, rd *lite.Conn, q string, args []any,
 			r.CycleStarted, _ = rr.time(7)
 			r.CycleFinished, r.CycleEnded = rr.time(8)
 		}
-		r.Site = tab[0].get(rows.Bytes(9))
-		r.Origin = tab[1].get(rows.Bytes(10))
-		r.Purpose = tab[2].get(rows.Bytes(11))
-		r.Outcome = tab[3].get(rows.Bytes(12))
+		r.Site = tab[0].get(rows.String(9))
+		r.Origin = tab[1].get(rows.String(10))
+		r.Purpose = tab[2].get(rows.String(11))
+		r.Outcome = tab[3].get(rows.String(12))
 		r.SentAt, _ = rr.time(13)
 		r.CompletedAt, r.Completed = rr.time(14)
-		if b := rows.Bytes(15); len(b) > 0 {
-			r.RetryAfter = string(b)
-		}
-		r.URL = string(rows.Bytes(16))
+		r.RetryAfter = rows.String(15)
+		r.URL = rows.String(16)
 		if rr.err != nil {
 			return fmt.Errorf("db: read requests: %w", rr.err)
 		}
@@ -110,14 +108,14 @@ func (rr *rowReader) int(i int) (int64, bool) {
 	case lite.Integer:
 		return rr.rows.Int64(i), true
 	}
-	b := rr.rows.Bytes(i)
+	b := rr.rows.String(i)
 	if rr.sqlFloats && rr.rows.Type(i) == lite.Float {
-		b = strconv.AppendFloat(nil, rr.rows.Float64(i), 'g', -1, 64)
+		b = strconv.FormatFloat(rr.rows.Float64(i), 'g', -1, 64)
 	}
 	if len(b) == 0 || rr.err != nil {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
+	n, err := strconv.ParseInt(b, 10, 64)
 	if err != nil {
 		what := rr.what
 		if what == "" {
@@ -135,7 +133,10 @@ func (rr *rowReader) time(i int) (time.Time, bool) {
 	if rr.rows.Type(i) == lite.Null {
 		return time.Time{}, false
 	}
-	b := rr.rows.Bytes(i)
+	if t, ok := rr.rows.Time(i); ok {
+		return t.UTC(), true
+	}
+	b := rr.rows.String(i)
 	if len(b) == 0 || rr.err != nil {
 		return time.Time{}, false
 	}
@@ -143,7 +144,7 @@ func (rr *rowReader) time(i int) (time.Time, bool) {
 		return t, true
 	}
 	var d textTime
-	if err := d.parse(string(b)); err != nil {
+	if err := d.parse(b); err != nil {
 		rr.err = err
 		return time.Time{}, false
 	}
@@ -161,20 +162,18 @@ type internTable struct {
 // internMax bounds an internTable.
 const internMax = 1024
 
-// get returns b as a string, the same one as before if it was read
-// before.
-func (t *internTable) get(b []byte) string {
-	if len(b) == 0 {
+// get returns s, or the same string as before if it was read before.
+func (t *internTable) get(s string) string {
+	if s == "" {
 		return ""
 	}
-	if string(b) == t.last {
+	if s == t.last {
 		return t.last
 	}
-	if s, ok := t.m[string(b)]; ok {
-		t.last = s
-		return s
+	if v, ok := t.m[s]; ok {
+		t.last = v
+		return v
 	}
-	s := string(b)
 	if t.m == nil {
 		t.m = make(map[string]string)
 	}

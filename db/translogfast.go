@@ -26,7 +26,9 @@ func scanLogRowsFast(ctx context.Context, rd *lite.Conn, t *logTable, where stri
 			}
 		}
 		r := &logRow{table: t, id: rows.Int64(0), ready: rows.Int64(1) == 1, vals: make([]any, len(t.cols))}
-		if st, ok := parseFixed(rows.Bytes(2)); ok {
+		if st, ok := rows.Time(2); ok {
+			r.stamp = st.UTC()
+		} else if st, ok := parseFixed(rows.String(2)); ok {
 			r.stamp = st
 		}
 		for i, c := range t.cols {
@@ -40,15 +42,19 @@ func scanLogRowsFast(ctx context.Context, rd *lite.Conn, t *logTable, where stri
 			case lite.Blob:
 				r.vals[i] = append([]byte{}, rows.BlobBytes(j)...)
 			default:
-				b := rows.Bytes(j)
+				if t, ok := rows.Time(j); ok {
+					r.vals[i] = t
+					continue
+				}
+				s := rows.String(j)
 				if c.kind == kTime {
 					var tt textTime
-					if tt.parse(string(b)) == nil {
+					if tt.parse(s) == nil {
 						r.vals[i] = tt.t
 						continue
 					}
 				}
-				r.vals[i] = string(b)
+				r.vals[i] = s
 			}
 		}
 		if err := fn(r); err != nil {

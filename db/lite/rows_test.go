@@ -9,7 +9,7 @@ import (
 
 // TestReaderRows checks the read path: OpenReader refuses writes; Query
 // binds its arguments (text ones too) and steps through the rows, each
-// value read in place with its storage class; two Rows of one Conn may be
+// value read with its storage class; two Rows of one Conn may be
 // open at once; and a failing statement reports its error.
 func TestReaderRows(t *testing.T) {
 	path := newFile(t)
@@ -89,12 +89,27 @@ func TestReaderRows(t *testing.T) {
 	if _, err := r.Query("SELECT nope FROM t"); err == nil || !strings.Contains(err.Error(), "nope") {
 		t.Errorf("Query of a bad column: %v, want SQLite's error", err)
 	}
-	bad, err := r.Query("SELECT abs(-9223372036854775808)")
+	// A statement failing while stepped: Query (which steps to the first
+	// row) or Next reports it.
+	if bad, err := r.Query("SELECT abs(-9223372036854775808)"); err == nil {
+		if bad.Next() || bad.Err() == nil {
+			t.Errorf("a statement failing while stepped: Next true or no Err (%v)", bad.Err())
+		}
+		bad.Close()
+	} else if !strings.Contains(err.Error(), "overflow") {
+		t.Errorf("a statement failing while stepped: %v, want SQLite's integer overflow", err)
+	}
+	// Failing at a later row: Next stops and Err says why.
+	bad, err := r.Query("SELECT CASE WHEN id = 3 THEN abs(-9223372036854775808) ELSE id END FROM t ORDER BY id")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad.Next() || bad.Err() == nil {
-		t.Errorf("a statement failing while stepped: Next true or no Err (%v)", bad.Err())
+	n := 0
+	for bad.Next() {
+		n++
+	}
+	if n != 2 || bad.Err() == nil {
+		t.Errorf("a statement failing at its third row: %d rows, Err %v; want 2 and an error", n, bad.Err())
 	}
 	bad.Close()
 }
