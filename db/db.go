@@ -45,9 +45,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	sqlite "github.com/libtnb/sqlite"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	sqlite "github.com/libtnb/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
