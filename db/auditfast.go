@@ -11,17 +11,20 @@ import (
 )
 
 // The audit's request stream on an SQLite file, through a read-only
-// fast-path connection (package lite): each value is read in place, the
-// few distinct sites, origins, purposes and outcomes are kept as one string
-// each, and times are parsed from their bytes, so that a row costs about
-// one allocation (its URL) instead of a packed text, its split and its
-// conversions.
+// fast-path connection (package lite): each value is taken as the driver
+// reads it, with no scan step, the few distinct sites, origins, purposes
+// and outcomes are kept as one string each, and times are parsed from
+// their text by parseFixed, so that a row costs a string per text column
+// instead of a packed text, its split and its conversions.
 
 // auditColumns is the SELECT list and FROM clause of the fast stream: the
-// columns of auditSelect, one each.
+// columns of auditSelect, one each. A time column is read through unary +,
+// which keeps its value but not its declared type, so the driver hands
+// over its text and rowReader.time parses it (parseFixed, far cheaper than
+// the driver's walk through its layouts).
 const auditColumns = `SELECT r.id, r.cycle_id, r.redirect_of, r.status, r.robots_snapshot_id,
-	c.delay_ms, c.budget, c.started_at, c.finished_at,
-	r.site, r.origin, r.purpose, r.outcome, r.sent_at, r.completed_at, r.retry_after, r.url
+	c.delay_ms, c.budget, +c.started_at, +c.finished_at,
+	r.site, r.origin, r.purpose, r.outcome, +r.sent_at, +r.completed_at, r.retry_after, r.url
 	FROM requests r LEFT JOIN crawl_cycles c ON c.id = r.cycle_id`
 
 // auditRequestsFast is AuditRequests on the fast-path connection rd: q is
