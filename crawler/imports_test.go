@@ -16,7 +16,7 @@ func TestCrawlerSeesNoEngine(t *testing.T) {
 		t.Fatalf("go list: %v", err)
 	}
 	imports := strings.Fields(string(out))
-	forbidden := []string{"database/sql", "gorm.io/", "github.com/glebarez/", "modernc.org/", "github.com/ncruces/",
+	forbidden := []string{"database/sql", "gorm.io/", "github.com/libtnb/", "github.com/glebarez/", "modernc.org/", "github.com/ncruces/",
 		"github.com/jackc/", "github.com/lib/pq", "github.com/mattn/",
 		"github.com/lohisoft/lohibot/db/lite", "github.com/lohisoft/lohibot/db/sqlite", "github.com/lohisoft/lohibot/db/postgres"}
 	for _, p := range imports {

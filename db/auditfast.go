@@ -11,17 +11,20 @@ import (
 )
 
 // The audit's request stream on an SQLite file, through a read-only
-// fast-path connection (package lite): each value is read in place, the
-// few distinct sites, origins, purposes and outcomes are kept as one string
-// each, and times are parsed from their bytes, so that a row costs about
-// one allocation (its URL) instead of a packed text, its split and its
-// conversions.
+// fast-path connection (package lite): each value is taken as the driver
+// reads it, with no scan step, the few distinct sites, origins, purposes
+// and outcomes are kept as one string each, and times are parsed from
+// their text by parseFixed, so that a row costs a string per text column
+// instead of a packed text, its split and its conversions.
 
 // auditColumns is the SELECT list and FROM clause of the fast stream: the
-// columns of auditSelect, one each.
+// columns of auditSelect, one each. A time column is read through unary +,
+// which keeps its value but not its declared type, so the driver hands
+// over its text and rowReader.time parses it (parseFixed, far cheaper than
+// the driver's walk through its layouts).
 const auditColumns = `SELECT r.id, r.cycle_id, r.redirect_of, r.status, r.robots_snapshot_id,
-	c.delay_ms, c.budget, c.started_at, c.finished_at,
-	r.site, r.origin, r.purpose, r.outcome, r.sent_at, r.completed_at, r.retry_after, r.url
+	c.delay_ms, c.budget, +c.started_at, +c.finished_at,
+	r.site, r.origin, r.purpose, r.outcome, +r.sent_at, +r.completed_at, r.retry_after, r.url
 	FROM requests r LEFT JOIN crawl_cycles c ON c.id = r.cycle_id`
 
 // auditRequestsFast is AuditRequests on the fast-path connection rd: q is
@@ -66,16 +69,14 @@ func auditRequestsFast(ctx context.Context, rd *lite.Conn, q string, args []any,
 			r.CycleStarted, _ = rr.time(7)
 			r.CycleFinished, r.CycleEnded = rr.time(8)
 		}
-		r.Site = tab[0].get(rows.Bytes(9))
-		r.Origin = tab[1].get(rows.Bytes(10))
-		r.Purpose = tab[2].get(rows.Bytes(11))
-		r.Outcome = tab[3].get(rows.Bytes(12))
+		r.Site = tab[0].get(rows.String(9))
+		r.Origin = tab[1].get(rows.String(10))
+		r.Purpose = tab[2].get(rows.String(11))
+		r.Outcome = tab[3].get(rows.String(12))
 		r.SentAt, _ = rr.time(13)
 		r.CompletedAt, r.Completed = rr.time(14)
-		if b := rows.Bytes(15); len(b) > 0 {
-			r.RetryAfter = string(b)
-		}
-		r.URL = string(rows.Bytes(16))
+		r.RetryAfter = rows.String(15)
+		r.URL = rows.String(16)
 		if rr.err != nil {
 			return fmt.Errorf("db: read requests: %w", rr.err)
 		}
@@ -110,14 +111,14 @@ func (rr *rowReader) int(i int) (int64, bool) {
 	case lite.Integer:
 		return rr.rows.Int64(i), true
 	}
-	b := rr.rows.Bytes(i)
+	b := rr.rows.String(i)
 	if rr.sqlFloats && rr.rows.Type(i) == lite.Float {
-		b = strconv.AppendFloat(nil, rr.rows.Float64(i), 'g', -1, 64)
+		b = strconv.FormatFloat(rr.rows.Float64(i), 'g', -1, 64)
 	}
 	if len(b) == 0 || rr.err != nil {
 		return 0, false
 	}
-	n, err := strconv.ParseInt(string(b), 10, 64)
+	n, err := strconv.ParseInt(b, 10, 64)
 	if err != nil {
 		what := rr.what
 		if what == "" {
@@ -135,7 +136,10 @@ func (rr *rowReader) time(i int) (time.Time, bool) {
 	if rr.rows.Type(i) == lite.Null {
 		return time.Time{}, false
 	}
-	b := rr.rows.Bytes(i)
+	if t, ok := rr.rows.Time(i); ok {
+		return t.UTC(), true
+	}
+	b := rr.rows.String(i)
 	if len(b) == 0 || rr.err != nil {
 		return time.Time{}, false
 	}
@@ -143,7 +147,7 @@ func (rr *rowReader) time(i int) (time.Time, bool) {
 		return t, true
 	}
 	var d textTime
-	if err := d.parse(string(b)); err != nil {
+	if err := d.parse(b); err != nil {
 		rr.err = err
 		return time.Time{}, false
 	}
@@ -161,20 +165,18 @@ type internTable struct {
 // internMax bounds an internTable.
 const internMax = 1024
 
-// get returns b as a string, the same one as before if it was read
-// before.
-func (t *internTable) get(b []byte) string {
-	if len(b) == 0 {
+// get returns s, or the same string as before if it was read before.
+func (t *internTable) get(s string) string {
+	if s == "" {
 		return ""
 	}
-	if string(b) == t.last {
+	if s == t.last {
 		return t.last
 	}
-	if s, ok := t.m[string(b)]; ok {
-		t.last = s
-		return s
+	if v, ok := t.m[s]; ok {
+		t.last = v
+		return v
 	}
-	s := string(b)
 	if t.m == nil {
 		t.m = make(map[string]string)
 	}

@@ -45,9 +45,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/glebarez/sqlite"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	sqlite "github.com/libtnb/sqlite"
 	"gorm.io/driver/postgres"
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
@@ -504,9 +504,12 @@ func sqliteDSN(path string) string {
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
-	// No _time_format: the driver's default is the format we want, and
-	// glebarez/go-sqlite v1.21 stops reading parameters after it, which
-	// would silently drop _txlock.
+	// Times as text in sqlitetime.Format, read back as times only in a
+	// column declared as one: the layout every lohibot database holds, and
+	// the one the fast path (db/lite) reads and writes.
+	q.Set("_time_format", "sqlite")
+	q.Set("_texttotime", "0")
+	q.Set("_inttotime", "0")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

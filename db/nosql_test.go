@@ -21,7 +21,7 @@ var notMoved = map[string]bool{}
 var sqlText = regexp.MustCompile(`(?i)\b(SELECT\s.+\sFROM\s|INSERT\s+INTO\s|UPDATE\s+\w+\s+SET\s|DELETE\s+FROM\s|CREATE\s+(TABLE|INDEX)\s|BEGIN\s+IMMEDIATE|PRAGMA\s)|^\s*SELECT\s+1\s*$`)
 
 // dbImports are the packages only db may import.
-var dbImports = []string{"database/sql", "gorm.io/", "github.com/glebarez/", "modernc.org/sqlite", "github.com/jackc/pgx"}
+var dbImports = []string{"database/sql", "gorm.io/", "github.com/libtnb/", "modernc.org/sqlite", "github.com/jackc/pgx"}
 
 // sourceFiles parses, with mode, every non-test Go file of the module
 // outside the folder skip (and testdata and hidden folders), and calls

@@ -223,7 +223,7 @@ func (s *Store) scanLogRows(ctx context.Context, t *logTable, where string, args
 		defer rd.Close()
 		return scanLogRowsFast(ctx, rd, t, where, args, limit, fn)
 	}
-	q := t.scanQuery(where, limit)
+	q := t.scanQuery(where, limit, false)
 	rows, err := s.pool.QueryContext(ctx, rebind(s.Dialect, q), args...)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.name, err)

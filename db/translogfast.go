@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/lohisoft/lohibot/db/lite"
 )
@@ -14,7 +15,7 @@ import (
 // for a blob, nil), a timestamp column's text as a time.Time when it reads
 // as one, so a row's leaf is the same on both paths.
 func scanLogRowsFast(ctx context.Context, rd *lite.Conn, t *logTable, where string, args []any, limit int64, fn func(*logRow) error) error {
-	rows, err := rd.Query(t.scanQuery(where, limit), args...)
+	rows, err := rd.Query(t.scanQuery(where, limit, true), args...)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", t.name, err)
 	}
@@ -26,7 +27,9 @@ func scanLogRowsFast(ctx context.Context, rd *lite.Conn, t *logTable, where stri
 			}
 		}
 		r := &logRow{table: t, id: rows.Int64(0), ready: rows.Int64(1) == 1, vals: make([]any, len(t.cols))}
-		if st, ok := parseFixed(rows.Bytes(2)); ok {
+		if st, ok := rows.Time(2); ok {
+			r.stamp = st.UTC()
+		} else if st, ok := parseFixed(rows.String(2)); ok {
 			r.stamp = st
 		}
 		for i, c := range t.cols {
@@ -40,15 +43,19 @@ func scanLogRowsFast(ctx context.Context, rd *lite.Conn, t *logTable, where stri
 			case lite.Blob:
 				r.vals[i] = append([]byte{}, rows.BlobBytes(j)...)
 			default:
-				b := rows.Bytes(j)
+				if t, ok := rows.Time(j); ok {
+					r.vals[i] = t
+					continue
+				}
+				s := rows.String(j)
 				if c.kind == kTime {
 					var tt textTime
-					if tt.parse(string(b)) == nil {
+					if tt.parse(s) == nil {
 						r.vals[i] = tt.t
 						continue
 					}
 				}
-				r.vals[i] = string(b)
+				r.vals[i] = s
 			}
 		}
 		if err := fn(r); err != nil {
@@ -63,13 +70,30 @@ func scanLogRowsFast(ctx context.Context, rd *lite.Conn, t *logTable, where stri
 
 // scanQuery is the query of scanLogRows: id, whether final, when, then
 // the columns, of the rows matching where, in id order, at most limit (0:
-// all).
-func (t *logTable) scanQuery(where string, limit int64) string {
+// all). With textTimes, the time columns are read through unary +, which
+// keeps a value but not its declared type: SQLite's driver then hands over
+// their text, which the fast path parses itself (parseFixed).
+func (t *logTable) scanQuery(where string, limit int64, textTimes bool) string {
 	ready, stamp := t.ready, t.stamp
 	if ready == "" {
 		ready, stamp = "1 = 1", "sealed_at"
 	}
-	q := "SELECT id, CASE WHEN " + ready + " THEN 1 ELSE 0 END, " + stamp + ", " + t.selectList("") +
+	list := t.selectList("")
+	if textTimes {
+		stamp = "+" + stamp
+		var b strings.Builder
+		for i, c := range t.cols {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			if c.kind == kTime {
+				b.WriteString("+")
+			}
+			b.WriteString(c.name)
+		}
+		list = b.String()
+	}
+	q := "SELECT id, CASE WHEN " + ready + " THEN 1 ELSE 0 END, " + stamp + ", " + list +
 		" FROM " + t.name + " WHERE " + where + " ORDER BY id"
 	if limit > 0 {
 		q += " LIMIT " + strconv.FormatInt(limit, 10)

@@ -1,34 +1,29 @@
 // Package lite is lohibot's SQLite fast path, contained behind the storage
 // layer (package db): a connection of one goroutine's own to an SQLite
-// database file that drives modernc.org/sqlite/lib through modernc.org/libc
-// directly. The database/sql driver compiles every statement again on
-// every use; here each statement is prepared once and kept, arguments are
-// bound from one reusable buffer, and nothing starts a goroutine per
-// statement. It talks to the same SQLite library as the driver
-// (github.com/glebarez/go-sqlite, which wraps modernc.org/sqlite), so file
-// locks, WAL and busy waits are shared with every other connection, in
-// this process and in others.
+// database file, on the database/sql/driver interfaces of the storage
+// layer's own driver (modernc.org/sqlite) without database/sql above them.
+// Each statement is prepared once and kept; nothing takes a lock, converts
+// through reflection or starts a goroutine per statement. Being the same
+// driver and SQLite library as the storage layer's pool, it shares the
+// pool's file locks, WAL and busy waits, in this process and in others.
 //
 // Besides the crawler's writers, the audit reads through it: OpenReader
 // opens a read-only connection, and Conn.Query returns Rows whose values
-// are read in place (rows.go).
+// are read as the driver reads them, with no scan step (rows.go).
 //
-// It only works while our go.mod pins the modernc.org/sqlite and
-// modernc.org/libc versions the driver requires (TestPinnedVersions checks
-// that). Only db uses it.
+// Only db uses it.
 package lite
 
 import (
+	"context"
 	"database/sql"
 	"database/sql/driver"
-	"errors"
 	"fmt"
+	"io"
+	"net/url"
 	"time"
-	"unsafe"
 
-	"modernc.org/libc"
-	"modernc.org/libc/sys/types"
-	sqlite3 "modernc.org/sqlite/lib"
+	"modernc.org/sqlite"
 
 	"github.com/lohisoft/lohibot/internal/sqlitetime"
 )
@@ -37,11 +32,10 @@ import (
 // goroutine at a time. Its statements are prepared on first use and kept
 // until Close.
 type Conn struct {
-	tls   *libc.TLS
-	db    uintptr
-	stmts map[string]uintptr
-	buf   uintptr // C memory for the text and blob arguments of one statement
-	bufN  int
+	c     driver.Conn
+	stmts map[string]driver.Stmt
+	args  []driver.NamedValue // the arguments of the statement running, reused
+	vals  []driver.Value      // QueryRow's row, reused between rows of its statement
 }
 
 // Pragmas are the settings of every Conn, applied by Open before its own.
@@ -82,25 +76,31 @@ func OpenReader(path string, extra ...string) (*Conn, error) {
 	return open(path, append(readerPragmas[:len(readerPragmas):len(readerPragmas)], extra...))
 }
 
+// DSN is the driver's name for the SQLite file at path, opened for reading
+// and writing but never created (mode=rw), with the storage layer's busy
+// timeout and time layout (sqlitetime.Format): times as text, and text read
+// as a time only in a column declared DATE, DATETIME or TIMESTAMP. The
+// storage layer's pool adds its own settings to it.
+func DSN(path string) string {
+	q := url.Values{}
+	q.Set("mode", "rw")
+	q.Add("_pragma", "busy_timeout(30000)")
+	q.Set("_time_format", "sqlite")
+	q.Set("_texttotime", "0")
+	q.Set("_inttotime", "0")
+	return "file:" + path + "?" + q.Encode()
+}
+
 func open(path string, pragmas []string) (*Conn, error) {
-	c := &Conn{tls: libc.NewTLS(), stmts: map[string]uintptr{}}
-	cpath, err := libc.CString(path)
+	connector, err := sqlite.NewConnector(DSN(path))
 	if err != nil {
-		c.tls.Close()
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	dc, err := connector.Connect(context.Background())
+	if err != nil {
 		return nil, err
 	}
-	defer libc.Xfree(c.tls, cpath)
-	pdb := c.tls.Alloc(ptrSize)
-	defer c.tls.Free(ptrSize)
-	rc := sqlite3.Xsqlite3_open_v2(c.tls, cpath, pdb, sqlite3.SQLITE_OPEN_READWRITE|sqlite3.SQLITE_OPEN_NOMUTEX, 0)
-	c.db = loadPtr(pdb)
-	if rc != sqlite3.SQLITE_OK {
-		err := c.errorf(rc)
-		c.Close()
-		return nil, err
-	}
-	sqlite3.Xsqlite3_extended_result_codes(c.tls, c.db, 1)
-	sqlite3.Xsqlite3_busy_timeout(c.tls, c.db, 30000)
+	c := &Conn{c: dc, stmts: map[string]driver.Stmt{}}
 	for _, p := range pragmas {
 		if _, err := c.Exec(p); err != nil {
 			c.Close()
@@ -110,179 +110,84 @@ func open(path string, pragmas []string) (*Conn, error) {
 	return c, nil
 }
 
-// Close finalizes the statements and closes the connection.
+// Close closes the statements and the connection (rolling back a
+// transaction in progress).
 func (c *Conn) Close() {
 	for _, st := range c.stmts {
-		sqlite3.Xsqlite3_finalize(c.tls, st)
+		st.Close()
 	}
 	c.stmts = nil
-	if c.db != 0 {
-		sqlite3.Xsqlite3_close_v2(c.tls, c.db)
-		c.db = 0
+	if c.c != nil {
+		c.c.Close()
+		c.c = nil
 	}
-	if c.buf != 0 {
-		libc.Xfree(c.tls, c.buf)
-		c.buf = 0
-	}
-	c.tls.Close()
 }
 
-// Rollback ends the transaction in progress, if SQLite has not already.
+// Rollback ends the transaction in progress, if there is one.
 func (c *Conn) Rollback() {
-	if sqlite3.Xsqlite3_get_autocommit(c.tls, c.db) == 0 {
-		c.Exec("ROLLBACK")
-	}
-}
-
-// errorf turns a result code into an error with SQLite's message.
-func (c *Conn) errorf(rc int32) error {
-	msg := ""
-	if c.db != 0 {
-		msg = libc.GoString(sqlite3.Xsqlite3_errmsg(c.tls, c.db))
-	}
-	if msg == "" {
-		msg = libc.GoString(sqlite3.Xsqlite3_errstr(c.tls, rc))
-	}
-	return fmt.Errorf("sqlite: %s (%d)", msg, rc)
+	// Outside a transaction SQLite refuses it: nothing to undo.
+	_, _ = c.Exec("ROLLBACK")
 }
 
 // prepare returns q's statement, compiling it on first use.
-func (c *Conn) prepare(q string) (uintptr, error) {
+func (c *Conn) prepare(q string) (driver.Stmt, error) {
 	if st, ok := c.stmts[q]; ok {
 		return st, nil
 	}
-	cq, err := libc.CString(q)
+	st, err := c.c.(driver.ConnPrepareContext).PrepareContext(context.Background(), q)
 	if err != nil {
-		return 0, err
-	}
-	defer libc.Xfree(c.tls, cq)
-	pst := c.tls.Alloc(ptrSize)
-	defer c.tls.Free(ptrSize)
-	rc := sqlite3.Xsqlite3_prepare_v3(c.tls, c.db, cq, -1, sqlite3.SQLITE_PREPARE_PERSISTENT, pst, 0)
-	if rc != sqlite3.SQLITE_OK {
-		return 0, c.errorf(rc)
-	}
-	st := loadPtr(pst)
-	if st == 0 {
-		return 0, fmt.Errorf("sqlite: empty statement %q", q)
+		return nil, err
 	}
 	c.stmts[q] = st
 	return st, nil
 }
 
-// bind binds args to st's parameters 1..n. Text and blobs are copied into
-// the connection's buffer, which stays untouched until the statement is
-// reset and its bindings cleared.
-func (c *Conn) bind(st uintptr, args []any) error {
-	return c.bindIn(st, args, &c.buf, &c.bufN)
+// bind converts args to the driver's values in c.args: nil, int64,
+// float64, bool, string or []byte, a time as text in sqlitetime.Format.
+func (c *Conn) bind(args []any) ([]driver.NamedValue, error) {
+	return bindTo(c.args[:0], args)
 }
 
-// bindIn is bind with the text and blobs copied into the C buffer *buf of
-// *bufN bytes, which it grows as needed.
-func (c *Conn) bindIn(st uintptr, args []any, buf *uintptr, bufN *int) error {
-	if n := int(sqlite3.Xsqlite3_bind_parameter_count(c.tls, st)); n != len(args) {
-		return fmt.Errorf("sqlite: %d arguments for %d parameters", len(args), n)
-	}
-	vals := make([]driver.Value, len(args))
-	size := 0
+func bindTo(out []driver.NamedValue, args []any) ([]driver.NamedValue, error) {
 	for i, a := range args {
 		v, err := driver.DefaultParameterConverter.ConvertValue(a)
 		if err != nil {
-			return fmt.Errorf("sqlite: argument %d: %w", i+1, err)
+			return nil, fmt.Errorf("sqlite: argument %d: %w", i+1, err)
 		}
 		if t, ok := v.(time.Time); ok {
 			v = t.Format(sqlitetime.Format)
 		}
-		switch x := v.(type) {
-		case string:
-			size += len(x) + 1
-		case []byte:
-			size += len(x) + 1
-		}
-		vals[i] = v
+		out = append(out, driver.NamedValue{Ordinal: i + 1, Value: v})
 	}
-	if size > *bufN {
-		if *buf != 0 {
-			libc.Xfree(c.tls, *buf)
-		}
-		n := max(size, 64<<10)
-		if *buf = libc.Xmalloc(c.tls, types.Size_t(n)); *buf == 0 {
-			*bufN = 0
-			return errors.New("sqlite: out of memory")
-		}
-		*bufN = n
-	}
-	off := 0
-	for i, v := range vals {
-		idx := int32(i + 1)
-		var rc int32
-		switch x := v.(type) {
-		case nil:
-			rc = sqlite3.Xsqlite3_bind_null(c.tls, st, idx)
-		case int64:
-			rc = sqlite3.Xsqlite3_bind_int64(c.tls, st, idx, x)
-		case float64:
-			rc = sqlite3.Xsqlite3_bind_double(c.tls, st, idx, x)
-		case bool:
-			var b int64
-			if x {
-				b = 1
-			}
-			rc = sqlite3.Xsqlite3_bind_int64(c.tls, st, idx, b)
-		case string:
-			p := *buf + uintptr(off)
-			copy(libc.GoBytes(p, len(x)+1), x)
-			off += len(x) + 1
-			rc = sqlite3.Xsqlite3_bind_text(c.tls, st, idx, p, int32(len(x)), 0)
-		case []byte:
-			if x == nil {
-				rc = sqlite3.Xsqlite3_bind_null(c.tls, st, idx)
-				break
-			}
-			p := *buf + uintptr(off)
-			copy(libc.GoBytes(p, len(x)+1), x)
-			off += len(x) + 1
-			rc = sqlite3.Xsqlite3_bind_blob(c.tls, st, idx, p, int32(len(x)), 0)
-		default:
-			return fmt.Errorf("sqlite: argument %d: unsupported type %T", i+1, v)
-		}
-		if rc != sqlite3.SQLITE_OK {
-			return c.errorf(rc)
-		}
-	}
-	return nil
+	return out, nil
 }
 
-// done resets st and clears its bindings, so it holds no pointer into the
-// buffer.
-func (c *Conn) done(st uintptr) {
-	sqlite3.Xsqlite3_reset(c.tls, st)
-	sqlite3.Xsqlite3_clear_bindings(c.tls, st)
+// done forgets the arguments bound, so that the buffer holds no caller's
+// value.
+func (c *Conn) done(nv []driver.NamedValue) {
+	clear(nv)
+	c.args = nv[:0]
 }
 
 // Exec runs q (with ? placeholders) with args to its end and returns the
 // number of rows changed. Arguments may be nil, integers, floats, bool,
 // string, []byte, time.Time (stored as the driver stores it) or a
-// driver.Valuer of those. It does I/O.
+// driver.Valuer of those; each placeholder needs one. It does I/O.
 func (c *Conn) Exec(q string, args ...any) (int64, error) {
 	st, err := c.prepare(q)
 	if err != nil {
 		return 0, err
 	}
-	defer c.done(st)
-	if err := c.bind(st, args); err != nil {
+	nv, err := c.bind(args)
+	if err != nil {
 		return 0, err
 	}
-	for {
-		switch rc := sqlite3.Xsqlite3_step(c.tls, st); rc {
-		case sqlite3.SQLITE_ROW:
-			continue
-		case sqlite3.SQLITE_DONE:
-			return int64(sqlite3.Xsqlite3_changes(c.tls, c.db)), nil
-		default:
-			return 0, c.errorf(rc)
-		}
+	defer c.done(nv)
+	res, err := st.(driver.StmtExecContext).ExecContext(context.Background(), nv)
+	if err != nil {
+		return 0, err
 	}
+	return res.RowsAffected()
 }
 
 // TotalChanges returns how many rows the connection's INSERT, UPDATE and
@@ -290,7 +195,11 @@ func (c *Conn) Exec(q string, args ...any) (int64, error) {
 // included): a caller compares two readings to learn whether what ran in
 // between wrote anything.
 func (c *Conn) TotalChanges() int64 {
-	return int64(sqlite3.Xsqlite3_total_changes(c.tls, c.db))
+	var n int64
+	if err := c.QueryRow("SELECT total_changes()").Scan(&n); err != nil {
+		return -1 // never equal to a reading: assume a change
+	}
+	return n
 }
 
 // Row is the first row of a query, read in full.
@@ -307,48 +216,42 @@ func (c *Conn) QueryRow(q string, args ...any) *Row {
 	if err != nil {
 		return &Row{err: err}
 	}
-	defer c.done(st)
-	if err := c.bind(st, args); err != nil {
+	nv, err := c.bind(args)
+	if err != nil {
 		return &Row{err: err}
 	}
+	defer c.done(nv)
+	rows, err := st.(driver.StmtQueryContext).QueryContext(context.Background(), nv)
+	if err != nil {
+		return &Row{err: err}
+	}
+	n := len(rows.Columns())
+	if cap(c.vals) < n {
+		c.vals = make([]driver.Value, n)
+	}
+	vals := c.vals[:n]
 	r := &Row{err: sql.ErrNoRows}
 	for {
-		switch rc := sqlite3.Xsqlite3_step(c.tls, st); rc {
-		case sqlite3.SQLITE_ROW:
-			if r.vals == nil {
-				r.vals, r.err = c.row(st), nil
+		err := rows.Next(vals)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			rows.Close()
+			return &Row{err: err}
+		}
+		if r.vals == nil {
+			r.vals, r.err = make([]any, n), nil
+			for i, v := range vals {
+				r.vals[i] = v
 			}
-		case sqlite3.SQLITE_DONE:
-			return r
-		default:
-			return &Row{err: c.errorf(rc)}
 		}
 	}
-}
-
-// row reads the current row's columns as int64, float64, string, []byte
-// or nil.
-func (c *Conn) row(st uintptr) []any {
-	n := int(sqlite3.Xsqlite3_column_count(c.tls, st))
-	vals := make([]any, n)
-	for i := range n {
-		col := int32(i)
-		switch sqlite3.Xsqlite3_column_type(c.tls, st, col) {
-		case sqlite3.SQLITE_INTEGER:
-			vals[i] = int64(sqlite3.Xsqlite3_column_int64(c.tls, st, col))
-		case sqlite3.SQLITE_FLOAT:
-			vals[i] = sqlite3.Xsqlite3_column_double(c.tls, st, col)
-		case sqlite3.SQLITE_TEXT:
-			p := sqlite3.Xsqlite3_column_text(c.tls, st, col)
-			vals[i] = string(libc.GoBytes(p, int(sqlite3.Xsqlite3_column_bytes(c.tls, st, col))))
-		case sqlite3.SQLITE_BLOB:
-			p := sqlite3.Xsqlite3_column_blob(c.tls, st, col)
-			vals[i] = append([]byte(nil), libc.GoBytes(p, int(sqlite3.Xsqlite3_column_bytes(c.tls, st, col)))...)
-		default:
-			vals[i] = nil
-		}
+	clear(vals)
+	if err := rows.Close(); err != nil {
+		return &Row{err: err}
 	}
-	return vals
+	return r
 }
 
 // Scan copies the row's columns into dest: *int64, *int, *string,
@@ -393,6 +296,9 @@ func assign(dest, v any) error {
 		case []byte:
 			*d = string(x)
 			return nil
+		case time.Time:
+			*d = x.Format(sqlitetime.Format)
+			return nil
 		}
 	case *[]byte:
 		switch x := v.(type) {
@@ -407,7 +313,11 @@ func assign(dest, v any) error {
 			return nil
 		}
 	case *time.Time:
-		if x, ok := v.(string); ok {
+		switch x := v.(type) {
+		case time.Time:
+			*d = x
+			return nil
+		case string:
 			t, err := parseTime(x)
 			if err != nil {
 				return err
@@ -425,12 +335,4 @@ func parseTime(s string) (time.Time, error) {
 		return t, nil
 	}
 	return time.Time{}, fmt.Errorf("unreadable time %q", s)
-}
-
-const ptrSize = int(unsafe.Sizeof(uintptr(0)))
-
-// loadPtr reads the pointer stored in C memory at p.
-func loadPtr(p uintptr) uintptr {
-	b := libc.GoBytes(p, ptrSize)
-	return *(*uintptr)(unsafe.Pointer(&b[0]))
 }

@@ -1,31 +1,35 @@
 package lite
 
 import (
-	"fmt"
+	"context"
+	"database/sql/driver"
+	"io"
+	"strconv"
+	"strings"
+	"time"
 
-	"modernc.org/libc"
-	sqlite3 "modernc.org/sqlite/lib"
+	"github.com/lohisoft/lohibot/internal/sqlitetime"
 )
 
 // The storage classes of a column value (https://www.sqlite.org/datatype3.html),
-// as Rows.Type returns them.
+// as Rows.Type returns them (SQLite's own codes).
 const (
-	Integer = sqlite3.SQLITE_INTEGER
-	Float   = sqlite3.SQLITE_FLOAT
-	Text    = sqlite3.SQLITE_TEXT
-	Blob    = sqlite3.SQLITE_BLOB
-	Null    = sqlite3.SQLITE_NULL
+	Integer = 1
+	Float   = 2
+	Text    = 3
+	Blob    = 4
+	Null    = 5
 )
 
 // Rows is the result of a query, read row by row with Next; its column
-// values are read in place, without the conversions, locks and copies of
-// database/sql. It belongs to the goroutine that owns its Conn; several
-// Rows of one Conn may be open at once. Close must be called.
+// values are those the driver reads (int64, float64, string, []byte, nil,
+// and time.Time for text in a column declared as a time), without
+// database/sql's locks, conversions and copies. It belongs to the goroutine
+// that owns its Conn; several Rows of one Conn may be open at once. Close
+// must be called.
 type Rows struct {
-	c    *Conn
-	st   uintptr
-	buf  uintptr // C memory for the text and blob arguments
-	bufN int
+	rows driver.Rows
+	vals []driver.Value
 	err  error
 	done bool
 }
@@ -35,41 +39,31 @@ type Rows struct {
 // and QueryRow, nor with another Rows) and is finalized by Close. It does
 // I/O.
 func (c *Conn) Query(q string, args ...any) (*Rows, error) {
-	cq, err := libc.CString(q)
+	nv, err := bindTo(nil, args)
 	if err != nil {
 		return nil, err
 	}
-	defer libc.Xfree(c.tls, cq)
-	pst := c.tls.Alloc(ptrSize)
-	defer c.tls.Free(ptrSize)
-	if rc := sqlite3.Xsqlite3_prepare_v2(c.tls, c.db, cq, -1, pst, 0); rc != sqlite3.SQLITE_OK {
-		return nil, c.errorf(rc)
-	}
-	r := &Rows{c: c, st: loadPtr(pst)}
-	if r.st == 0 {
-		return nil, fmt.Errorf("sqlite: empty statement %q", q)
-	}
-	if err := c.bindIn(r.st, args, &r.buf, &r.bufN); err != nil {
-		r.Close()
+	rows, err := c.c.(driver.QueryerContext).QueryContext(context.Background(), q, nv)
+	if err != nil {
 		return nil, err
 	}
-	return r, nil
+	return &Rows{rows: rows, vals: make([]driver.Value, len(rows.Columns()))}, nil
 }
 
 // Next steps to the next row and reports whether there is one; after it
-// returns false, Err says whether the query failed. The values of the row
-// before it are no longer valid.
+// returns false, Err says whether the query failed.
 func (r *Rows) Next() bool {
 	if r.done {
 		return false
 	}
-	switch rc := sqlite3.Xsqlite3_step(r.c.tls, r.st); rc {
-	case sqlite3.SQLITE_ROW:
+	switch err := r.rows.Next(r.vals); err {
+	case nil:
 		return true
-	case sqlite3.SQLITE_DONE:
+	case io.EOF:
 	default:
-		r.err = r.c.errorf(rc)
+		r.err = err
 	}
+	clear(r.vals)
 	r.done = true
 	return false
 }
@@ -77,63 +71,144 @@ func (r *Rows) Next() bool {
 // Err returns the error that ended Next, if any.
 func (r *Rows) Err() error { return r.err }
 
-// Close finalizes the statement and frees its arguments; it may be called
-// more than once.
+// Close finalizes the statement; it may be called more than once.
 func (r *Rows) Close() {
-	if r.st != 0 {
-		sqlite3.Xsqlite3_finalize(r.c.tls, r.st)
-		r.st = 0
-	}
-	if r.buf != 0 {
-		libc.Xfree(r.c.tls, r.buf)
-		r.buf = 0
+	if r.rows != nil {
+		r.rows.Close()
+		r.rows = nil
 	}
 	r.done = true
 }
 
 // Columns returns how many columns a row has.
-func (r *Rows) Columns() int { return int(sqlite3.Xsqlite3_column_count(r.c.tls, r.st)) }
+func (r *Rows) Columns() int { return len(r.vals) }
 
 // Type returns the storage class of column i of the current row: Integer,
 // Float, Text, Blob or Null.
 func (r *Rows) Type(i int) int {
-	return int(sqlite3.Xsqlite3_column_type(r.c.tls, r.st, int32(i)))
+	switch r.vals[i].(type) {
+	case nil:
+		return Null
+	case int64:
+		return Integer
+	case float64:
+		return Float
+	case []byte:
+		return Blob
+	}
+	return Text
 }
 
-// Int64 returns column i of the current row as an integer (SQLite's
-// conversion: 0 for NULL).
+// Int64 returns column i of the current row as an integer (as SQLite
+// converts: 0 for NULL, the leading integer of a text).
 func (r *Rows) Int64(i int) int64 {
-	return sqlite3.Xsqlite3_column_int64(r.c.tls, r.st, int32(i))
+	switch v := r.vals[i].(type) {
+	case int64:
+		return v
+	case float64:
+		return int64(v)
+	case string:
+		return leadingInt(v)
+	case []byte:
+		return leadingInt(string(v))
+	}
+	return 0
+}
+
+// leadingInt is SQLite's conversion of a text to an integer: its longest
+// prefix that reads as one, after leading spaces; 0 if none.
+func leadingInt(s string) int64 {
+	s = strings.TrimLeft(s, " \t\n\f\r")
+	end := 0
+	if end < len(s) && (s[end] == '-' || s[end] == '+') {
+		end++
+	}
+	for end < len(s) && s[end] >= '0' && s[end] <= '9' {
+		end++
+	}
+	n, _ := strconv.ParseInt(s[:end], 10, 64)
+	return n
 }
 
 // Float64 returns column i of the current row as a float.
 func (r *Rows) Float64(i int) float64 {
-	return sqlite3.Xsqlite3_column_double(r.c.tls, r.st, int32(i))
+	switch v := r.vals[i].(type) {
+	case float64:
+		return v
+	case int64:
+		return float64(v)
+	case string:
+		f, _ := strconv.ParseFloat(strings.TrimSpace(v), 64)
+		return f
+	}
+	return 0
 }
 
-// Bytes returns column i of the current row as text (SQLite's conversion:
-// nil for NULL, an integer in decimal), in SQLite's memory: the slice is
-// valid only until the next call of Next or Close, or of another column
-// accessor on the same column, and must not be written.
+// String returns column i of the current row as text (SQLite's conversion:
+// "" for NULL, an integer in decimal, a float with a decimal point, a time
+// as the driver writes it).
+func (r *Rows) String(i int) string {
+	switch v := r.vals[i].(type) {
+	case string:
+		return v
+	case []byte:
+		return string(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		return floatText(v)
+	case time.Time:
+		return v.Format(sqlitetime.Format)
+	}
+	return ""
+}
+
+// floatText is v as SQLite renders a REAL as text: with a decimal point or
+// an exponent, so that it never reads back as an integer.
+func floatText(v float64) string {
+	s := strconv.FormatFloat(v, 'g', -1, 64)
+	if !strings.ContainsAny(s, ".eIN") {
+		s += ".0"
+	}
+	return s
+}
+
+// Bytes returns column i of the current row as text, as String does (nil
+// for NULL and for an empty text).
 func (r *Rows) Bytes(i int) []byte {
-	p := sqlite3.Xsqlite3_column_text(r.c.tls, r.st, int32(i))
-	n := int(sqlite3.Xsqlite3_column_bytes(r.c.tls, r.st, int32(i)))
-	if p == 0 || n == 0 {
+	if b, ok := r.vals[i].([]byte); ok {
+		if len(b) == 0 {
+			return nil
+		}
+		return b
+	}
+	s := r.String(i)
+	if s == "" {
 		return nil
 	}
-	return libc.GoBytes(p, n)
+	return []byte(s)
 }
 
-// BlobBytes returns column i of the current row as a blob, in SQLite's
-// memory, valid as Bytes' result is.
+// BlobBytes returns column i of the current row as a blob (nil for NULL
+// and for an empty blob), valid until the next call of Next or Close; it
+// must not be written.
 func (r *Rows) BlobBytes(i int) []byte {
-	p := sqlite3.Xsqlite3_column_blob(r.c.tls, r.st, int32(i))
-	n := int(sqlite3.Xsqlite3_column_bytes(r.c.tls, r.st, int32(i)))
-	if p == 0 || n == 0 {
+	switch v := r.vals[i].(type) {
+	case []byte:
+		if len(v) == 0 {
+			return nil
+		}
+		return v
+	case nil:
 		return nil
 	}
-	return libc.GoBytes(p, n)
+	return r.Bytes(i)
 }
 
-// String returns column i of the current row as text (see Bytes), copied.
-func (r *Rows) String(i int) string { return string(r.Bytes(i)) }
+// Time returns column i of the current row when the driver read it as a
+// time (text in a column declared DATE, DATETIME or TIMESTAMP that reads
+// as one); ok is false otherwise, and the column is read as text.
+func (r *Rows) Time(i int) (t time.Time, ok bool) {
+	t, ok = r.vals[i].(time.Time)
+	return t, ok
+}

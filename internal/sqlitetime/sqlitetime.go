@@ -1,8 +1,8 @@
 // Package sqlitetime writes and reads times as lohibot's SQLite driver
-// (glebarez/go-sqlite) stores them as text, for the code that reads or
-// writes SQLite below the driver: the crawler's fast writer and the audit's
-// streaming reader. A time written with Format compares as text in the same
-// order as the times themselves when all are in UTC.
+// (modernc.org/sqlite with _time_format=sqlite) stores them as text, for
+// the code that binds and reads values itself: the crawler's fast writer
+// and the audit's streaming reader. A time written with Format compares as
+// text in the same order as the times themselves when all are in UTC.
 package sqlitetime
 
 import (
@@ -10,8 +10,8 @@ import (
 	"time"
 )
 
-// Format is the layout the driver writes a time.Time in (its default
-// _time_format, "sqlite").
+// Format is the layout the driver writes a time.Time in (its
+// _time_format "sqlite", which lohibot's DSNs name).
 const Format = "2006-01-02 15:04:05.999999999-07:00"
 
 // stringFormat is the layout of time.Time.String without its monotonic
