@@ -376,6 +376,10 @@ var askWords = map[string]bool{
 	"bhfeadfadh": true, "tistghu": true, "podrieu": true, "podeu": true, "dezakezue": true, "zenezakete": true,
 	"poderian": true, "allech": true, "allwch": true, "gaetud": true, "getid": true,
 	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true, "feidir": true,
+	// "May I ask you to …?"
+	"megkerhetnem": true, "megkerhetnenk": true, "kerhetnem": true, "kerhetnenk": true, "megkernem": true,
+	"megkernenk": true, "durfte": true, "durften": true, "pourrais": true, "pourrions": true, "potrei": true,
+	"potremmo": true, "moglbym": true, "moglabym": true, "moglibysmy": true, "voisinko": true, "voisimmeko": true,
 }
 
 // askYou are the modal verbs that ask something of the reader only when
@@ -386,6 +390,7 @@ var askYou = map[string]map[string]bool{
 	"vil": {"i": true, "du": true, "dere": true, "de": true}, "kan": {"i": true, "du": true, "dere": true, "ni": true, "de": true},
 	"kunne": {"i": true, "du": true, "dere": true, "de": true}, "kunde": {"ni": true, "du": true},
 	"skulle": {"ni": true, "du": true}, "zou": {"u": true, "je": true, "jullie": true},
+	"ask": {"you": true},
 }
 
 // asksReader reports whether toks[k] is a word of a polite request.
@@ -416,6 +421,9 @@ func questionOnly(sc *scored, toks []token, sentence []int) bool {
 	for _, h := range sc.hits {
 		if !questionAt(toks, h.first) {
 			return false
+		}
+		if asksAbout(toks, sentence, h.first) {
+			continue // a question about the bot, however polite
 		}
 		for _, sg := range sc.signals {
 			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
@@ -464,6 +472,10 @@ var gratefulWords = map[string]bool{
 	"tacksam": true, "tacksamma": true, "halas": true, "halasak": true, "vdecni": true, "vdacni": true,
 	"vdacna": true, "wdzieczni": true, "wdzieczny": true, "kiitollisia": true, "recunoscatori": true,
 	"zahvalni": true, "hvalezni": true, "minnettar": true,
+	// "we would like it if", "wir würden uns freuen, wenn", "byli bychom
+	// rádi, kdyby": a wish, not a condition.
+	"szeretnenk": true, "szeretnem": true, "orulnenk": true, "orulnek": true, "freuen": true, "radi": true,
+	"rady": true, "aprecia": true,
 }
 
 // conditionalOnly returns the conditional word when every request of the
