@@ -141,6 +141,9 @@ var conceptRules = []keywordRule{
 	// Finnish.
 	{"fi", phaseUndo, 3, "purk*|purka*|poist* ~4 esto*|eston|estot|kielto*|kiellon|disallow*"},
 	{"fi", phaseUndo, 3, "esto*|eston|kielto* ~3 purk*|purettu|poistettu|poistimme"},
+	{"fi", phaseUndo, 3, "perua|perukaa|peruisitte|peruatte|peruttu|perutaan|peruuttakaa|peruuta*|kumota|kumotkaa|kumoaisitte|kumottu ~4 esto*|eston|estot|kielto*|kiellon|disallow*"},
+	{"fi", phaseUndo, 3, "esto*|eston|kielto*|kiellon ~3 perua|perukaa|peruisitte|peruatte|peruttu|perutaan|peruuttakaa|peruuta*|kumota|kumotkaa|kumoaisitte|kumottu"},
+	{"fi", phaseAgain, 2, "taas|uudelleen|jälleen ~2 käydä|käymään|vierailla|vierailemaan|indeksoimaan"},
 	{"fi", phaseAgain, 2, "taas|uudelleen|jälleen|takaisin ~4 mukaan|indeksoi*|indeksointi*|listalle|hakuun|crawl*|ryömi*"},
 	{"fi", phaseAgain, 2, "mukaan ~3 taas|uudelleen|jälleen"},
 	{"fi", phaseAgain, 2, "muutimme|muuttaneet ~1 mielemme|mieltämme|mielen"},
@@ -195,8 +198,9 @@ var conceptRules = []keywordRule{
 	{"bg", phaseAgain, 2, "отново ~4 индексир*|обхожда*|посеща*|включ*|добав*|crawl*"},
 	{"bg", phaseAgain, 2, "индексир*|обхожда*|посеща*|включ* ~3 отново"},
 	{"bg", phaseAgain, 2, "размислихме|променихме ~1 мнението"},
-	{"bg", phaseExclude, 2, "спрете|спрет*|преустанов* ~4 индексир*|обхожда*|сканир*|посеща*|crawl*|{BOT}|робот*"},
-	{"bg", phaseExclude, 2, "премахнете|премахн*|изтрийте|изтри*|извадете ~6 списък*|списъка|индекс*|HOST|сайт*"},
+	{"bg", phaseExclude, 2, "спрете|спрет*|спрат|спре|преустанов* ~4 индексир*|обхожда*|сканир*|посеща*|crawl*|{BOT}|робот*"},
+	{"bg", phaseExclude, 2, "премахнете|премахн*|изтрийте|изтри*|извадете|изключете|изключите|махнете|махнат ~6 списък*|списъка|индекс*|обхождане*|HOST|сайт*|страниц*"},
+	{"bg", phaseExclude, 2, "не ~0 искаме|искам|желаем|желая ~4 обхождате|индексирате|посещавате|сканирате|{BOT}|робот*"},
 	{"bg", phaseExclude, 2, "не ~3 индексирайте|посещавайте|обхождайте|сканирайте"},
 
 	// Ukrainian.
