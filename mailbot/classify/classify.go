@@ -390,13 +390,24 @@ var askYou = map[string]map[string]bool{
 	"vil": {"i": true, "du": true, "dere": true, "de": true}, "kan": {"i": true, "du": true, "dere": true, "ni": true, "de": true},
 	"kunne": {"i": true, "du": true, "dere": true, "de": true}, "kunde": {"ni": true, "du": true},
 	"skulle": {"ni": true, "du": true}, "zou": {"u": true, "je": true, "jullie": true},
-	"ask": {"you": true},
 }
+
+// askModals before "ask you" make it a polite request ("may I ask you to
+// …", "could we ask you to …"); "did I ask you to …?" recalls one.
+var askModals = map[string]bool{"may": true, "might": true, "could": true, "can": true, "would": true}
 
 // asksReader reports whether toks[k] is a word of a polite request.
 func asksReader(toks []token, k int) bool {
 	if askWords[toks[k].folded] {
 		return true
+	}
+	if toks[k].folded == "ask" && k+1 < len(toks) && toks[k+1].folded == "you" {
+		for j := k - 1; j >= 0 && j >= k-2; j-- {
+			if askModals[toks[j].folded] {
+				return true
+			}
+		}
+		return false
 	}
 	you, ok := askYou[toks[k].folded]
 	if !ok {
