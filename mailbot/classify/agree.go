@@ -185,6 +185,7 @@ var readerWords = []string{
 // something: its questions, then the sentences asking for a reply, but
 // not an invitation to write to a person.
 func proposals(text string) []string {
+	text = greekQuestionMarks(text)
 	out := questions(text)
 	for _, s := range sentencesOf(text) {
 		f := message.Fold(s)
