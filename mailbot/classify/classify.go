@@ -378,7 +378,7 @@ var askWords = map[string]bool{
 	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true, "feidir": true,
 	// "May I ask you to …?"
 	"megkerhetnem": true, "megkerhetnenk": true, "kerhetnem": true, "kerhetnenk": true, "megkernem": true,
-	"megkernenk": true, "durfte": true, "durften": true, "pourrais": true, "pourrions": true, "potrei": true,
+	"megkernenk": true, "moga": true, "moglaby": true, "durfte": true, "durften": true, "pourrais": true, "pourrions": true, "potrei": true,
 	"potremmo": true, "moglbym": true, "moglabym": true, "moglibysmy": true, "voisinko": true, "voisimmeko": true,
 }
 

@@ -175,7 +175,7 @@ var conceptRules = []keywordRule{
 	{"sl", phaseUndo, 3, "odstran* ~3 blokad*|prepoved*|disallow*"},
 	{"sl", phaseAgain, 2, "ponovno ~4 indeksir*|vključ*|dodaj*|{CRAWLV}|obisk*|seznam*"},
 	{"sl", phaseExclude, 2, "odstran*|izbriš*|izključ* ~8 {LIST}|HOST|seznam*|stran*|spletn*"},
-	{"sl", phaseExclude, 2, "prenehaj*|prenehamo|ustavi*|ustavimo ~4 {CRAWLV}|indeksir*|obiskov*|pregled*|{BOT}"},
+	{"sl", phaseExclude, 2, "prenehaj*|prenehamo|prenehate|prenehati|ustavi*|ustavimo ~4 {CRAWLV}|indeksir*|obiskov*|pregled*|{BOT}"},
 	{"sl", phaseExclude, 2, "ne ~3 indeksir*|obiskuj*"},
 
 	// Greek (folded: no tonos).
@@ -198,7 +198,7 @@ var conceptRules = []keywordRule{
 	{"bg", phaseAgain, 2, "отново ~4 индексир*|обхожда*|посеща*|включ*|добав*|crawl*"},
 	{"bg", phaseAgain, 2, "индексир*|обхожда*|посеща*|включ* ~3 отново"},
 	{"bg", phaseAgain, 2, "размислихме|променихме ~1 мнението"},
-	{"bg", phaseExclude, 2, "спрете|спрет*|спрат|спре|спрем|преустанов* ~4 индексир*|обхожда*|сканир*|посеща*|crawl*|{BOT}|робот*"},
+	{"bg", phaseExclude, 2, "спрете|спрет*|спрат|спре|спрем|спрели|преустанов* ~4 индексир*|обхожда*|сканир*|посеща*|crawl*|{BOT}|робот*"},
 	{"bg", phaseExclude, 2, "премахнете|премахн*|изтрийте|изтри*|извадете|изключете|изключите|махнете|махнат ~6 списък*|списъка|индекс*|обхождане*|HOST|сайт*|страниц*"},
 	{"bg", phaseExclude, 2, "не ~0 искаме|искам|желаем|желая ~4 обхождате|индексирате|посещавате|сканирате|{BOT}|робот*"},
 	{"bg", phaseExclude, 2, "не ~3 индексирайте|посещавайте|обхождайте|сканирайте"},
