@@ -197,3 +197,20 @@ func TestNewTextKeepsFormsAndForwards(t *testing.T) {
 		}
 	}
 }
+
+// TestIsForwardSubject checks the forward prefixes of the mail clients'
+// languages, and that reply prefixes are none.
+func TestIsForwardSubject(t *testing.T) {
+	for _, s := range []string{"Fwd: x", "FW: x", "WG: x", "TR: x", "I: x", "RV: x", "ENC: x", "Doorst: x", "VB: x",
+		"VL: x", "PD: x", "TOV: x", "Továbbítás: x", "Pārs: x", "Edasi: x", "Пересл: x", "ΠΡΘ: x", "ÁFR: x",
+		"İLT: x", "PRS: x"} {
+		if !message.IsForwardSubject(s) {
+			t.Errorf("IsForwardSubject(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"Re: x", "AW: x", "SV: x", "VS: x", "Odp: x", "Válasz: x", "Robot: x"} {
+		if message.IsForwardSubject(s) {
+			t.Errorf("IsForwardSubject(%q) = true, want false", s)
+		}
+	}
+}
