@@ -1107,6 +1107,16 @@ var askMarkers = map[string]bool{
 	"debe": true, "deveria": true, "moet": true, "mag": true, "bor": true, "skal": true, "ska": true,
 	"mel": true, "mela": true, "mal": true, "mala": true, "powinien": true, "powinno": true, "kell": true,
 	"kellene": true, "pitaisi": true, "ar": true, "trebui": true, "trebuie": true, "treba": true,
+	// A wish for what the crawler does: "we would like your robot to
+	// visit us again", "toivomme, että …", "am dori ca …".
+	"mochten": true, "wunschen": true, "souhaitons": true, "voudrions": true, "aimerions": true,
+	"vorremmo": true, "desideriamo": true, "quisieramos": true, "gustaria": true, "deseamos": true,
+	"gostariamos": true, "desejamos": true, "chcielibysmy": true, "chteli": true, "chceli": true,
+	"szeretnenk": true, "szeretnem": true, "toivomme": true, "haluaisimme": true, "toivoisimme": true,
+	"dori": true, "dorim": true, "voljeli": true, "zeljeli": true, "htjeli": true, "zelimo": true,
+	"zeleli": true, "θελαμε": true, "θελουμε": true, "istiyoruz": true, "искаме": true, "искали": true,
+	"хотіли": true, "хочемо": true, "хотели": true, "хотим": true, "norime": true, "noretume": true,
+	"velamies": true, "gribetu": true, "soovime": true, "sooviksime": true, "tahaksime": true,
 }
 
 // wishNegators deny the wish that a crawl go on ("je ne souhaite pas que
@@ -1117,7 +1127,7 @@ var wishNegators = map[string]bool{
 	"no": true, "nao": true, "niet": true, "ikke": true, "inte": true, "nem": true, "nie": true, "nu": true,
 	"ei": true, "nechceme": true, "nechcem": true, "nechci": true, "nechceli": true, "nechteli": true,
 	"nechcu": true, "ne-": true, "не": true, "nenorime": true, "nenoriu": true, "nevelamies": true,
-	"negribam": true, "rridux": true, "ddim": true, "nid": true,
+	"negribam": true, "rridux": true, "ddim": true, "nid": true, "emme": true, "δεν": true,
 	"ekki": true, "nuk": true, "mos": true, "nemojte": true, "немојте": true,
 }
 
@@ -1144,7 +1154,7 @@ var wantWords = map[string]bool{
 	"deseo": true, "quero": true, "desejamos": true, "willen": true, "wil": true, "wensen": true,
 	"onsker": true, "vil": true, "vill": true, "onskar": true, "chceme": true, "chcemy": true, "chce": true,
 	"akarjuk": true, "szeretnenk": true, "volem": true, "vull": true, "desitgem": true, "desexamos": true,
-	"haluamme": true, "zelimo": true, "zelim": true, "zelime": true, "dorim": true, "vrem": true,
+	"haluamme": true, "halua": true, "zelimo": true, "zelim": true, "zelime": true, "dorim": true, "vrem": true,
 	"хотим": true, "желаем": true, "искаме": true, "хочемо": true, "сакаме": true, "желимо": true,
 	"θελουμε": true, "istemiyoruz": true, "norime": true, "velamies": true, "soovi": true, "viljum": true,
 	"duam": true, "nahi": true, "eisiau": true,
@@ -1170,6 +1180,7 @@ var wishThat = map[string]bool{
 	"that": true, "to": true, "dass": true, "que": true, "qu": true, "che": true, "aby": true, "zeby": true,
 	"by": true, "kad": true, "lai": true, "et": true, "da": true, "att": true, "at": true, "ad": true,
 	"ki": true, "qe": true, "чтобы": true, "щоб": true, "щоби": true, "да": true, "ut": true, "li": true,
+	"ca": true, "sa": true, "etta": true, "hogy": true, "να": true,
 }
 
 // wishDenied reports whether pos stands in what a denied wish governs,

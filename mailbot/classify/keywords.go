@@ -184,8 +184,9 @@ var keywordRules = []keywordRule{
 	// English.
 	{"en", phaseUndo, 3, "re ~0 include*|index*|crawl*|enable*|add*|list*|activat*|allow*|admit*"},
 	{"en", phaseUndo, 3, "reinclu*|reindex*|recrawl*|reenabl*|readd*|reactivat*|reallow*|relist*|readmit*|unblock*|unban*|unexclud*"},
-	{"en", phaseUndo, 3, "lift*|undo*|undone|revers*|revert*|cancel*|withdraw*|rescind* ~3 block|blocking|blocks|ban|banned|exclusion*|opt|optout*|restriction*|blacklist*|blocklist*"},
-	{"en", phaseUndo, 3, "remov*|take|delet* ~3 from|off ~3 exclusion*|excluded|block|blocked|blocklist*|blacklist*|ban|banned|opt|optout*"},
+	{"en", phaseUndo, 3, "lift*|undo*|undone|revers*|revert*|cancel*|withdraw*|rescind* ~3 block|blocking|blocks|ban|banned|exclusion*|opt|optout*|restriction*|blacklist*|blocklist*|removal|deletion|delisting"},
+	{"en", phaseUndo, 3, "remov*|take|delet* ~3 from|off ~3 exclusion*|excluded|blocked|blocklist*|blacklist*|ban|banned|opt|optout*"},
+	{"en", phaseUndo, 3, "remov*|take|delet* ~3 from|off ~2 block ~0 list|lists"},
 	{"en", phaseUndo, 3, "opt|opting|opted ~1 back ~0 in|into"},
 	{"en", phaseExclude, 2, "stop|cease|quit|halt|discontinue ~3 {CRAWLV}|{BOT}|hitting|fetch*|collect*"},
 	{"en", phaseExclude, 2, "remov*|delet*|drop*|erase*|purge*|strike|exclud* ~8 {LIST}|HOST"},
