@@ -309,6 +309,12 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 			return
 		}
 	}
+	if !reinclude {
+		if w := deniedRemoval(toks); w != "" {
+			unclear("negation: a removal that is not wished ('"+w+"')", nil)
+			return
+		}
+	}
 	if sg := sameSentence(phaseDoubt); sg != nil {
 		unclear("question", sg)
 		return
@@ -1180,7 +1186,20 @@ var wishThat = map[string]bool{
 	"that": true, "to": true, "dass": true, "que": true, "qu": true, "che": true, "aby": true, "zeby": true,
 	"by": true, "kad": true, "lai": true, "et": true, "da": true, "att": true, "at": true, "ad": true,
 	"ki": true, "qe": true, "чтобы": true, "щоб": true, "щоби": true, "да": true, "ut": true, "li": true,
-	"ca": true, "sa": true, "etta": true, "hogy": true, "να": true,
+	"ca": true, "sa": true, "etta": true, "hogy": true, "να": true, "dat": true,
+}
+
+// deniedRemoval returns the removal word that a denied wish governs ("we
+// do not want example.com removed", "no queremos que … sea eliminado",
+// "не искаме … да бъде премахнат"): such a sentence asks us to keep the
+// site, whatever else it names; "" when none.
+func deniedRemoval(toks []token) string {
+	for k := range toks {
+		if hasStem(toks[k].folded, removalStems) && wishDenied(toks, k) {
+			return toks[k].lower
+		}
+	}
+	return ""
 }
 
 // wishDenied reports whether pos stands in what a denied wish governs,
@@ -1259,7 +1278,8 @@ var negatorStops = []string{
 	"bloque", "dej", "parar", "par", "remov", "verwijder", "blokk", "fjern", "blok", "sluta", "ta",
 	"vyrad", "odstran", "smaz", "prestan", "zablok", "usun", "wyklucz", "przesta", "torol", "kizar",
 	"eltavolit", "tilt", "kerj", "ker", "ask", "want", "wish", "request", "demand", "chied", "vogli",
-	"will", "wil", "wollen", "mochten", "veux", "voul", "quer", "quier", "onsk", "vill",
+	"will", "wil", "wollen", "mochten", "veux", "voul", "quer", "quier", "onsk", "vill", "erase", "purge",
+	"wipe", "unlist",
 }
 
 // negated reports whether the word at pos is negated: a negator among the

@@ -283,6 +283,7 @@ var europeRules = []keywordRule{
 	{"tr", phaseThanks, 0, "durdurmayin|durdurmayiniz|kaldirmayin|kaldirmayiniz|silmeyin|silmeyiniz|cikarmayin|cikarmayiniz|engellemeyin|engellemeyiniz"},
 	{"tr", phaseThanks, 0, "aksi ~1 halde|takdirde ~4 engell*"},
 	{"tr", phaseThanks, 0, "engelleyecegiz|engelleyecegim"},
+	{"tr", phaseThanks, 0, "cikarilmasini|silinmesini|kaldirilmasini|engellenmesini ~2 istemiyoruz|istemiyorum"},
 	{"tr", phaseExclude, 2, "botunuz*|robotunuz*|tarayiciniz*|taramay*|tarama*|taranma*|ziyaret*|indeksleme*|indekslenme* ~5 durdurun|durdurunuz|durdurmaniz*|durdurmamiz*|durduralim|kesin|kesiniz"},
 	{"tr", phaseUndo, 3, "disallow* ~4 kaldir*|sildik|cikardik"},
 	{"tr", phaseExclude, 2, "haric ~1 tutun|tutunuz|tutmanizi"},

@@ -18,7 +18,7 @@ var removalStems = []string{
 	"austrag", "herausnehm", "raus", "retir", "supprim", "enlev", "sort", "rimuov", "togli", "cancell", "elimin",
 	"levat", "quit", "sac", "borr", "tir", "verwijder", "haal", "fjern", "tag", "ta", "odstran", "vyjm",
 	"vyrad", "vymaz", "smaz", "usun", "wykresl", "zdejm", "zdjac", "torol", "eltavolit", "vegy", "poist",
-	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
+	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "kikerul", "βγαλ", "διαγραψ", "kaldir",
 	"cikar", "sil", "премахн", "махн", "изтри", "извад", "видал", "вилуч", "прибер", "прибра", "зніміть",
 	"pasalin", "isbrauk", "istrin", "iznem", "dzes", "nonem", "svitro", "eemalda", "kustuta", "bain",
 	"bhaint", "scrios", "nehh", "neħħ", "hassr", "ħassr", "trai", "trei", "esborr", "kendu", "ezabatu",
