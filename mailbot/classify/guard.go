@@ -534,7 +534,7 @@ var whWords = map[string]bool{
 	"why": true, "when": true, "which": true, "what": true, "warum": true, "wann": true, "welche": true,
 	"pourquoi": true, "quand": true, "quel": true, "quelle": true, "perche": true, "quando": true,
 	"waarom": true, "wanneer": true, "hvorfor": true, "hvornar": true, "varfor": true, "nar": true,
-	"proc": true, "preco": true, "kdy": true, "kedy": true, "dlaczego": true, "kiedy": true, "miert": true,
+	"proc": true, "preco": true, "cuando": true, "kdy": true, "kedy": true, "dlaczego": true, "kiedy": true, "miert": true,
 	"mikor": true, "miksi": true, "milloin": true, "zasto": true, "kada": true, "zakaj": true, "kdaj": true,
 	"neden": true, "защо": true, "кога": true, "чому": true, "коли": true, "почему": true,
 	"когда": true, "γιατι": true, "ποτε": true, "kodel": true, "miks": true, "millal": true,
