@@ -1195,11 +1195,37 @@ var wishThat = map[string]bool{
 // site, whatever else it names; "" when none.
 func deniedRemoval(toks []token) string {
 	for k := range toks {
-		if hasStem(toks[k].folded, removalStems) && wishDenied(toks, k) {
+		if hasStem(toks[k].folded, removalStems) && wishDenied(toks, k) && !crawlBetween(toks, k) {
 			return toks[k].lower
 		}
 	}
 	return ""
+}
+
+// crawlBetween reports whether the denied wish before pos governs a verb
+// of crawling (within three words of its "that"), not the removal at
+// pos: "no queremos que nos rastreen: eliminen …" denies the crawl, and
+// the removal after it is a request of its own.
+func crawlBetween(toks []token, pos int) bool {
+	that := -1
+	for k := pos - 1; k >= 0 && k >= pos-8; k-- {
+		w := toks[k].folded
+		if w == tokBarrier || wantWords[w] || deniedWishes[w] {
+			break
+		}
+		if wishThat[w] {
+			that = k
+		}
+	}
+	if that < 0 {
+		return false
+	}
+	for k := that + 1; k < pos && k <= that+3; k++ {
+		if crawlWords.matches(toks[k].folded) || hasStem(toks[k].folded, crawlStems) {
+			return true
+		}
+	}
+	return false
 }
 
 // wishDenied reports whether pos stands in what a denied wish governs,
