@@ -83,6 +83,8 @@ func act(res *Result, ev *evidence) {
 		failed = append(failed, "not a plain request: "+strings.Join(ev.doubts, "; "))
 	}
 	switch {
+	case ev.sites == fromQuote:
+		failed = append(failed, "the sites come from "+ev.sites+", not from the new text or the subject")
 	case len(res.Domains) == 0 && len(ev.providers) > 0:
 		failed = append(failed, "no site named: mail providers' domains are not sites ("+strings.Join(ev.providers, " ")+")")
 	case len(res.Domains) == 0:

@@ -94,15 +94,18 @@ func agreed(res *Result, m *message.Message, sc *scored, toks []token, ev *evide
 	// The agreement is the sender's own word, and it has the direction
 	// of the question it answers.
 	ev.cue = fromAgreement
+	// The message's sites are those it names itself (subject, new
+	// text); a site only our quote names is shown to staff, never taken
+	// as the message's, and keeps it from being applied alone.
+	var onlyQuoted []string
 	for _, d := range sites {
 		if !contains(res.Domains, d) {
-			res.Domains = append(res.Domains, d)
+			onlyQuoted = append(onlyQuoted, d)
 			ev.sites = fromQuote
 		}
 	}
-	sortStrings(res.Domains)
-	if ev.sites == fromQuote {
-		res.Reasons = append(res.Reasons, "domain: quoted proposal")
+	if len(onlyQuoted) > 0 {
+		res.Reasons = append(res.Reasons, "domain: only our quoted proposal names "+strings.Join(onlyQuoted, " ")+" (not taken as the message's sites)")
 	}
 	return true
 }
@@ -182,6 +185,7 @@ var readerWords = []string{
 // something: its questions, then the sentences asking for a reply, but
 // not an invitation to write to a person.
 func proposals(text string) []string {
+	text = greekQuestionMarks(text)
 	out := questions(text)
 	for _, s := range sentencesOf(text) {
 		f := message.Fold(s)

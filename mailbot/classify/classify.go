@@ -309,6 +309,12 @@ func decide(res *Result, m *message.Message, sc *scored, toks []token, text stri
 			return
 		}
 	}
+	if !reinclude {
+		if w := deniedRemoval(toks); w != "" {
+			unclear("negation: a removal that is not wished ('"+w+"')", nil)
+			return
+		}
+	}
 	if sg := sameSentence(phaseDoubt); sg != nil {
 		unclear("question", sg)
 		return
@@ -376,6 +382,10 @@ var askWords = map[string]bool{
 	"bhfeadfadh": true, "tistghu": true, "podrieu": true, "podeu": true, "dezakezue": true, "zenezakete": true,
 	"poderian": true, "allech": true, "allwch": true, "gaetud": true, "getid": true,
 	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true, "feidir": true,
+	// "May I ask you to …?"
+	"megkerhetnem": true, "megkerhetnenk": true, "kerhetnem": true, "kerhetnenk": true, "megkernem": true,
+	"megkernenk": true, "moga": true, "moglaby": true, "durfte": true, "durften": true, "pourrais": true, "pourrions": true, "potrei": true,
+	"potremmo": true, "moglbym": true, "moglabym": true, "moglibysmy": true, "voisinko": true, "voisimmeko": true,
 }
 
 // askYou are the modal verbs that ask something of the reader only when
@@ -388,10 +398,22 @@ var askYou = map[string]map[string]bool{
 	"skulle": {"ni": true, "du": true}, "zou": {"u": true, "je": true, "jullie": true},
 }
 
+// askModals before "ask you" make it a polite request ("may I ask you to
+// …", "could we ask you to …"); "did I ask you to …?" recalls one.
+var askModals = map[string]bool{"may": true, "might": true, "could": true, "can": true, "would": true}
+
 // asksReader reports whether toks[k] is a word of a polite request.
 func asksReader(toks []token, k int) bool {
 	if askWords[toks[k].folded] {
 		return true
+	}
+	if toks[k].folded == "ask" && k+1 < len(toks) && toks[k+1].folded == "you" {
+		for j := k - 1; j >= 0 && j >= k-2; j-- {
+			if askModals[toks[j].folded] {
+				return true
+			}
+		}
+		return false
 	}
 	you, ok := askYou[toks[k].folded]
 	if !ok {
@@ -416,6 +438,9 @@ func questionOnly(sc *scored, toks []token, sentence []int) bool {
 	for _, h := range sc.hits {
 		if !questionAt(toks, h.first) {
 			return false
+		}
+		if asksAbout(toks, sentence, h.first) {
+			continue // a question about the bot, however polite
 		}
 		for _, sg := range sc.signals {
 			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
@@ -464,6 +489,10 @@ var gratefulWords = map[string]bool{
 	"tacksam": true, "tacksamma": true, "halas": true, "halasak": true, "vdecni": true, "vdacni": true,
 	"vdacna": true, "wdzieczni": true, "wdzieczny": true, "kiitollisia": true, "recunoscatori": true,
 	"zahvalni": true, "hvalezni": true, "minnettar": true,
+	// "we would like it if", "wir würden uns freuen, wenn", "byli bychom
+	// rádi, kdyby": a wish, not a condition.
+	"szeretnenk": true, "szeretnem": true, "orulnenk": true, "orulnek": true, "freuen": true, "radi": true,
+	"rady": true, "aprecia": true,
 }
 
 // conditionalOnly returns the conditional word when every request of the
@@ -1084,6 +1113,16 @@ var askMarkers = map[string]bool{
 	"debe": true, "deveria": true, "moet": true, "mag": true, "bor": true, "skal": true, "ska": true,
 	"mel": true, "mela": true, "mal": true, "mala": true, "powinien": true, "powinno": true, "kell": true,
 	"kellene": true, "pitaisi": true, "ar": true, "trebui": true, "trebuie": true, "treba": true,
+	// A wish for what the crawler does: "we would like your robot to
+	// visit us again", "toivomme, että …", "am dori ca …".
+	"mochten": true, "wunschen": true, "souhaitons": true, "voudrions": true, "aimerions": true,
+	"vorremmo": true, "desideriamo": true, "quisieramos": true, "gustaria": true, "deseamos": true,
+	"gostariamos": true, "desejamos": true, "chcielibysmy": true, "chteli": true, "chceli": true,
+	"szeretnenk": true, "szeretnem": true, "toivomme": true, "haluaisimme": true, "toivoisimme": true,
+	"dori": true, "dorim": true, "voljeli": true, "zeljeli": true, "htjeli": true, "zelimo": true,
+	"zeleli": true, "θελαμε": true, "θελουμε": true, "istiyoruz": true, "искаме": true, "искали": true,
+	"хотіли": true, "хочемо": true, "хотели": true, "хотим": true, "norime": true, "noretume": true,
+	"velamies": true, "gribetu": true, "soovime": true, "sooviksime": true, "tahaksime": true,
 }
 
 // wishNegators deny the wish that a crawl go on ("je ne souhaite pas que
@@ -1094,7 +1133,7 @@ var wishNegators = map[string]bool{
 	"no": true, "nao": true, "niet": true, "ikke": true, "inte": true, "nem": true, "nie": true, "nu": true,
 	"ei": true, "nechceme": true, "nechcem": true, "nechci": true, "nechceli": true, "nechteli": true,
 	"nechcu": true, "ne-": true, "не": true, "nenorime": true, "nenoriu": true, "nevelamies": true,
-	"negribam": true, "rridux": true, "ddim": true, "nid": true,
+	"negribam": true, "rridux": true, "ddim": true, "nid": true, "emme": true, "δεν": true,
 	"ekki": true, "nuk": true, "mos": true, "nemojte": true, "немојте": true,
 }
 
@@ -1121,7 +1160,7 @@ var wantWords = map[string]bool{
 	"deseo": true, "quero": true, "desejamos": true, "willen": true, "wil": true, "wensen": true,
 	"onsker": true, "vil": true, "vill": true, "onskar": true, "chceme": true, "chcemy": true, "chce": true,
 	"akarjuk": true, "szeretnenk": true, "volem": true, "vull": true, "desitgem": true, "desexamos": true,
-	"haluamme": true, "zelimo": true, "zelim": true, "zelime": true, "dorim": true, "vrem": true,
+	"haluamme": true, "halua": true, "zelimo": true, "zelim": true, "zelime": true, "dorim": true, "vrem": true,
 	"хотим": true, "желаем": true, "искаме": true, "хочемо": true, "сакаме": true, "желимо": true,
 	"θελουμε": true, "istemiyoruz": true, "norime": true, "velamies": true, "soovi": true, "viljum": true,
 	"duam": true, "nahi": true, "eisiau": true,
@@ -1147,6 +1186,46 @@ var wishThat = map[string]bool{
 	"that": true, "to": true, "dass": true, "que": true, "qu": true, "che": true, "aby": true, "zeby": true,
 	"by": true, "kad": true, "lai": true, "et": true, "da": true, "att": true, "at": true, "ad": true,
 	"ki": true, "qe": true, "чтобы": true, "щоб": true, "щоби": true, "да": true, "ut": true, "li": true,
+	"ca": true, "sa": true, "etta": true, "hogy": true, "να": true, "dat": true,
+}
+
+// deniedRemoval returns the removal word that a denied wish governs ("we
+// do not want example.com removed", "no queremos que … sea eliminado",
+// "не искаме … да бъде премахнат"): such a sentence asks us to keep the
+// site, whatever else it names; "" when none.
+func deniedRemoval(toks []token) string {
+	for k := range toks {
+		if hasStem(toks[k].folded, removalStems) && wishDenied(toks, k) && !crawlBetween(toks, k) {
+			return toks[k].lower
+		}
+	}
+	return ""
+}
+
+// crawlBetween reports whether the denied wish before pos governs a verb
+// of crawling (within three words of its "that"), not the removal at
+// pos: "no queremos que nos rastreen: eliminen …" denies the crawl, and
+// the removal after it is a request of its own.
+func crawlBetween(toks []token, pos int) bool {
+	that := -1
+	for k := pos - 1; k >= 0 && k >= pos-8; k-- {
+		w := toks[k].folded
+		if w == tokBarrier || wantWords[w] || deniedWishes[w] {
+			break
+		}
+		if wishThat[w] {
+			that = k
+		}
+	}
+	if that < 0 {
+		return false
+	}
+	for k := that + 1; k < pos && k <= that+3; k++ {
+		if crawlWords.matches(toks[k].folded) || hasStem(toks[k].folded, crawlStems) {
+			return true
+		}
+	}
+	return false
 }
 
 // wishDenied reports whether pos stands in what a denied wish governs,
@@ -1225,7 +1304,8 @@ var negatorStops = []string{
 	"bloque", "dej", "parar", "par", "remov", "verwijder", "blokk", "fjern", "blok", "sluta", "ta",
 	"vyrad", "odstran", "smaz", "prestan", "zablok", "usun", "wyklucz", "przesta", "torol", "kizar",
 	"eltavolit", "tilt", "kerj", "ker", "ask", "want", "wish", "request", "demand", "chied", "vogli",
-	"will", "wil", "wollen", "mochten", "veux", "voul", "quer", "quier", "onsk", "vill",
+	"will", "wil", "wollen", "mochten", "veux", "voul", "quer", "quier", "onsk", "vill", "erase", "purge",
+	"wipe", "unlist",
 }
 
 // negated reports whether the word at pos is negated: a negator among the

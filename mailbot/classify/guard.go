@@ -18,7 +18,7 @@ var removalStems = []string{
 	"austrag", "herausnehm", "raus", "retir", "supprim", "enlev", "sort", "rimuov", "togli", "cancell", "elimin",
 	"levat", "quit", "sac", "borr", "tir", "verwijder", "haal", "fjern", "tag", "ta", "odstran", "vyjm",
 	"vyrad", "vymaz", "smaz", "usun", "wykresl", "zdejm", "zdjac", "torol", "eltavolit", "vegy", "poist",
-	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
+	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "kikerul", "βγαλ", "διαγραψ", "kaldir",
 	"cikar", "sil", "премахн", "махн", "изтри", "извад", "видал", "вилуч", "прибер", "прибра", "зніміть",
 	"pasalin", "isbrauk", "istrin", "iznem", "dzes", "nonem", "svitro", "eemalda", "kustuta", "bain",
 	"bhaint", "scrios", "nehh", "neħħ", "hassr", "ħassr", "trai", "trei", "esborr", "kendu", "ezabatu",
@@ -527,6 +527,37 @@ func described(toks []token, sentence []int, first int) string {
 	return ""
 }
 
+// whWords (folded) ask about something ("why", "when", "which"); with
+// the how-words that are not also "as", they make a question one about
+// the bot, not a request, however politely it is put.
+var whWords = map[string]bool{
+	"why": true, "when": true, "which": true, "what": true, "warum": true, "wann": true, "welche": true,
+	"pourquoi": true, "quand": true, "quel": true, "quelle": true, "perche": true, "quando": true,
+	"waarom": true, "wanneer": true, "hvorfor": true, "hvornar": true, "varfor": true, "nar": true,
+	"proc": true, "preco": true, "cuando": true, "kdy": true, "kedy": true, "dlaczego": true, "kiedy": true, "miert": true,
+	"mikor": true, "miksi": true, "milloin": true, "zasto": true, "kada": true, "zakaj": true, "kdaj": true,
+	"neden": true, "защо": true, "кога": true, "чому": true, "коли": true, "почему": true,
+	"когда": true, "γιατι": true, "ποτε": true, "kodel": true, "miks": true, "millal": true,
+	"cand": true,
+}
+
+// asksAbout reports whether a how- or wh-word stands before the hit's
+// first word in its sentence ("Can I ask you how your bot decides to
+// stop crawling example.com?"), the how-words that also mean "as" only
+// right before it.
+func asksAbout(toks []token, sentence []int, first int) bool {
+	for k := first - 1; k >= 0 && sentence[k] == sentence[first]; k-- {
+		w := toks[k].folded
+		if howAlsoAs[w] && k < first-1 {
+			continue
+		}
+		if howWords[w] || whWords[w] {
+			return true
+		}
+	}
+	return false
+}
+
 // plainRequest reports whether an exclusion hit of weight 2 or more in the
 // new text stands in a sentence of its own that is a plain request: not a
 // question (unless it asks us politely: "could you …?"), no condition
@@ -558,7 +589,8 @@ func plainRequest(sc *scored, toks []token, bodyStart int) bool {
 				polite = true
 			}
 		}
-		if questionAt(toks, h.first) && !polite || cond || doubtIn(words) != "" || described(toks, sentence, h.first) != "" {
+		question := questionAt(toks, h.first)
+		if question && (!polite || asksAbout(toks, sentence, h.first)) || cond || doubtIn(words) != "" || described(toks, sentence, h.first) != "" {
 			continue
 		}
 		return true

@@ -33,6 +33,7 @@ const (
 // "d'exploration" gives "d" and "exploration" and "re-include" gives "re"
 // and "include".
 func tokenize(text string, out []token) []token {
+	text = greekQuestionMarks(text)
 	lineStart := true
 	blank := false
 	i := 0
@@ -207,4 +208,40 @@ func isHostChunk(s string) bool {
 // hasPrefixFold is strings.HasPrefix ignoring ASCII case.
 func hasPrefixFold(s, prefix string) bool {
 	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// greekQuestionMarks turns the Greek question mark (";", or U+037E) into
+// "?" so that a Greek question is read as one ("Θέλετε να σταματήσουμε
+// …;"): a ";" followed by white space or the end, in a sentence that
+// holds Greek letters. A semicolon in any other text stays.
+func greekQuestionMarks(text string) string {
+	if !strings.ContainsRune(text, ';') && !strings.ContainsRune(text, '\u037e') {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text))
+	// ends reports whether the punctuation at i ends a sentence: white
+	// space or the end follows it (the dots of a host name do not).
+	ends := func(i int) bool {
+		return i+1 == len(text) || strings.IndexByte(" \t\r\n", text[i+1]) >= 0
+	}
+	greek := false
+	for i, r := range text {
+		switch {
+		case r == '\u037e':
+			b.WriteByte('?')
+			greek = false
+			continue
+		case r == ';' && greek && ends(i):
+			b.WriteByte('?')
+			greek = false
+			continue
+		case (r == '.' || r == '!' || r == '?') && ends(i), r == '\n':
+			greek = false
+		case unicode.Is(unicode.Greek, r):
+			greek = true
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }

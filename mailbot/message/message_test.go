@@ -151,6 +151,36 @@ func TestNewTextCutsQuotes(t *testing.T) {
 	}
 }
 
+// TestQuoteShapes reads testdata/mail-phrases/quote-shapes.tsv: the reply
+// attributions and Outlook header blocks of the mail clients, in every
+// language the mailbox sees, must each set our quoted message (not
+// marked with ">") apart from the sender's new text.
+func TestQuoteShapes(t *testing.T) {
+	b, err := os.ReadFile("../../testdata/mail-phrases/quote-shapes.tsv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for i, line := range strings.Split(string(b), "\n") {
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		lang, shape, ok := strings.Cut(line, "\t")
+		if !ok {
+			t.Fatalf("quote-shapes.tsv:%d: want two tab-separated columns", i+1)
+		}
+		n++
+		shape = strings.ReplaceAll(shape, `\n`, "\n")
+		text := "Please crawl example.com again.\n\n" + shape + "\nWe removed example.com. Please stop crawling example.com.\n"
+		if got, q := message.NewText(text, false); got != "Please crawl example.com again." || !strings.Contains(q.Text, "We removed") {
+			t.Errorf("quote-shapes.tsv:%d (%s): new text %q, quoted %q", i+1, lang, got, q.Text)
+		}
+	}
+	if n < 40 {
+		t.Fatalf("quote-shapes.tsv holds %d shapes, want at least 40", n)
+	}
+}
+
 // TestNewTextKeepsFormsAndForwards checks what the quote shapes must not
 // take: a contact form's "Label: value" lines (no date), a line ending
 // with a colon without a date and time, and text forwarded inline below a
@@ -164,6 +194,23 @@ func TestNewTextKeepsFormsAndForwards(t *testing.T) {
 	} {
 		if got, _ := message.NewText(text, false); !strings.Contains(got, "stop crawling example.cz") {
 			t.Errorf("NewText(%q) = %q, want the request kept", text, got)
+		}
+	}
+}
+
+// TestIsForwardSubject checks the forward prefixes of the mail clients'
+// languages, and that reply prefixes are none.
+func TestIsForwardSubject(t *testing.T) {
+	for _, s := range []string{"Fwd: x", "FW: x", "WG: x", "TR: x", "I: x", "RV: x", "ENC: x", "Doorst: x", "VB: x",
+		"VL: x", "PD: x", "TOV: x", "Továbbítás: x", "Pārs: x", "Edasi: x", "Пересл: x", "ΠΡΘ: x", "ÁFR: x",
+		"İLT: x", "PRS: x"} {
+		if !message.IsForwardSubject(s) {
+			t.Errorf("IsForwardSubject(%q) = false, want true", s)
+		}
+	}
+	for _, s := range []string{"Re: x", "AW: x", "SV: x", "VS: x", "Odp: x", "Válasz: x", "Robot: x"} {
+		if message.IsForwardSubject(s) {
+			t.Errorf("IsForwardSubject(%q) = true, want false", s)
 		}
 	}
 }

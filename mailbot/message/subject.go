@@ -17,7 +17,8 @@ var (
 		"fwd": true, "fw": true, "wg": true, "tr": true, "i": true, "rv": true, "enc": true, "doorst": true,
 		"vs": false, "vb": true, "vl": true, "pd": true, "tov": true, "továbbítás": true, "fwd.": true, "wtr": true,
 		"trs": true, "inoltro": true, "fs": true, "pers": true, "pārs": true, "edasi": true, "prosl": true,
-		"posr": true, "пересл": true, "препр": true, "πρθ": true, "áfr": true,
+		"posr": true, "пересл": true, "препр": true, "πρθ": true, "áfr": true, "ilt": true, "i̇lt": true,
+		"prs": true, "proslijedi": true, "просл": true,
 	}
 )
 
@@ -27,7 +28,7 @@ func firstPrefix(subject string) string {
 	s := strings.TrimSpace(subject)
 	s = strings.TrimPrefix(s, "[")
 	i := strings.IndexByte(s, ':')
-	if i <= 0 || i > 12 {
+	if i <= 0 || i > 16 { // "Továbbítás" is 13 bytes
 		return ""
 	}
 	p := strings.ToLower(strings.TrimSpace(s[:i]))
