@@ -260,6 +260,21 @@ type Crawler struct {
 	// pace measures what the request slots serve (SiteCapacity).
 	pace pace
 
+	// The fleet's handover of started sites (handover.go). fleetWatch
+	// says this crawler takes the crawl list as a fleet's crawler
+	// (ListAll on a shared engine): a site another crawler is on is
+	// watched to its end, and asked for once listDone (the list gone
+	// through) while this crawler has room; wants counts the requests
+	// standing. runs holds the sites under way, by name, for the
+	// requests other crawlers make for them (grantLoop).
+	fleetWatch atomic.Bool
+	listDone   atomic.Bool
+	wants      atomic.Int64
+	runs       sync.Map // site → *siteRun
+	// work is the page requests the sites under way have left (noteWork).
+	work atomic.Int64
+	grantDone  chan struct{}
+
 	// sitesRunning counts the sites whose cycle is under way (each holds
 	// its share of maxHeldAnchors: see siteRun.held).
 	sitesRunning atomic.Int64
@@ -327,6 +342,12 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.stopHeartbeat = cancel
 	c.heartbeatDone = make(chan struct{})
 	go c.heartbeat(hctx)
+	c.grantDone = make(chan struct{})
+	if c.traits.Shared {
+		go c.grantLoop(hctx)
+	} else {
+		close(c.grantDone)
+	}
 	if o.Discover != nil {
 		c.disc = newDiscoverer(c, *o.Discover)
 	}
@@ -407,6 +428,7 @@ func (c *Crawler) Close() error {
 	}
 	c.stopHeartbeat()
 	<-c.heartbeatDone
+	<-c.grantDone
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.releaseAll(ctx)

@@ -80,7 +80,12 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		cy        *cycle
 		busy      time.Time
 		hostSeen  time.Time // the start host's lease as first seen held by the site's holder
+		// A fleet's crawler watches the site to its cycle's end, and asks
+		// for it once it has gone through the list (handover.go).
+		fleet = c.fleetWatch.Load()
+		ask   = asking{c: c, site: site}
 	)
+	defer ask.withdraw(ctx)
 	// Where starts are batched, a site that is due starts in a batch of sites
 	// starting at once, in one statement (startCycleLeased). When another
 	// crawler of the fleet holds its lease, a read shared with the other
@@ -126,7 +131,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				break
 			}
 		}
-		if !firstBusy.IsZero() && busy.After(firstBusy) {
+		if !fleet && !firstBusy.IsZero() && busy.After(firstBusy) {
 			return nil, &errSkip{"another crawler is on it"}
 		}
 		if firstBusy.IsZero() {
@@ -138,7 +143,11 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		for {
 			// Every watcher of the crawler wakes on the second, so that
 			// their reads go to the database together (leaseReads).
-			wait := min(c.until(busy)+50*time.Millisecond, c.untilNextSecond())
+			tick := time.Second
+			if fleet && c.listDone.Load() {
+				tick = watchEvery
+			}
+			wait := min(c.until(busy)+50*time.Millisecond, c.untilNext(tick))
 			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
@@ -162,11 +171,20 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				return nil, fmt.Errorf("crawler: %w", err)
 			}
 			l, held := leases[cycleKey(site)]
-			if held && l.ExpiresAt.After(firstBusy) {
+			if held && l.Holder == c.holder {
+				ask.granted()
+				break // handed over to this crawler: take it up
+			}
+			if !fleet && held && l.ExpiresAt.After(firstBusy) {
 				return nil, &errSkip{"another crawler is on it"}
 			}
 			if !held || !l.ExpiresAt.After(c.now()) {
 				break // released, or expired: try again
+			}
+			if fleet {
+				busy = l.ExpiresAt
+				ask.poll(ctx)
+				continue
 			}
 			if len(keys) == 2 {
 				h, ok := leases[first.host]
@@ -331,11 +349,11 @@ func (c *Crawler) runStartBatch(batch []*cycleStartReq) {
 	}
 }
 
-// untilNextSecond is the time until the next whole second on the
+// untilNext is the time until the next whole multiple of d on the
 // crawler's clock.
-func (c *Crawler) untilNextSecond() time.Duration {
+func (c *Crawler) untilNext(d time.Duration) time.Duration {
 	now := c.clock.Now()
-	return now.Truncate(time.Second).Add(time.Second).Sub(now)
+	return now.Truncate(d).Add(d).Sub(now)
 }
 
 // leaseExpiry returns when the lease key expires, and whether there is one
