@@ -272,8 +272,8 @@ type Crawler struct {
 	wants      atomic.Int64
 	runs       sync.Map // site → *siteRun
 	// work is the page requests the sites under way have left (noteWork).
-	work atomic.Int64
-	grantDone  chan struct{}
+	work      atomic.Int64
+	grantDone chan struct{}
 
 	// sitesRunning counts the sites whose cycle is under way (each holds
 	// its share of maxHeldAnchors: see siteRun.held).
