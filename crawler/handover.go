@@ -178,8 +178,8 @@ type asking struct {
 }
 
 // poll asks for the site when this crawler has gone through the list and
-// has room for one more site, and withdraws a request that stood wantFor
-// unanswered.
+// has room for one more site at its full pace, and withdraws a request
+// that stood wantFor unanswered.
 func (a *asking) poll(ctx context.Context) {
 	c := a.c
 	now := c.now()
@@ -191,7 +191,10 @@ func (a *asking) poll(ctx context.Context) {
 		}
 	case now.Before(a.next) || !c.listDone.Load():
 	default:
-		if !c.hasRoom(int(c.wants.Add(1))) {
+		// Room at the crawler's full pace (sites, not the work hasRoom
+		// also counts): a crawler whose sites wait for its slots asks for
+		// none, so that two crawlers never trade sites back and forth.
+		if c.atWork()+int(c.wants.Add(1)) > c.SiteCapacity() || c.pace.saturated() {
 			c.wants.Add(-1)
 			return
 		}
