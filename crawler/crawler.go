@@ -25,7 +25,8 @@
 // A cycle is also guarded by a lease row, keyed "cycle:SITE" in host_leases
 // (a key that can never be a host name), so that one crawler at a time works
 // on a site and a crawler that died has its cycle taken over once its lease
-// expires.
+// expires; a fleet's crawler whose request slots hold its sites back hands a
+// site over, between two requests, to one that asked for it (handover.go).
 package crawler
 
 import (

@@ -57,7 +57,9 @@ func cycleKey(site string) string { return "cycle:" + site }
 // when the last cycle started more than RecrawlAfter ago, or the last one
 // again when it was interrupted (stopped, or running under a crawler whose
 // lease expired) before spending its budget. It returns *errSkip when the
-// site was visited recently or another crawler is on it. waiting, when not
+// site was visited recently or another crawler is on it; a fleet's crawler
+// (ListAll on a shared engine) watches such a site until its cycle ends
+// instead, and takes it up when it is handed over (handover.go). waiting, when not
 // nil, is called before it waits for another crawler's lease. The lease of
 // first (the start URL's host, held by the caller in this process) is
 // taken in the same transaction when no other crawler holds it: one write

@@ -104,7 +104,7 @@ func othersWait(delay, leaseTTL time.Duration) time.Duration {
 //
 // On an engine a fleet shares (db.Traits.Shared) the list is taken by
 // capacity: the next site is read (and with it, at a block's end, the next
-// block claimed) only once this crawler has room for it (SiteCapacity), and
+// block claimed) only once this crawler has room for it (hasRoom), and
 // the first claim is of the sites its capacity covers. A crawler therefore
 // holds at most a block of sites claimed but not started, and the sites it
 // could not serve at once are left to the crawlers that can, which also
