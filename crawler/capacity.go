@@ -133,9 +133,8 @@ func (c *Crawler) atWork() int {
 	return len(c.starting) + int(c.sitesRunning.Load())
 }
 
-// hasRoom says this crawler has room for one more site besides extra
-// (sites it asked another crawler for): fewer than SiteCapacity sites at
-// work. Where a fleet shares the list (db.Traits.Shared) it counts work,
+// hasRoom says this crawler has room for one more site: fewer than
+// SiteCapacity sites at work. Where a fleet shares the list (db.Traits.Shared) it counts work,
 // not sites: while its sites at work have fewer page requests left than
 // SiteCapacity fresh cycles would have, up to twice SiteCapacity sites
 // (and never more than MaxSitesParallel). A site near its cycle's end
@@ -143,13 +142,13 @@ func (c *Crawler) atWork() int {
 // rather than when one ends starts that much earlier: the last sites of a
 // list, each at least Budget+1 requests one gap apart, no longer start
 // only once others have ended.
-func (c *Crawler) hasRoom(extra int) bool {
+func (c *Crawler) hasRoom() bool {
 	n := c.SiteCapacity()
-	at := c.atWork() + extra
+	at := c.atWork()
 	if !c.traits.Shared {
 		return at < n
 	}
-	left := c.work.Load() + int64(len(c.starting)+extra)*Budget
+	left := c.work.Load() + int64(len(c.starting))*Budget
 	return at < min(2*n, c.opts.MaxSitesParallel) && left < int64(n)*Budget
 }
 
@@ -163,7 +162,7 @@ func (c *Crawler) noteWork(r *siteRun, left int) {
 // waitRoom waits until this crawler has room for a site (hasRoom), and
 // reports whether ctx let it.
 func (c *Crawler) waitRoom(ctx context.Context) bool {
-	for !c.hasRoom(0) {
+	for !c.hasRoom() {
 		select {
 		case <-ctx.Done():
 			return false

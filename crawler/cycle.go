@@ -143,8 +143,10 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			waiting()
 		}
 		for {
-			// Every watcher of the crawler wakes on the second, so that
-			// their reads go to the database together (leaseReads).
+			// Every watcher of the crawler wakes on the second (on the
+			// quarter second once a fleet's crawler has gone through the
+			// list, to take a site handed over soon), so that their reads
+			// go to the database together (leaseReads).
 			tick := time.Second
 			if fleet && c.listDone.Load() {
 				tick = watchEvery

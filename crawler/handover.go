@@ -98,14 +98,19 @@ func (c *Crawler) readWants(ctx context.Context) error {
 	return nil
 }
 
+// handOverLeast is the fewest budget slots a site has left when it is
+// handed over: the crawler that takes it reads the cycle's state again,
+// a pause worth a few requests sent sooner, not one or two.
+const handOverLeast = 4
+
 // mayHandOver says the site may pass to another crawler now, at its gap:
 // another asked for it, no request of it is under way (r.cur: a URL's
 // retries stay with the crawler that began it), the next URL is no
 // redirect's hop (a hop is not in the cycle's recorded links), and at
-// least two budget slots are left.
+// least handOverLeast budget slots are left.
 func (r *siteRun) mayHandOver() (string, bool) {
 	to := r.wanted.Swap(nil)
-	if to == nil || r.cur != nil || len(r.queue) == 0 || r.queue[0].redirectOf != nil || r.cy.Spent > r.cy.Budget-2 {
+	if to == nil || r.cur != nil || len(r.queue) == 0 || r.queue[0].redirectOf != nil || r.cy.Budget-r.cy.Spent < handOverLeast {
 		return "", false
 	}
 	return *to, true
