@@ -13,8 +13,9 @@ import (
 //
 // A crawler of a fleet's `crawl --all` (ListAll on a shared engine) that
 // has gone through the list watches each site another crawler is on until
-// its cycle ends, and, while it has room for a site, asks for one: a lease
-// row wantKey(site) held by it. A crawler whose request slots hold its
+// its cycle ends, and, while it has room for a site at its full pace (its
+// own slots not holding its sites back), asks for one: a lease row
+// wantKey(site) held by it, withdrawn after wantFor unanswered. A crawler whose request slots hold its
 // sites back (pace.saturated) reads the requests for its sites
 // (grantLoop), and the site asked for passes at its next gap, between two
 // requests, once its last request's row is complete: one transaction
