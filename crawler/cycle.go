@@ -84,8 +84,9 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		hostSeen  time.Time // the start host's lease as first seen held by the site's holder
 		// A fleet's crawler watches the site to its cycle's end, and asks
 		// for it once it has gone through the list (handover.go).
-		fleet = c.fleetWatch.Load()
-		ask   = asking{c: c, site: site}
+		fleet   = c.fleetWatch.Load()
+		ask     = asking{c: c, site: site}
+		watched string // the holder of the site's lease, as last read
 	)
 	defer ask.withdraw(ctx)
 	// Where starts are batched, a site that is due starts in a batch of sites
@@ -167,7 +168,11 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			// up to 0.9 s from the last request to the crawlers' exit).
 			// Both leases are read in the same query.
 			keys := []string{cycleKey(site)}
-			if c.traits.LeaseEveryRequest && first != nil {
+			if fleet && watched != "" {
+				// Whether the site's crawler shows it is saturated
+				// (handover.go).
+				keys = append(keys, busyKey(watched))
+			} else if !fleet && c.traits.LeaseEveryRequest && first != nil {
 				keys = append(keys, first.host)
 			}
 			leases, err := c.leaseReads.getAll(ctx, keys...)
@@ -182,12 +187,22 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			if !fleet && held && l.ExpiresAt.After(firstBusy) {
 				return nil, &errSkip{"another crawler is on it"}
 			}
+			if fleet && held && l.Holder == "" {
+				// Given back: its cycle ended, most often. A cycle
+				// done is skipped on a read rather than on a
+				// transaction that would roll back.
+				if skip := c.endedElsewhere(ctx, site); skip != nil {
+					return nil, skip
+				}
+			}
 			if !held || !l.ExpiresAt.After(c.now()) {
 				break // released, or expired: try again
 			}
 			if fleet {
-				busy = l.ExpiresAt
-				ask.poll(ctx)
+				b, ok := leases[busyKey(watched)]
+				saturated := ok && watched == l.Holder && b.Holder == l.Holder && b.ExpiresAt.After(c.now())
+				busy, watched = l.ExpiresAt, l.Holder
+				ask.poll(ctx, saturated)
 				continue
 			}
 			if len(keys) == 2 {
@@ -204,6 +219,18 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		busy = time.Time{}
 	}
 	return cy, nil
+}
+
+// endedElsewhere returns the skip of a site whose last cycle, started
+// less than RecrawlAfter ago, is done (another crawler of the fleet
+// crawled it), read outside any transaction; nil when it is not, or the
+// read failed (the lease's transaction then judges: openCycle).
+func (c *Crawler) endedElsewhere(ctx context.Context, site string) *errSkip {
+	cy, err := db.LastCycle(ctx, c.store.AutoCommit(), site)
+	if err != nil || cy.Status != db.CycleDone || c.now().Sub(cy.StartedAt) >= c.opts.RecrawlAfter {
+		return nil
+	}
+	return &errSkip{fmt.Sprintf("crawled by another crawler of the fleet, in cycle %d", cy.ID)}
 }
 
 // Batched starts (db.Traits.Batched: startCycleLeased).

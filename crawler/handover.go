@@ -11,27 +11,34 @@ import (
 
 // The handover of a started site between crawlers of a fleet.
 //
-// A crawler of a fleet's `crawl --all` (ListAll on a shared engine) that
-// has gone through the list watches each site another crawler is on until
-// its cycle ends, and, while it has room for a site at its full pace (its
-// own slots not holding its sites back), asks for one: a lease row
-// wantKey(site) held by it, withdrawn after wantFor unanswered. A crawler whose request slots hold its
-// sites back (pace.saturated) reads the requests for its sites
-// (grantLoop), and the site asked for passes at its next gap, between two
-// requests, once its last request's row is complete: one transaction
-// takes the request (once: db.TakeLease), gives the site's cycle lease to
-// the crawler that asked (db.GiveLease) and gives back the site's host
-// leases with their next_at. The crawler that asked finds the cycle lease
-// its own, resumes the cycle (its budget keeps counting in crawl_cycles)
-// and takes the hosts' leases, so that its first request keeps the gap
-// after the other's last. No request is ever in flight for the site
-// while it passes; the reservation of every request checks the host lease
-// and takes the cycle's next budget slot, and each request row names the
-// node that sent it.
+// A crawler of a fleet's `crawl --all` (ListAll on a shared engine)
+// watches each site another crawler is on until its cycle ends. A crawler
+// whose request slots hold its sites back (pace.saturated) shows it (a
+// lease row busyKey(holder)) and reads the requests for its sites
+// (grantLoop). A crawler that has gone through the list and has room for
+// a site at its full pace (its own slots not holding its sites back) asks
+// for a site of a crawler that shows it is saturated: a lease row
+// wantKey(site), withdrawn after wantFor unanswered. The site asked for
+// passes at its next gap, between two requests, once its last request's
+// row is complete: one transaction takes the request (once:
+// db.TakeLease), gives the site's cycle lease to the crawler that asked
+// (db.GiveLease) and gives back the site's host leases with their
+// next_at. The crawler that asked finds the cycle lease its own, resumes
+// the cycle (its budget keeps counting in crawl_cycles) and takes the
+// hosts' leases, so that its first request keeps the gap after the
+// other's last. No request is ever in flight for the site while it
+// passes; the reservation of every request checks the host lease and
+// takes the cycle's next budget slot, and each request row names the node
+// that sent it.
 
 // wantKey is the lease key by which a crawler asks for a site another
 // crawler of the fleet is on: a key that can never be a host name.
 func wantKey(site string) string { return "want:" + site }
+
+// busyKey is the lease key a crawler holds while its request slots hold
+// its sites back (pace.saturated): only its sites are asked for, so that
+// crawlers at their full pace are not asked in vain.
+func busyKey(holder string) string { return "busy:" + holder }
 
 const (
 	// wantFor is how long a request for a site stands unanswered before
@@ -51,21 +58,38 @@ const (
 // the site stays with its crawler.
 var errNotWanted = errors.New("crawler: site no longer asked for")
 
-// grantLoop, while ctx lasts, has the requests other crawlers make for
-// this crawler's sites read every grantEvery while it is saturated.
+// grantLoop, while ctx lasts, holds busyKey while this crawler is
+// saturated, and then has the requests other crawlers make for its sites
+// read every grantEvery.
 func (c *Crawler) grantLoop(ctx context.Context) {
 	defer close(c.grantDone)
 	t := c.clock.NewTicker(grantEvery)
 	defer t.Stop()
+	shown := false // busyKey held
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C():
-			if c.pace.saturated() {
-				if err := c.readWants(ctx); err != nil && ctx.Err() == nil {
-					c.log.Warn("requests for sites not read", "err", err)
+		}
+		sat := c.pace.saturated()
+		if sat != shown {
+			now := c.now()
+			err := c.w.LeaseStmt(ctx, func(tx db.WriteTx) error {
+				if sat {
+					return db.PutLease(ctx, tx, busyKey(c.holder), c.holder, now.Add(c.opts.LeaseTTL), now)
 				}
+				return db.ReleaseLease(ctx, tx, busyKey(c.holder), c.holder, now, time.Time{})
+			})
+			if err == nil {
+				shown = sat
+			} else if ctx.Err() == nil {
+				c.log.Warn("saturation not shown to the fleet", "err", err)
+			}
+		}
+		if sat {
+			if err := c.readWants(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("requests for sites not read", "err", err)
 			}
 		}
 	}
@@ -184,9 +208,10 @@ type asking struct {
 }
 
 // poll asks for the site when this crawler has gone through the list and
-// has room for one more site at its full pace, and withdraws a request
-// that stood wantFor unanswered.
-func (a *asking) poll(ctx context.Context) {
+// has room for one more site at its full pace, and the site's crawler is
+// saturated (busy: it holds busyKey); it withdraws a request that stood
+// wantFor unanswered.
+func (a *asking) poll(ctx context.Context, busy bool) {
 	c := a.c
 	now := c.now()
 	switch {
@@ -195,7 +220,7 @@ func (a *asking) poll(ctx context.Context) {
 			a.withdraw(ctx)
 			a.next = now.Add(wantAgain)
 		}
-	case now.Before(a.next) || !c.listDone.Load():
+	case !busy || now.Before(a.next) || !c.listDone.Load():
 	default:
 		// Room at the crawler's full pace (sites, not the work hasRoom
 		// also counts): a crawler whose sites wait for its slots asks for
