@@ -196,7 +196,7 @@ func newClient(o *Options, l *lookuper) *httpClients {
 			return nil, &net.OpError{Op: "dial", Net: "tcp4", Err: err}
 		}
 		if _, err := netip.ParseAddr(host); err == nil {
-			return d.DialContext(ctx, "tcp4", addr)
+			return sentConnOf(d.DialContext(ctx, "tcp4", addr))
 		}
 		ips, err := l.lookup(ctx, host)
 		if err == nil && len(ips) == 0 {
@@ -209,7 +209,7 @@ func newClient(o *Options, l *lookuper) *httpClients {
 		for _, ip := range ips {
 			conn, err := d.DialContext(ctx, "tcp4", net.JoinHostPort(ip.Unmap().String(), port))
 			if err == nil {
-				return conn, nil
+				return &sentConn{Conn: conn}, nil
 			}
 			if first == nil {
 				first = err
@@ -333,8 +333,8 @@ type response struct {
 	Err     error
 	Timeout bool
 	Refused bool // the dialer refused the address
-	// NotSent says the crawl was interrupted before the request was given
-	// a connection: not a byte of it left the machine.
+	// NotSent says the crawl was interrupted before a byte of the request
+	// was written to a connection: it never left the machine.
 	NotSent  bool
 	Duration time.Duration
 	Stamp    webbotauth.Stamp // what the request was signed with (zero: unsigned)
@@ -352,10 +352,16 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 	r := &response{}
 	rctx, cancel := context.WithCancel(ctx) // also ends a drain that takes too long
 	defer cancel()
-	// The transport hands a request to a connection only after GotConn:
-	// without it, nothing of the request was written anywhere.
-	var connected atomic.Bool
-	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{GotConn: func(httptrace.GotConnInfo) { connected.Store(true) }})
+	// What each connection the request was given had written when it got
+	// it (GotConn; the transport may try a second one): a request
+	// interrupted before any of them wrote another byte never left the
+	// machine. (A connection kept from the host's last request is given
+	// at once and the request written after: interrupted in between, it
+	// was given a connection and never sent.)
+	var given sentMarks
+	rctx = httptrace.WithClientTrace(rctx, &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) {
+		given.add(info.Conn)
+	}})
 	req, err := http.NewRequestWithContext(rctx, http.MethodGet, rawURL, nil)
 	if err != nil {
 		r.Err = fmt.Errorf("crawler: %w", err)
@@ -391,7 +397,7 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 		r.Duration = time.Since(start)
 		r.Err = err
 		r.classify(ctx)
-		r.NotSent = ctx.Err() != nil && !connected.Load()
+		r.NotSent = ctx.Err() != nil && !given.wrote()
 		return r
 	}
 	defer resp.Body.Close()
@@ -437,6 +443,81 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 	r.Unread = r.Unread || r.Truncated
 	r.Duration = time.Since(start)
 	return r
+}
+
+// sentConn is a connection of the crawler's client that knows whether it
+// wrote since a given moment, for fetch to tell a request that never left
+// the machine (NotSent) from one that did. It is safe for concurrent use.
+type sentConn struct {
+	net.Conn
+	// writing counts the writes under way; written the bytes written.
+	// A write adds to writing before it starts and takes away after it
+	// added what it wrote, so a reader that finds no write under way
+	// (read first) finds every byte written so far.
+	writing atomic.Int64
+	written atomic.Int64
+}
+
+// sentConnOf wraps a connection just dialled, or passes its error on.
+func sentConnOf(conn net.Conn, err error) (net.Conn, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &sentConn{Conn: conn}, nil
+}
+
+func (c *sentConn) Write(b []byte) (int, error) {
+	c.writing.Add(1)
+	defer c.writing.Add(-1)
+	n, err := c.Conn.Write(b)
+	c.written.Add(int64(n))
+	return n, err
+}
+
+// sentMarks are the connections a request was given and what each had
+// written then. It is safe for concurrent use.
+type sentMarks struct {
+	mu    sync.Mutex // guards marks
+	marks []sentMark
+}
+
+// sentMark is a connection and what it had written when a request was
+// given it; conn is nil for a connection that is not a sentConn.
+type sentMark struct {
+	conn    *sentConn
+	written int64
+}
+
+// add notes that the request was given conn, looking through TLS to the
+// connection beneath.
+func (m *sentMarks) add(conn net.Conn) {
+	if t, ok := conn.(interface{ NetConn() net.Conn }); ok {
+		conn = t.NetConn()
+	}
+	mark := sentMark{}
+	if sc, ok := conn.(*sentConn); ok {
+		mark = sentMark{conn: sc, written: sc.written.Load()}
+	}
+	m.mu.Lock()
+	m.marks = append(m.marks, mark)
+	m.mu.Unlock()
+}
+
+// wrote says whether any of the request may have left the machine: a
+// connection it was given wrote since, or is writing (a connection that is
+// not a sentConn counts as written). It is exact once the transport has
+// closed the connections, as it does before it returns a request it
+// cancelled: a write begun after that writes nothing. In doubt it says
+// yes: a request written is never taken for one not sent.
+func (m *sentMarks) wrote() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, mk := range m.marks {
+		if mk.conn == nil || mk.conn.writing.Load() > 0 || mk.conn.written.Load() > mk.written {
+			return true
+		}
+	}
+	return false
 }
 
 // What fetch reads of an answer it does not keep, to reuse the connection.

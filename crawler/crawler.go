@@ -331,8 +331,8 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.inFlight = make(chan struct{}, o.MaxInFlight)
 	c.starting = make(chan struct{}, max(o.MaxInFlight, minStarting))
 	c.maxSteps = 2 * max(o.MaxInFlight, minStarting)
-	c.leaseReads.read = store.Leases
-	c.robotsReads.read = store.LatestRobotsSnapshots
+	c.leaseReads.read = retried(store, store.Leases)
+	c.robotsReads.read = retried(store, store.LatestRobotsSnapshots)
 	w, err := engine.NewWriter(ctx, store, db.WriterOptions{Clock: c.clock, Log: c.log, Refused: logicalError})
 	if err != nil {
 		gate.Close()
@@ -454,7 +454,7 @@ type Stats struct {
 	Requests      int64 // HTTP requests sent, robots.txt included
 	RobotsRefused int64 // URLs not fetched because robots.txt disallows them
 	HostsLeft     int64 // hosts left for their cycle, as promised (login, bot protection, robots.txt unreachable, failures)
-	Errors        int64 // requests that failed or were answered 5xx
+	Errors        int64 // requests that failed or were answered 5xx, and sites that failed (SiteFailed)
 }
 
 // Stats returns the counters so far. It is safe to call while crawling.

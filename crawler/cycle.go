@@ -27,6 +27,34 @@ type cycle struct {
 	Budget, Spent int
 	// Started is when the cycle started (a resumed one: its first start).
 	Started time.Time
+	// ended are the hosts whose rows the cycle lease's takeover closed,
+	// and when (see abandon): the site's hosts keep their gap after it.
+	ended takeover
+	// refused are the URLs robots.txt refused that are not recorded yet:
+	// written with the site's next completion or the cycle's end, up to
+	// db.MaxRobotsRefusals per cycle (refusedN counts those taken).
+	refused  []db.RobotsRefusal
+	refusedN int
+}
+
+// noteRefused holds f, a URL robots.txt refused by the rule of snapshot
+// sid (0: none stored), for the record (cycle.refused).
+func (cy *cycle) noteRefused(f db.RobotsRefusal, sid int64) {
+	if cy.refusedN >= db.MaxRobotsRefusals {
+		return
+	}
+	cy.refusedN++
+	if sid != 0 {
+		f.RobotsSnapshotID = &sid
+	}
+	cy.refused = append(cy.refused, f)
+}
+
+// takeRefused returns the refusals held and holds none.
+func (cy *cycle) takeRefused() []db.RobotsRefusal {
+	out := cy.refused
+	cy.refused = nil
+	return out
 }
 
 // ReasonUnreachable begins the reason of a cycle that sent no page request
@@ -68,6 +96,7 @@ func cycleKey(site string) string { return "cycle:" + site }
 // lease no one holds, the usual case, starts in one statement instead:
 // startCycleLeased.
 func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), first *hostState) (*cycle, error) {
+	ended := takeover{} // the hosts whose rows a takeover closed, and when
 	// A busy lease is watched (a read every second or so): when its
 	// holder renews it, that crawler is alive and on the site, and when it
 	// releases it, the site was just crawled (openCycle then says so);
@@ -113,12 +142,12 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				err      error
 			)
 			asked := c.now()
-			_, busy, err = c.acquire(ctx, cycleKey(site), 0, func(tx db.WriteTx) (err error) {
+			_, busy, err = c.acquire(ctx, cycleKey(site), 0, ended, func(tx db.WriteTx) (err error) {
 				hostGot = false
-				if cy, err = c.openCycle(ctx, tx, site); err != nil || first == nil || first.leased {
+				if cy, err = c.openCycle(ctx, tx, site, ended); err != nil || first == nil || first.leased {
 					return err
 				}
-				hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL))
+				hostGot, hostNext, _, err = c.takeLease(ctx, tx, first.host, c.opts.Delay, asked, asked.Add(c.opts.LeaseTTL), ended)
 				return err
 			})
 			if err != nil {
@@ -217,6 +246,9 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			}
 		}
 		busy = time.Time{}
+	}
+	if len(ended) > 0 {
+		cy.ended = ended
 	}
 	return cy, nil
 }
@@ -400,8 +432,9 @@ func (c *Crawler) leaseExpiry(ctx context.Context, key string) (time.Time, bool,
 
 // openCycle starts the site's cycle in tx, which has just taken the
 // site's lease (see startCycle), and returns it, or *errSkip when the site
-// was visited recently.
-func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*cycle, error) {
+// was visited recently. A cycle found running lost its crawler: the rows
+// it left open are closed as abandoned (ended is abandon's).
+func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, ended takeover) (*cycle, error) {
 	var (
 		id            int64
 		status        string
@@ -426,7 +459,15 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string) (*c
 	case err != nil && !errors.Is(err, db.ErrNotFound):
 		return nil, err
 	case err == nil && status == db.CycleRunning:
-		// We hold the site's lease, so its last holder is gone.
+		// We hold the site's lease, so its last holder is gone. It may
+		// have given the lease back without ending the cycle (its disk
+		// full: the end failed, the release did not), leaving rows open
+		// that no takeover closed (a takeover of an expired lease closed
+		// its holder's already): closed now, each at its host lease's
+		// release when given back, else now.
+		if err := c.abandon(ctx, tx, cycleKey(site), "", now, ended); err != nil {
+			return nil, err
+		}
 		if err := db.SetCycleNode(ctx, tx, id, c.opts.Node); err != nil {
 			return nil, err
 		}
@@ -475,6 +516,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 	if last != nil {
 		lastWrite, lastPipe = c.completionWrite(last)
 	}
+	refused := cy.takeRefused() // the URLs robots.txt refused, not yet written
 	write := func(tx db.WriteTx) error {
 		if last != nil {
 			if err := lastWrite(ctx, tx); err != nil {
@@ -487,6 +529,9 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		now := c.now()
 		if err := db.EndCycle(ctx, tx, cy.ID, site, status, reason, now); err != nil {
 			return err
+		}
+		if err := db.InsertRobotsRefusals(ctx, tx, refused); err != nil {
+			return fmt.Errorf("robots.txt refusals: %w", err)
 		}
 		for _, hs := range hosts.m {
 			if hs.leased {
@@ -506,6 +551,7 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 		now := c.now()
 		p.Anchors(c.indexable(anchors))
 		p.EndCycle(cy.ID, site, status, reason, now)
+		p.RobotsRefusals(refused)
 		for _, hs := range hosts.m {
 			if hs.leased {
 				p.ReleaseLease(hs.host, c.holder, now, hs.nextAt.UTC().Truncate(time.Microsecond))
@@ -533,23 +579,25 @@ func (c *Crawler) endCycle(ctx context.Context, site string, cy *cycle, status, 
 // resumeState reads what an interrupted cycle did already: the URLs it
 // requested, and the same-site links of the pages it fetched.
 func (c *Crawler) resumeState(ctx context.Context, site string, cy *cycle) (seen map[string]bool, links []string, err error) {
-	urls, err := c.store.CyclePageURLs(ctx, cy.ID)
+	var urls, found, recorded []string
+	err = c.retry(ctx, func() (err error) {
+		if urls, err = c.store.CyclePageURLs(ctx, cy.ID); err != nil {
+			return err
+		}
+		// The links whose texts were stored, and those recorded as found
+		// (the texts a killed crawler held are lost: see siteRun.held).
+		if found, err = c.store.CycleLinksTo(ctx, cy.ID, site); err != nil {
+			return err
+		}
+		recorded, err = c.store.CycleLinksFound(ctx, cy.ID)
+		return err
+	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
 	seen = make(map[string]bool, len(urls))
 	for _, u := range urls {
 		seen[u] = true
-	}
-	// The links whose texts were stored, and those recorded as found
-	// (the texts a killed crawler held are lost: see siteRun.held).
-	found, err := c.store.CycleLinksTo(ctx, cy.ID, site)
-	if err != nil {
-		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
-	}
-	recorded, err := c.store.CycleLinksFound(ctx, cy.ID)
-	if err != nil {
-		return nil, nil, fmt.Errorf("crawler: resume cycle %d: %w", cy.ID, err)
 	}
 	for _, u := range append(recorded, found...) {
 		if !seen[u] {

@@ -29,9 +29,15 @@ type hostState struct {
 	// this crawler last wrote it: begin renews the lease only when less
 	// than leaseRenewBelow is left (see begin).
 	leaseUntil time.Time
-	nextAt     time.Time     // the next request may start at nextAt
-	gap        time.Duration // the gap in force: the delay, or robots.txt's Crawl-delay
-	failures   int           // consecutive 5xx answers and timeouts
+	nextAt     time.Time // the next request may start at nextAt
+	// after is the end of the host's last request as the log tells it,
+	// when a takeover closed it (abandon): the next request starts no
+	// earlier than the gap in force after it (dueAt), a gap that may be
+	// longer than the one next_at was worked out with (a cycle's --delay,
+	// a robots.txt Crawl-delay read since).
+	after    time.Time
+	gap      time.Duration // the gap in force: the delay, or robots.txt's Crawl-delay
+	failures int           // consecutive 5xx answers and timeouts
 	// due is when the next request may start on the clock that is never
 	// set (clock.Clock.Mono), after this process's last request to the
 	// host: nextAt as it was set then. It keeps the gap whole when the
@@ -67,7 +73,7 @@ func (c *Crawler) leaveHost(ctx context.Context, hs *hostState) {
 	if hs.leased {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 		if err := c.release(rctx, hs.host, hs.nextAt); err != nil {
-			c.log.Warn("lease release failed", "host", hs.host, "err", err)
+			c.logDB(err).Warn("lease release failed", "host", hs.host, "err", err)
 		}
 		cancel()
 		hs.leased = false
@@ -90,6 +96,8 @@ type hostSet struct {
 	delay   time.Duration   // the least gap for these hosts (a cycle's delay); 0: the crawler's --delay
 	// robotsSent counts the robots.txt requests this user sent.
 	robotsSent int
+	// ended are the times a takeover closed hosts' rows at (noteEnded).
+	ended takeover
 }
 
 func (c *Crawler) newHostSet(delay time.Duration) *hostSet {
@@ -103,6 +111,9 @@ func (s *hostSet) get(host string) *hostState {
 	}
 	hs := s.c.hostState(host)
 	hs.gap = max(hs.gap, s.delay)
+	if t := s.ended[host]; t.After(hs.after) {
+		hs.after = t
+	}
 	s.m[host] = hs
 	return hs
 }
@@ -113,6 +124,21 @@ func (s *hostSet) setDelay(d time.Duration) {
 	s.delay = d
 	for _, hs := range s.m {
 		hs.gap = max(hs.gap, d)
+	}
+}
+
+// noteEnded has the set's hosts keep their gap after the times a takeover
+// closed their rows at (hostState.after): those it holds now, and the
+// others when it takes them.
+func (s *hostSet) noteEnded(ended takeover) {
+	for host, t := range ended {
+		if s.ended == nil {
+			s.ended = takeover{}
+		}
+		s.ended.note(host, t)
+		if hs, ok := s.m[host]; ok && t.After(hs.after) {
+			hs.after = t
+		}
 	}
 }
 
@@ -222,7 +248,7 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	if err := ctx.Err(); err != nil {
 		return nil, time.Time{}, err
 	}
-	row.Delay, row.At = hs.gap, hs.nextAt
+	row.Delay, row.At = hs.gap, hs.dueAt()
 	if d := c.untilDue(hs); d > 0 {
 		// Logged as sent when it will be: after the gap on the clock that
 		// is never set, when the wall clock was set forward during it.
@@ -289,7 +315,17 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 // as a web server sees it; set back, the wait is longer instead, so that
 // the log's times stay in order.
 func (c *Crawler) untilDue(hs *hostState) time.Duration {
-	return max(c.until(hs.nextAt), hs.due-c.clock.Mono())
+	return max(c.until(hs.dueAt()), hs.due-c.clock.Mono())
+}
+
+// dueAt is when the host's next request may start on the wall clock: its
+// next_at, and no earlier than the gap in force after the end of a request
+// a takeover closed (after).
+func (hs *hostState) dueAt() time.Time {
+	if at := hs.after.Add(hs.gap); !hs.after.IsZero() && at.After(hs.nextAt) {
+		return at
+	}
+	return hs.nextAt
 }
 
 // leaseHost takes hs's lease unless this user holds it already, waiting
@@ -297,11 +333,15 @@ func (c *Crawler) untilDue(hs *hostState) time.Duration {
 func (c *Crawler) leaseHost(ctx context.Context, hs *hostState) error {
 	for !hs.leased {
 		asked := c.now()
-		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay, nil)
+		ended := takeover{}
+		next, busy, err := c.acquire(ctx, hs.host, c.opts.Delay, ended, nil)
 		if err != nil {
 			return err
 		}
 		if busy.IsZero() {
+			if t := ended[hs.host]; t.After(hs.after) {
+				hs.after = t
+			}
 			hs.leased, hs.leaseUntil = true, asked.Add(c.opts.LeaseTTL)
 			if next.After(hs.nextAt) {
 				hs.nextAt = next

@@ -28,7 +28,7 @@ func TestPGLeaseStatements(t *testing.T) {
 		return c
 	}
 	a, b := newCrawler("a"), newCrawler("b")
-	next, busy, err := a.acquire(ctx, "x.test", time.Second, nil)
+	next, busy, err := a.acquire(ctx, "x.test", time.Second, nil, nil)
 	if err != nil || !busy.IsZero() || next.IsZero() {
 		t.Fatalf("a.acquire = %v, %v, %v; want it taken", next, busy, err)
 	}
@@ -37,14 +37,14 @@ func TestPGLeaseStatements(t *testing.T) {
 	if err != nil || !held || !exp.After(next) {
 		t.Fatalf("lease after a.acquire: %v, %v, %v; want held until after %v", exp, held, err, next)
 	}
-	if _, busy, err := b.acquire(ctx, "x.test", time.Second, nil); err != nil || busy.IsZero() {
+	if _, busy, err := b.acquire(ctx, "x.test", time.Second, nil, nil); err != nil || busy.IsZero() {
 		t.Fatalf("b.acquire of a held lease: busy %v, %v; want busy", busy, err)
 	}
 	later := a.now().Add(time.Hour).Truncate(time.Microsecond)
 	if err := a.release(ctx, "x.test", later); err != nil {
 		t.Fatal(err)
 	}
-	next, busy, err = b.acquire(ctx, "x.test", time.Second, nil)
+	next, busy, err = b.acquire(ctx, "x.test", time.Second, nil, nil)
 	if err != nil || !busy.IsZero() || !next.Equal(later) {
 		t.Fatalf("b.acquire after the release = %v, %v, %v; want taken, next_at %v", next, busy, err, later)
 	}

@@ -146,7 +146,16 @@ func (c *Crawler) loadSnapshot(ctx context.Context, origin string) (*robotsEntry
 			return nil, nil
 		}
 	} else {
-		sn, err = c.store.LatestRobotsSnapshot(ctx, origin)
+		err = c.retry(ctx, func() (err error) {
+			sn, err = c.store.LatestRobotsSnapshot(ctx, origin)
+			if errors.Is(err, db.ErrNotFound) {
+				return nil
+			}
+			return err
+		})
+		if sn == nil && err == nil {
+			return nil, nil
+		}
 		if errors.Is(err, db.ErrNotFound) {
 			return nil, nil
 		}

@@ -25,7 +25,11 @@ func (c *Crawler) DueSites(ctx context.Context, limit int, skip func(site string
 	q := db.DueQuery{Cutoff: now.Add(-c.opts.RecrawlAfter), Now: now, LeasePrefix: cycleKey(""), Limit: min(max(limit, 1), duePage)}
 	var out []Target
 	for len(out) < limit {
-		page, err := c.store.DueSites(ctx, q)
+		var page []db.DueSite
+		err := c.retry(ctx, func() (err error) {
+			page, err = c.store.DueSites(ctx, q)
+			return err
+		})
 		if err != nil {
 			return out, err
 		}

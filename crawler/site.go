@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"log/slog"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -59,7 +60,8 @@ type SiteResult struct {
 	// login, a bot protection, robots.txt unreachable, repeated failures):
 	// handled, not errors.
 	HostsLeft int `json:"hosts_left"`
-	// Errors counts requests that failed or were answered 5xx.
+	// Errors counts requests that failed or were answered 5xx, and one
+	// more when the site failed (Status SiteFailed).
 	Errors int `json:"errors"`
 	// NotModified counts the page requests answered 304 Not Modified (a
 	// conditional recrawl of a page unchanged since the last cycle).
@@ -188,6 +190,12 @@ func (c *Crawler) CrawlEach(ctx context.Context, next iter.Seq2[Target, error], 
 			defer wg.Done()
 			defer func() { <-sem }()
 			c.stats.sitesDone.Add(1)
+			if r.Status == SiteFailed {
+				// A site that failed is an error of the crawl, whatever
+				// failed it: the summary counts it, and the crawl fails.
+				r.Errors++
+				c.stats.errors.Add(1)
+			}
 			c.log.Info("site done", "site", r.Site, "status", r.Status, "reason", r.Reason, "requests", r.Requests, "pages", r.Pages)
 			if c.opts.OnSite != nil {
 				c.opts.OnSite(r)
@@ -332,12 +340,18 @@ func (c *Crawler) startSite(ctx context.Context, t Target, waiting func()) (*sit
 	}
 	res.CycleID = cy.ID
 	hosts.setDelay(cy.Delay)
+	hosts.noteEnded(cy.ended)
 	r := &siteRun{c: c, site: t.Site, cy: cy, hosts: hosts, queued: map[string]bool{}, seen: map[string]bool{},
 		left: map[string]string{}, res: &res}
 	// A site's first cycle has no earlier one to read validators from:
 	// when thousands of sites start at once, their reads are spared.
 	if !cy.First {
-		if prev, err := c.store.PreviousValidators(ctx, t.Site, cy.ID); err == nil {
+		var prev map[string]db.Validators
+		err := c.retry(ctx, func() (err error) {
+			prev, err = c.store.PreviousValidators(ctx, t.Site, cy.ID)
+			return err
+		})
+		if err == nil {
 			r.prev = prev
 		} else {
 			c.log.Warn("validators of the last cycle not read: requests are unconditional", "site", t.Site, "err", err)
@@ -461,11 +475,12 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 		anchors = nil // nothing more is kept of an excluded site's pages
 	}
 	if err := c.endCycle(ctx, r.site, cy, status, reason, anchors, r.hosts, r.last); err != nil {
-		c.log.Error("cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
+		// (A database given up on was logged once, by the store.)
+		c.logDB(err).Log(ctx, slog.LevelError, "cycle end not recorded", "site", r.site, "cycle", cy.ID, "err", err)
 		if r.last != nil {
 			// The last request's completion, on its own, as any other.
 			if err := c.complete(ctx, r.last); err != nil {
-				c.log.Error("request completion not recorded", "site", r.site, "request", r.last.ID, "err", err)
+				c.logDB(err).Error("request completion not recorded", "site", r.site, "request", r.last.ID, "err", err)
 			}
 		}
 	}
@@ -486,6 +501,10 @@ func (r *siteRun) end(ctx context.Context, status, reason string) {
 		res.Status, res.Reason = SiteNothingFetched, r.nothingFetched(reason)
 	case status == db.CycleDone:
 		res.Status = SiteCrawled
+	case strings.HasPrefix(reason, reasonError):
+		// Stopped by an error of lohibot's own (the database's, say),
+		// not by the operator: the site failed.
+		res.Status = SiteFailed
 	default:
 		res.Status = SiteStopped
 	}
@@ -703,6 +722,8 @@ const statusHandedOver = "handed-over"
 const (
 	reasonExcluded    = "excluded while crawling"
 	reasonBudgetSpent = "budget spent"
+	// reasonError starts the reason of a cycle stopped by an error.
+	reasonError = "error: "
 )
 
 // stopFor maps the errors that end a cycle to its status and reason.
@@ -717,7 +738,7 @@ func stopFor(ctx context.Context, err error) (string, string) {
 	case errors.Is(err, ErrLeaseLost):
 		return db.CycleStopped, "host lease lost to another crawler"
 	default:
-		return db.CycleStopped, "error: " + err.Error()
+		return db.CycleStopped, reasonError + err.Error()
 	}
 }
 
@@ -759,6 +780,8 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 		dec := rb.decide(robotstxt.ProductToken, u.String())
 		if !dec.Allowed {
 			r.seen[it.url] = true
+			r.cy.noteRefused(db.RobotsRefusal{CycleID: r.cy.ID, Site: r.site, URL: it.url, RobotsRule: dec.Rule,
+				RobotsLine: dec.Line, RefusedAt: c.now()}, rb.SnapshotID)
 			r.res.RobotsRefused++
 			c.stats.robotsRefused.Add(1)
 			c.log.Debug("disallowed by robots.txt", "url", it.url, "rule", dec.Rule, "line", dec.Line)
@@ -859,7 +882,11 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 		hs.failures = 0
 		k.Outcome = "not-modified"
 		r.res.NotModified++
-		links, err := c.store.SameSiteLinks(ctx, u.String(), r.site)
+		var links []string
+		err := c.retry(ctx, func() (err error) {
+			links, err = c.store.SameSiteLinks(ctx, u.String(), r.site)
+			return err
+		})
 		if err != nil {
 			c.log.Warn("links of an unchanged page not read", "url", u.String(), "err", err)
 		}
@@ -898,6 +925,7 @@ func (r *siteRun) handle(ctx context.Context, hs *hostState, u *url.URL, it item
 		}
 		k.Unindex = u.String()
 	}
+	k.Refused = r.cy.takeRefused()
 	if r.cy.Spent >= r.cy.Budget {
 		// The cycle's last request: nothing follows it but the cycle's
 		// end (fetchPage ends the cycle before anything else once every

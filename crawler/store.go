@@ -36,8 +36,9 @@ func logicalError(err error) bool {
 // before the expiry at the latest, next_at moves to the expiry plus gap.
 // When then is not nil, it runs in the same transaction once the lease is
 // taken; when it fails, the lease is not taken either, and acquire returns
-// its error.
-func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, then func(tx db.WriteTx) error) (nextAt time.Time, busyUntil time.Time, err error) {
+// its error. ended (when not nil) is given the hosts whose open rows a
+// takeover closed, and when (see abandon).
+func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, ended takeover, then func(tx db.WriteTx) error) (nextAt time.Time, busyUntil time.Time, err error) {
 	if then == nil {
 		// A lease no one has held yet may be one INSERT, where the
 		// engine makes that cheaper than a transaction.
@@ -63,7 +64,7 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 		}
 		err = tx(ctx, func(tx db.WriteTx) error {
 			var err error
-			got, nextAt, busy, err = c.takeLease(ctx, tx, key, gap, now, exp)
+			got, nextAt, busy, err = c.takeLease(ctx, tx, key, gap, now, exp, ended)
 			if err != nil || !got || then == nil {
 				return err
 			}
@@ -89,8 +90,8 @@ func (c *Crawler) acquire(ctx context.Context, key string, gap time.Duration, th
 // takeLease is acquire's work in tx: it takes the lease key for this
 // crawler until exp when it can, and reports whether it did and the
 // lease's next_at (see acquire), or busy, the expiry of another live
-// crawler's lease on key.
-func (c *Crawler) takeLease(ctx context.Context, tx db.WriteTx, key string, gap time.Duration, now, exp time.Time) (got bool, nextAt, busy time.Time, err error) {
+// crawler's lease on key. ended is abandon's.
+func (c *Crawler) takeLease(ctx context.Context, tx db.WriteTx, key string, gap time.Duration, now, exp time.Time, ended takeover) (got bool, nextAt, busy time.Time, err error) {
 	ok, err := db.InsertLease(ctx, tx, key, c.holder, exp, now)
 	if err != nil || ok {
 		return ok, now, time.Time{}, err
@@ -116,7 +117,7 @@ func (c *Crawler) takeLease(ctx context.Context, tx db.WriteTx, key string, gap 
 		c.log.Info("lease taken over from a crawler that stopped renewing it", "lease", key, "from", l.Holder, "expired_at", l.ExpiresAt)
 		ok, err = db.TakeOverLease(ctx, tx, key, c.holder, exp, nextAt, l.Holder, now)
 		if err == nil && ok {
-			err = c.abandon(ctx, tx, key, l.Holder, l.ExpiresAt)
+			err = c.abandon(ctx, tx, key, l.Holder, l.ExpiresAt, ended)
 		}
 	}
 	if err != nil {
@@ -197,7 +198,11 @@ func (r *reqRow) lastOfCycle() bool {
 // version and applies any change committed since it last looked) and keeps
 // the answer for begin.
 func (c *Crawler) askGate(ctx context.Context, site string) (policy.Verdict, error) {
-	v, err := c.gate.Check(ctx, site)
+	var v policy.Verdict
+	err := c.retry(ctx, func() (err error) {
+		v, err = c.gate.Check(ctx, site)
+		return err
+	})
 	if err != nil {
 		return policy.Verdict{}, fmt.Errorf("crawler: %w", err)
 	}
@@ -425,14 +430,18 @@ type completion struct {
 	Found    []string
 	CycleID  *int64
 	Snapshot *db.RobotsSnapshot // stored when set; its ID is filled
+	// Refused are URLs robots.txt refused since the last write, recorded
+	// with it (db.InsertRobotsRefusals).
+	Refused []db.RobotsRefusal
 }
 
 // complete writes the request's outcome, the host's next_at and what the
 // response adds to the index, in one transaction. It uses a context that
 // survives ctx's cancellation, so an interrupted crawl still completes its
-// rows.
+// rows, and that outlasts the writer's wait for an unreachable database
+// (db.RetryBudget).
 func (c *Crawler) complete(ctx context.Context, k *completion) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), db.RetryBudget+30*time.Second)
 	defer cancel()
 	write, pipe := c.completionWrite(k)
 	return c.w.Complete(ctx, func(tx db.WriteTx) error { return write(ctx, tx) },
@@ -485,6 +494,9 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 		if err := db.FinishRequest(ctx, tx, &fin); err != nil {
 			return fmt.Errorf("crawler: complete request: %w", err)
 		}
+		if err := db.InsertRobotsRefusals(ctx, tx, k.Refused); err != nil {
+			return fmt.Errorf("crawler: robots.txt refusals: %w", err)
+		}
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
 			if err := db.InsertRobotsSnapshot(ctx, tx, s); err != nil {
@@ -510,6 +522,7 @@ func (c *Crawler) completionWrite(k *completion) (write func(ctx context.Context
 	}
 	pipe = func(p *db.Pipeline) {
 		p.Finish(&fin)
+		p.RobotsRefusals(k.Refused)
 		if s := k.Snapshot; s != nil {
 			s.RequestID = &k.ID
 			p.RobotsSnapshot(s)

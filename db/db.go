@@ -112,9 +112,11 @@ type Store struct {
 	// the package: tests reach them through internal/testenv/dbtest.
 	gdb  *gorm.DB
 	pool *sql.DB
+	idle int // the idle connections pool keeps
 
 	sealer  sealer                     // the background sequencer (db/sequencer.go)
 	sealVia atomic.Pointer[sealWriter] // who writes the log's appends (SealVia)
+	outage  outage                     // the database unreachable, for Retry (retry.go)
 
 	queries // the entity queries, on the pool
 }
@@ -216,17 +218,15 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("db: open: %w", err)
 	}
-	if dialect == SQLite {
-		// A few connections are plenty; each applies the pragmas of the DSN.
-		sqlDB.SetMaxOpenConns(8)
-		sqlDB.SetMaxIdleConns(8)
-	} else {
+	idle := 8 // SQLite: a few connections are plenty; each applies the pragmas of the DSN
+	if dialect == Postgres {
 		// See PostgresConns. Every connection is kept: with half kept, a
 		// crawler's bursts opened and closed about 200 per crawl of
 		// 21,000 requests.
-		sqlDB.SetMaxOpenConns(PostgresConns)
-		sqlDB.SetMaxIdleConns(PostgresConns)
+		idle = PostgresConns
 	}
+	sqlDB.SetMaxOpenConns(idle)
+	sqlDB.SetMaxIdleConns(idle)
 	sqlDB.SetConnMaxIdleTime(5 * time.Minute)
 	if err := sqlDB.PingContext(ctx); err != nil {
 		sqlDB.Close()
@@ -235,7 +235,7 @@ func open(ctx context.Context, dsn string, create bool) (*Store, error) {
 		}
 		return nil, fmt.Errorf("db: connect: %s", redact.Error(err))
 	}
-	s := &Store{gdb: gdb, Dialect: dialect, pool: sqlDB, queries: queries{g: gdb, dialect: dialect}}
+	s := &Store{gdb: gdb, Dialect: dialect, pool: sqlDB, idle: idle, queries: queries{g: gdb, dialect: dialect}}
 	before, err := s.Version(ctx) // 0 for a new database
 	if err == nil && before == len(migrations) {
 		// Up to date, as nearly always: one read says so. The checks
@@ -512,9 +512,11 @@ func sqliteDSN(path string) string {
 }
 
 // Close stops the background sealer, if one was started, after it sealed a
-// last time, and closes the connection pool.
+// last time, ends the wait for an unreachable database (Retry), and closes
+// the connection pool.
 func (s *Store) Close() error {
 	s.StopSealer()
+	s.stopProbes()
 	return s.pool.Close()
 }
 

@@ -376,6 +376,23 @@ CREATE TABLE log_checkpoints (
 	made_at {{TIME}} NOT NULL
 );
 `,
+	// 17: the URLs robots.txt refused, a bounded number per cycle, for
+	// the report (db/refusals.go). Not evidence of a request: not in the
+	// transparency log.
+	`
+CREATE TABLE robots_refusals (
+	id {{ID}},
+	cycle_id {{BIGINT}} NOT NULL,
+	site TEXT NOT NULL,
+	url TEXT NOT NULL,
+	robots_snapshot_id {{BIGINT}},
+	robots_rule TEXT NOT NULL DEFAULT '',
+	robots_line INTEGER NOT NULL DEFAULT 0,
+	refused_at {{TIME}} NOT NULL
+);
+CREATE UNIQUE INDEX robots_refusals_url ON robots_refusals (cycle_id, url);
+CREATE INDEX robots_refusals_site ON robots_refusals (site, refused_at);
+`,
 }
 
 // logMigration is the schema version that added the transparency log.

@@ -136,6 +136,25 @@ func WithdrawRequest(ctx context.Context, tx WriteTx, id int64, at time.Time, wh
 	return err
 }
 
+// WithdrawLost finds the row a reservation of q left, if it landed although
+// its connection was lost as it committed (the same host, node, URL,
+// attempt and sent_at, not completed), withdraws it as WithdrawRequest
+// does, and reports whether there was one. One request is in flight per
+// host, so no other row has those. It runs in a crawler's write
+// transaction.
+func WithdrawLost(ctx context.Context, tx WriteTx, q *Request, at time.Time, why string) (bool, error) {
+	var id int64
+	err := tx.QueryRow(ctx, `SELECT id FROM requests WHERE host = ? AND sent_at = ? AND node = ? AND url = ? AND attempt = ?
+		AND purpose = ? AND completed_at IS NULL`, q.Host, q.SentAt, q.Node, q.URL, q.Attempt, q.Purpose).Scan(&id)
+	if noRows(err) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return true, WithdrawRequest(ctx, tx, id, at, why)
+}
+
 // CompleteRequest writes the outcome of the request r.ID (r's fields from
 // CompletedAt on), unless it is completed already. It runs in a crawler's
 // write transaction.

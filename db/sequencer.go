@@ -89,10 +89,8 @@ func (s *Store) StartSealer(interval time.Duration, log *slog.Logger) {
 // minSealGap is the least time between two seals of a background sealer.
 // A crawl's cycles end together, over the last moments of the crawl: the
 // shorter the gap, the fewer rows its last seal (StopSealer) has left to
-// seal when the crawl ends. In BenchmarkCrawlFleet (1,000 sites ending
-// over about 0.6 s) a gap of a second left about 1,000 rows, 37-67 ms of
-// sealing, which the second crawler of a fleet waited for (the sealers'
-// lock) before sealing its own.
+// seal when the crawl ends, and the less another crawler of a fleet waits
+// for the sealers' lock before sealing its own.
 const minSealGap = 250 * time.Millisecond
 
 // SealSoon asks the background sealer, if one runs, to append now (at the end

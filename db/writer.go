@@ -30,7 +30,12 @@ type PipeFunc func(p *Pipeline) func() error
 //     request is never sent before its row is on disk;
 //   - a caller whose work is refused (a Refusal, or an error its Refused
 //     option reports) leaves nothing of it behind, and one caller's
-//     failure never fails the others of its group.
+//     failure never fails the others of its group;
+//   - on an engine whose server may be unreachable for a moment
+//     (PostgreSQL restarted), work that lost its connection waits for it
+//     and runs again (Store.Retry), a reservation whose commit's outcome
+//     was lost withdrawn first if it landed: the caller sees an error only
+//     once the database stayed unreachable for RetryBudget.
 //
 // A Writer is safe for concurrent use. Its methods block until their work
 // is answered, or ctx ends before the work was taken up.

@@ -531,7 +531,13 @@ func (w *Watcher) handle(ctx context.Context, c *imapclient.Client, info *imapcl
 	}
 	raw := msgs[0].BodySection[0].Bytes
 	source := w.opts.Endpoint.String() + "/;UID=" + strconv.FormatUint(uint64(uid), 10)
-	res, perr := w.proc.Process(ctx, raw, source)
+	// While the database is unreachable (a restart) the message waits for
+	// it (db.Store.Retry): processed twice, a message is stored once.
+	var res *Result
+	perr := w.proc.store.Retry(ctx, func() (err error) {
+		res, err = w.proc.Process(ctx, raw, source)
+		return err
+	})
 	if perr != nil {
 		if ctx.Err() != nil {
 			return false, ctx.Err()

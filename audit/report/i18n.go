@@ -230,6 +230,7 @@ var catalog = map[string]map[string]string{
 	"signed":            {"en": "signed", "it": "firmata", "da": "signeret", "hu": "aláírva"},
 	"redirect_of":       {"en": "redirect from request", "it": "reindirizzamento dalla richiesta", "da": "omdirigering fra forespørgsel", "hu": "átirányítás a kérésből:"},
 	"no_answer":         {"en": "no answer", "it": "nessuna risposta", "da": "intet svar", "hu": "nincs válasz"},
+	"robots_refused":    {"en": "URLs robots.txt refused, not requested", "it": "URL rifiutati da robots.txt, non richiesti", "da": "URL'er robots.txt afviste, ikke hentet", "hu": "A robots.txt által tiltott, le nem kért URL-ek"},
 	"cycle_no_requests": {"en": "No request in this cycle.", "it": "Nessuna richiesta in questo ciclo.", "da": "Ingen forespørgsler i denne cyklus.", "hu": "Ebben a ciklusban nem volt kérés."},
 	"no_requests":       {"en": "LohiSoftBot has sent no request to this site.", "it": "LohiSoftBot non ha inviato alcuna richiesta a questo sito.", "da": "LohiSoftBot har ikke sendt nogen forespørgsel til dette site.", "hu": "A LohiSoftBot egyetlen kérést sem küldött erre a webhelyre."},
 	"robots":            {"en": "robots.txt files seen", "it": "File robots.txt visti", "da": "Sete robots.txt-filer", "hu": "Látott robots.txt fájlok"},

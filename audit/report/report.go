@@ -156,6 +156,20 @@ type Cycle struct {
 	Reason       string     `json:"reason"`
 	PageRequests int        `json:"page_requests"`
 	Requests     []Request  `json:"requests"`
+	// RobotsRefused are URLs of the cycle robots.txt refused, never
+	// requested (at most db.MaxRobotsRefusals per cycle are recorded);
+	// absent when none was.
+	RobotsRefused []Refusal `json:"robots_refused,omitempty"`
+}
+
+// Refusal is a URL robots.txt refused: the rule that refused it, in which
+// snapshot, and when.
+type Refusal struct {
+	URL              string    `json:"url"`
+	RefusedAt        time.Time `json:"refused_at"`
+	RobotsSnapshotID *int64    `json:"robots_snapshot_id"`
+	RobotsRule       string    `json:"robots_rule"`
+	RobotsLine       int       `json:"robots_line"`
 }
 
 // Request is one request of the log.
@@ -402,6 +416,16 @@ func buildCycles(ctx context.Context, g *db.Store, rep *Report) error {
 		c.Requests = append(c.Requests, req)
 		if r.Purpose == db.PurposePage && sent {
 			c.PageRequests++
+		}
+	}
+	refusals, err := g.SiteRobotsRefusals(ctx, rep.Site)
+	if err != nil {
+		return err
+	}
+	for _, f := range refusals {
+		if i, ok := byID[f.CycleID]; ok {
+			rep.Cycles[i].RobotsRefused = append(rep.Cycles[i].RobotsRefused, Refusal{URL: f.URL, RefusedAt: f.RefusedAt.UTC(),
+				RobotsSnapshotID: f.RobotsSnapshotID, RobotsRule: f.RobotsRule, RobotsLine: f.RobotsLine})
 		}
 	}
 	if len(loose) > 0 {

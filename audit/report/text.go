@@ -199,6 +199,7 @@ func (x *textWriter) cycle(cy *Cycle) {
 		}
 		x.p("\n-- %s %d (%s %d) · %s\n", t("cycle"), cy.Number, t("cycle_id"), cy.ID, strings.Join(meta, " · "))
 	}
+	defer x.refused(cy)
 	if len(cy.Requests) == 0 {
 		x.p("  %s\n", t("cycle_no_requests"))
 		return
@@ -221,6 +222,25 @@ func (x *textWriter) cycle(cy *Cycle) {
 		}
 		fmt.Fprintf(tw, "  %d\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\n", rq.ID, human.TimeMS(rq.SentAt), t("kind_"+rq.Purpose),
 			fmtStatus(rq.Status), outcome, rq.Bytes, dur, rule, url)
+	}
+	tw.Flush()
+}
+
+// refused writes the URLs of a cycle robots.txt refused, each with its
+// rule; nothing when there are none.
+func (x *textWriter) refused(cy *Cycle) {
+	if len(cy.RobotsRefused) == 0 {
+		return
+	}
+	t := x.t
+	x.p("  %s (%d):\n", t("robots_refused"), len(cy.RobotsRefused))
+	tw := x.table()
+	for _, f := range cy.RobotsRefused {
+		rule := cleanLine(ruleWord(t, f.RobotsRule))
+		if f.RobotsLine > 0 {
+			rule += fmt.Sprintf(" (l. %d)", f.RobotsLine)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", human.TimeMS(f.RefusedAt), rule, cleanLine(f.URL))
 	}
 	tw.Flush()
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/lohisoft/lohibot/crawler"
 	"github.com/lohisoft/lohibot/db"
 	"github.com/lohisoft/lohibot/internal/human"
+	"github.com/lohisoft/lohibot/internal/redact"
 	"github.com/lohisoft/lohibot/internal/resolver"
 	"github.com/lohisoft/lohibot/policy"
 	"github.com/lohisoft/lohibot/webbotauth"
@@ -54,6 +55,7 @@ type crawlOptions struct {
 	userAgent    string
 	timeout      time.Duration
 	leaseTTL     time.Duration
+	dbRetry      time.Duration // --db-retry: how long an unreachable database is waited for
 	verbose      bool
 	signingKey   string // --signing-key-file
 	sigAgent     string // --signature-agent
@@ -145,7 +147,9 @@ added nor requested, however a link spells it.`,
 	f.BoolVar(&o.discover, "discover", false, "add the sites that crawled pages link to (once --discover-min-links sites link to one) and crawl them in the same run")
 	f.IntVar(&o.minLinks, "discover-min-links", crawler.DefaultDiscoverMinLinks, "distinct sites that must link to a site before --discover adds it")
 	f.IntVar(&o.maxNew, "discover-max-new", crawler.DefaultDiscoverMaxNew, "most sites --discover adds in this run (0: record candidates, add none)")
+	f.DurationVar(&o.dbRetry, "db-retry", db.RetryBudget, "how long the crawl waits for an unreachable database (a restart) before it gives up")
 	f.MarkHidden("timeout")
+	f.MarkHidden("db-retry")
 	f.MarkHidden("lease-ttl")
 	return cmd
 }
@@ -233,8 +237,8 @@ func (o *crawlOptions) check() error {
 	if o.maxNew < 0 {
 		bad = append(bad, "--discover-max-new must not be negative")
 	}
-	if o.timeout <= 0 || o.leaseTTL <= 0 {
-		bad = append(bad, "--timeout and --lease-ttl must be positive")
+	if o.timeout <= 0 || o.leaseTTL <= 0 || o.dbRetry <= 0 {
+		bad = append(bad, "--timeout, --lease-ttl and --db-retry must be positive")
 	}
 	var plain []string // the arguments without credentials
 	for i, arg := range args {
@@ -297,6 +301,10 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		return nil
 	}
 
+	// While the database is unreachable (a restart), the crawl waits for
+	// it and says so (db.Store.Retry).
+	store.SetRetryLog(copts.Logger)
+	store.SetRetryBudget(o.dbRetry)
 	bar := &progressBar{out: out, json: o.JSON, draw: o.Terminal && !o.JSON && !o.verbose, total: total}
 	copts.OnSite = bar.site
 	c, err := crawler.New(ctx, store, p, &copts)
@@ -339,6 +347,7 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		pages   int  // pages fetched over all sites
 		same    int  // pages answered 304 Not Modified over all sites
 		refuse  bool // a site failed, or (sites named) was excluded
+		failed  []crawler.SiteResult
 	)
 	err = c.CrawlEach(ctx, targets, func(r crawler.SiteResult) {
 		resMu.Lock()
@@ -349,16 +358,18 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		if r.Status == crawler.SiteNothingFetched {
 			nothing++
 		}
+		if r.Status == crawler.SiteFailed {
+			failed = append(failed, r)
+		}
 		if r.Status == crawler.SiteFailed || (!o.all && r.Status == crawler.SiteExcluded) {
 			refuse = true
 		}
 	})
 	if err == nil {
 		// The crawl's records are final: seal them while the crawler gives
-		// back its leases and closes its connections, rather than after.
-		// In BenchmarkCrawlFleet (1,000 sites on PostgreSQL, one crawler)
-		// the time from the crawl's end to the command's return went from
-		// 60-64 ms to 52-54 ms, most of it the last seal.
+		// back its leases and closes its connections, rather than after:
+		// the last seal is most of the time between the crawl's end and
+		// the command's return.
 		sealed = make(chan struct{})
 		go func() {
 			defer close(sealed)
@@ -388,6 +399,9 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		}
 		return err
 	}
+	if len(failed) > 0 {
+		fmt.Fprintln(o.errOut(), "lohibot:", failedLine(failed, store.GaveUp()))
+	}
 	if refuse {
 		return refused
 	}
@@ -396,6 +410,24 @@ func runCrawl(ctx context.Context, o *crawlOptions, out io.Writer) error {
 		return refused
 	}
 	return nil
+}
+
+// failedLine says in one sentence why the sites of failed failed: the
+// database unreachable for too long (down, when not nil), or the first
+// site's reason.
+func failedLine(failed []crawler.SiteResult, down error) string {
+	n := len(failed)
+	var ue *db.UnavailableError
+	if errors.As(down, &ue) {
+		cause := ue.Err
+		for next := errors.Unwrap(cause); next != nil; next = errors.Unwrap(cause) {
+			cause = next
+		}
+		return fmt.Sprintf("the database was unreachable for %s (%s), so the crawl gave up: %d %s failed, and %s on the next crawl once the database is back",
+			ue.For.Round(time.Second), redact.Error(cause), n, plural(n, "site", "sites"), plural(n, "its cycle resumes", "their cycles resume"))
+	}
+	first := failed[0]
+	return fmt.Sprintf("%d %s failed (%s: %s)", n, plural(n, "site", "sites"), human.Site(first.Site), first.Reason)
 }
 
 // fleetLine is a fleet crawler's share of the crawl as it ends, and
@@ -519,7 +551,7 @@ func siteLine(r crawler.SiteResult) string {
 		fmt.Fprintf(&b, ", %s", r.Reason)
 	}
 	switch r.Status {
-	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched:
+	case crawler.SiteCrawled, crawler.SiteStopped, crawler.SiteNothingFetched, crawler.SiteFailed:
 		// Every request sent, robots.txt included, as the summary counts.
 		n := r.Requests + r.RobotsRequests
 		fmt.Fprintf(&b, "; %d %s, %d %s, %d refused by robots.txt, %d %s left, %d %s", n, plural(n, "request", "requests"),

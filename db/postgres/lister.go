@@ -44,7 +44,11 @@ func (l *Lister) List(ctx context.Context, total int64) iter.Seq2[db.ListedSite,
 	return func(yield func(db.ListedSite, error) bool) {
 		block, ahead := db.ListBlocks(total, l.pace.Starting)
 		listPage := 16 * block
-		first, err := l.store.ListStart(ctx, total, block)
+		var first string
+		err := l.store.Retry(ctx, func() (err error) {
+			first, err = l.store.ListStart(ctx, total, block)
+			return err
+		})
 		if err != nil {
 			yield(db.ListedSite{}, err)
 			return
@@ -57,7 +61,7 @@ func (l *Lister) List(ctx context.Context, total int64) iter.Seq2[db.ListedSite,
 		// block at a time, and says whether to go on.
 		walk := func(after, upTo string) bool {
 			for {
-				page, err := l.store.SitesAfter(ctx, after, listPage)
+				page, err := l.sitesAfter(ctx, after, listPage)
 				if err != nil {
 					yield(db.ListedSite{}, err)
 					return false
@@ -123,7 +127,7 @@ func (l *Lister) List(ctx context.Context, total int64) iter.Seq2[db.ListedSite,
 		for _, b := range later {
 			// (Read again: sites added to the block meanwhile are in it.)
 			for after := b.after; ; {
-				page, err := l.store.SitesAfter(ctx, after, block)
+				page, err := l.sitesAfter(ctx, after, block)
 				if err != nil {
 					yield(db.ListedSite{}, err)
 					return
@@ -150,9 +154,29 @@ func (l *Lister) List(ctx context.Context, total int64) iter.Seq2[db.ListedSite,
 // site: a key that can never be a host name.
 func claimKey(site string) string { return "start:" + site }
 
+// sitesAfter is db.Store.SitesAfter, waiting while the database is
+// unreachable (db.Store.Retry).
+func (l *Lister) sitesAfter(ctx context.Context, after string, n int) (page []db.ListedSite, err error) {
+	err = l.store.Retry(ctx, func() (err error) {
+		page, err = l.store.SitesAfter(ctx, after, n)
+		return err
+	})
+	return page, err
+}
+
 // claim claims the blocks of the crawl list keys name for the crawler
-// until it gives its leases back, and returns those it holds.
-func (l *Lister) claim(ctx context.Context, keys []string) (map[string]bool, error) {
+// until it gives its leases back, and returns those it holds, waiting
+// while the database is unreachable (a claim taken twice is held once).
+func (l *Lister) claim(ctx context.Context, keys []string) (mine map[string]bool, err error) {
+	err = l.store.Retry(ctx, func() (err error) {
+		mine, err = l.claimOnce(ctx, keys)
+		return err
+	})
+	return mine, err
+}
+
+// claimOnce is claim, tried once.
+func (l *Lister) claimOnce(ctx context.Context, keys []string) (map[string]bool, error) {
 	if l.pace.Turn != nil {
 		release, err := l.pace.Turn(ctx)
 		if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -57,18 +58,32 @@ type Writer struct {
 	done     chan struct{}   // closed when the writer stopped
 	stop     context.CancelFunc
 	turns    chan struct{} // one token per lease transaction running (leaseTurns)
+	// loseCommit, when set (tests), is asked after each group committed
+	// whether to answer it as a connection lost before the commit's
+	// answer came back: its callers get errLostCommit, their work
+	// committed.
+	loseCommit func() bool
 }
+
+// errLostCommit is the error of a group loseCommit lost: a connection lost
+// as the commit's answer came back.
+var errLostCommit = fmt.Errorf("postgres: commit's answer lost: %w", io.ErrUnexpectedEOF)
 
 // NewWriter starts the writer over store's pool.
 func NewWriter(ctx context.Context, store *db.Store, o db.WriterOptions) *Writer {
 	w := newWriter(store, o)
+	w.start(ctx)
+	return w
+}
+
+// start starts w's goroutine.
+func (w *Writer) start(ctx context.Context) {
 	wctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	w.stop = cancel
 	go func() {
 		defer close(w.done)
 		commitGroups(wctx, w.reserves, w.writes, maxGroup, func(ops []*writeq.Op) error { return w.commit(wctx, ops) })
 	}()
-	return w
 }
 
 // newWriter returns a Writer over store with o, its goroutine not started.
@@ -95,13 +110,63 @@ func (w *Writer) call(ctx context.Context, to chan<- *writeq.Op, op *writeq.Op) 
 // Reserve implements db.Writer: one statement (the lease is renewed every
 // time), without a savepoint, taken before the other work waiting, in a
 // pipeline when its whole group pipelines.
+//
+// While the database is unreachable it waits (db.Store.Retry). When the
+// connection was lost, whether the reservation committed is unknown: before
+// it is tried again, a row of it that landed is found and withdrawn (not
+// sent), and the reservation is tried again as of now, so that its row
+// tells when the request is sent and the policy is checked again.
 func (w *Writer) Reserve(ctx context.Context, res *db.Reservation) (db.Refusal, error) {
-	var refusal db.Refusal
-	err := w.call(ctx, w.reserves, reserveOp(ctx, res, &refusal))
+	var (
+		refusal db.Refusal
+		lost    bool // the last try lost its connection: its outcome is unknown
+	)
+	err := w.store.Retry(ctx, func() error {
+		if lost {
+			if err := w.resolve(ctx, res); err != nil {
+				return err
+			}
+			lost = false
+		}
+		err := w.call(ctx, w.reserves, reserveOp(ctx, res, &refusal))
+		lost = db.Transient(err)
+		return err
+	})
 	if errors.Is(err, errRefused) {
 		return refusal, nil
 	}
 	return db.Reserved, err
+}
+
+// lostReservation is the error text of a reservation withdrawn because its
+// connection was lost as it committed.
+const lostReservation = "not sent: the database connection was lost as it was reserved"
+
+// resolve finds out whether the reservation res, whose connection was lost,
+// landed: if its row is there, it is withdrawn (the request was not sent,
+// and its budget slot is given back); either way res is made ready to be
+// reserved again, as of now at the earliest, its lease's expiry as far
+// after that as it was after the time it was first reserved for.
+func (w *Writer) resolve(ctx context.Context, res *db.Reservation) error {
+	q := res.Request
+	now := w.clock.Now().UTC().Truncate(time.Microsecond)
+	tx, err := w.store.BeginWrite(ctx)
+	if err != nil {
+		return err
+	}
+	if _, err := db.WithdrawLost(ctx, tx, q, now, lostReservation); err != nil {
+		tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return err
+	}
+	q.ID, q.BudgetSlot = 0, nil
+	if late := now.Sub(q.SentAt); late > 0 {
+		q.SentAt = now
+		res.LeaseExpires = res.LeaseExpires.Add(late)
+	}
+	return nil
 }
 
 // reserveOp is the op of the reservation res, which sets *refusal each
@@ -128,17 +193,23 @@ func reserveOp(ctx context.Context, res *db.Reservation, refusal *db.Refusal) *w
 // there is nothing to check.
 func (w *Writer) Confirm(context.Context, db.Confirmation) (bool, error) { return false, nil }
 
-// Withdraw implements db.Writer.
+// Withdraw implements db.Writer: retried while the database is
+// unreachable (withdrawing twice changes nothing).
 func (w *Writer) Withdraw(ctx context.Context, id int64, reason string) error {
-	return w.Write(ctx, func(tx db.WriteTx) error {
-		return db.WithdrawRequest(ctx, tx, id, w.clock.Now().UTC().Truncate(time.Microsecond), reason)
+	return w.store.Retry(ctx, func() error {
+		return w.call(ctx, w.writes, &writeq.Op{F: func(tx db.WriteTx) error {
+			return db.WithdrawRequest(ctx, tx, id, w.clock.Now().UTC().Truncate(time.Microsecond), reason)
+		}})
 	})
 }
 
 // Complete implements db.Writer: without a savepoint, in a pipeline when
-// its whole group pipelines.
+// its whole group pipelines; retried while the database is unreachable (a
+// completion is written once: it completes only a row not completed yet).
 func (w *Writer) Complete(ctx context.Context, f db.WriteFunc, pipe db.PipeFunc) error {
-	return w.call(ctx, w.writes, &writeq.Op{F: f, Pipe: pipe, NoSavepoint: true})
+	return w.store.Retry(ctx, func() error {
+		return w.call(ctx, w.writes, &writeq.Op{F: f, Pipe: pipe, NoSavepoint: true})
+	})
 }
 
 // End implements db.Writer: as Complete (PostgreSQL answers every caller
@@ -147,9 +218,9 @@ func (w *Writer) End(ctx context.Context, f db.WriteFunc, pipe db.PipeFunc) erro
 	return w.Complete(ctx, f, pipe)
 }
 
-// Write implements db.Writer.
+// Write implements db.Writer: retried while the database is unreachable.
 func (w *Writer) Write(ctx context.Context, f db.WriteFunc) error {
-	return w.call(ctx, w.writes, &writeq.Op{F: f})
+	return w.store.Retry(ctx, func() error { return w.call(ctx, w.writes, &writeq.Op{F: f}) })
 }
 
 // Note implements db.Writer: as Write.
@@ -160,8 +231,14 @@ func (w *Writer) Note(ctx context.Context, f db.WriteFunc) error { return w.Writ
 func (w *Writer) Refusable(ctx context.Context, f db.WriteFunc) error { return w.Lease(ctx, f) }
 
 // Lease implements db.Writer: f runs in a transaction of its own, outside
-// the writer's groups, on one of the lease turns.
+// the writer's groups, on one of the lease turns; retried while the
+// database is unreachable (with no turn held while it waits).
 func (w *Writer) Lease(ctx context.Context, f db.WriteFunc) error {
+	return w.store.Retry(ctx, func() error { return w.lease(ctx, f) })
+}
+
+// lease is Lease, tried once.
+func (w *Writer) lease(ctx context.Context, f db.WriteFunc) error {
 	release, err := w.Turn(ctx)
 	if err != nil {
 		return err
@@ -179,17 +256,22 @@ func (w *Writer) Lease(ctx context.Context, f db.WriteFunc) error {
 }
 
 // LeaseStmt implements db.Writer: f's one statement is committed on its
-// own (one round trip), on one of the lease turns.
+// own (one round trip), on one of the lease turns; retried while the
+// database is unreachable.
 func (w *Writer) LeaseStmt(ctx context.Context, f db.WriteFunc) error {
-	release, err := w.Turn(ctx)
-	if err != nil {
-		return err
-	}
-	defer release()
-	return f(w.store.AutoCommit())
+	return w.store.Retry(ctx, func() error {
+		release, err := w.Turn(ctx)
+		if err != nil {
+			return err
+		}
+		defer release()
+		return f(w.store.AutoCommit())
+	})
 }
 
-// FreshLease implements db.Writer: one INSERT, committed on its own.
+// FreshLease implements db.Writer: one INSERT, committed on its own. (Tried
+// again after a lost commit that landed, it answers false: Lease then
+// finds the lease this crawler's.)
 func (w *Writer) FreshLease(ctx context.Context, key, holder string, expires, now time.Time) (bool, error) {
 	var ok bool
 	err := w.LeaseStmt(ctx, func(tx db.WriteTx) error {
@@ -227,7 +309,9 @@ func (w *Writer) Close() {
 // last commit is on its way to disk) and commits each group with run,
 // which answers every caller of a group it committed. When a group fails
 // as a whole, each of its callers is tried alone, so that one caller's
-// failure never fails the others. It blocks until ctx ends.
+// failure never fails the others; but when the group lost its connection
+// (db.Transient), every caller is answered with that error. It blocks
+// until ctx ends.
 func commitGroups(ctx context.Context, first, writes <-chan *writeq.Op, limit int, run func([]*writeq.Op) error) {
 	for {
 		op := writeq.Next(ctx, first, writes, nil)
@@ -236,6 +320,17 @@ func commitGroups(ctx context.Context, first, writes <-chan *writeq.Op, limit in
 		}
 		ops := writeq.Take(first, writes, []*writeq.Op{op}, limit)
 		if err := run(ops); err != nil {
+			if db.Transient(err) {
+				// The connection was lost: the group may have
+				// committed, so no caller is run again here; each
+				// finds out and tries again (db.Store.Retry).
+				for _, op := range ops {
+					if !op.Answered {
+						op.Done <- err
+					}
+				}
+				continue
+			}
 			// (A caller answered already, before the group failed, is
 			// not answered again: see writeq.Op.AnswerOnRun.)
 			if len(ops) == 1 {
@@ -307,6 +402,9 @@ func (w *Writer) commit(ctx context.Context, ops []*writeq.Op) error {
 	if err := tx.Commit(); err != nil {
 		return err
 	}
+	if w.loseCommit != nil && w.loseCommit() {
+		return errLostCommit
+	}
 	for i, op := range ops {
 		op.Done <- results[i]
 	}
@@ -329,6 +427,9 @@ func (w *Writer) pipeline(ctx context.Context, ops []*writeq.Op) error {
 	}
 	if err := w.store.RunPipeline(ctx, &p); err != nil {
 		return fmt.Errorf("postgres: database: %w", err)
+	}
+	if w.loseCommit != nil && w.loseCommit() {
+		return errLostCommit
 	}
 	for i, op := range ops {
 		if answers[i] == nil {

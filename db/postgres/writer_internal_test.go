@@ -331,3 +331,81 @@ func TestCompletionsPipelined(t *testing.T) {
 		t.Errorf("link texts to a.test: %d (%v), want those to the noindex page gone", len(texts), err)
 	}
 }
+
+// TestReserveLostCommit checks a reservation whose connection is lost as
+// its commit's answer comes back (it committed, and the writer cannot
+// know): before it is tried again, its row is found and withdrawn (never
+// sent, its budget slot given back), and the reservation that follows is
+// logged as sent no earlier than it is tried, with the slot the lost one
+// had.
+func TestReserveLostCommit(t *testing.T) {
+	ctx := context.Background()
+	s := dbtest.Open(t, "postgres")
+	w := newWriter(s, db.WriterOptions{})
+	lost := 0
+	w.loseCommit = func() bool {
+		lost++
+		return lost == 1
+	}
+	w.start(ctx)
+	defer w.Close()
+	const holder = "t/1/x"
+	now := db.Now()
+	var cycle int64
+	err := w.Lease(ctx, func(tx db.WriteTx) error {
+		if _, err := db.InsertLease(ctx, tx, "a.test", holder, now.Add(time.Minute), now); err != nil {
+			return err
+		}
+		var err error
+		cycle, err = db.InsertCycle(ctx, tx, "a.test", "t", now, budget, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	version, err := db.PolicyVersionForWrite(ctx, s.AutoCommit())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sent := now.Add(-time.Second) // reserved for a time already past when it is tried again
+	res := &db.Reservation{Request: &db.Request{CycleID: &cycle, Site: "a.test", Host: "a.test", Origin: "http://a.test",
+		URL: "http://a.test/", Purpose: db.PurposePage, Node: "t", SentAt: sent}, Version: version, Holder: holder,
+		LeaseExpires: now.Add(2 * time.Minute), Budgeted: true}
+	lost = 0
+	if refusal, err := w.Reserve(ctx, res); err != nil || refusal != db.Reserved {
+		t.Fatalf("Reserve: %v, refusal %d", err, refusal)
+	}
+	if lost < 2 {
+		t.Fatalf("the commit was not lost (%d commits)", lost)
+	}
+	reqs, err := s.SiteRequests(ctx, "a.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reqs) != 2 {
+		t.Fatalf("%d rows, want 2 (the lost one withdrawn, the one to send)", len(reqs))
+	}
+	gone, kept := reqs[0], reqs[1]
+	if gone.ID > kept.ID {
+		gone, kept = kept, gone
+	}
+	if gone.Outcome != db.OutcomeWithdrawn || gone.Error != lostReservation || gone.BudgetSlot != nil || gone.CompletedAt == nil {
+		t.Errorf("lost row: outcome %q, error %q, slot %v, completed %v; want withdrawn, %q, no slot, completed",
+			gone.Outcome, gone.Error, gone.BudgetSlot, gone.CompletedAt, lostReservation)
+	}
+	if kept.ID != res.Request.ID || kept.BudgetSlot == nil || *kept.BudgetSlot != 1 || kept.CompletedAt != nil {
+		t.Errorf("row kept: id %d (answered %d), slot %v, completed %v; want the answer's, slot 1, open",
+			kept.ID, res.Request.ID, kept.BudgetSlot, kept.CompletedAt)
+	}
+	if kept.SentAt.Before(now) {
+		t.Errorf("row kept sent at %v, want no earlier than it was tried again (after %v)", kept.SentAt, now)
+	}
+	// The lease outlives the request sent late by as much as it would have.
+	l, err := db.ReadLease(ctx, s.AutoCommit(), "a.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := kept.SentAt.Add(2 * time.Minute); l.ExpiresAt.Before(want) {
+		t.Errorf("lease expires %v, want no earlier than %v (2 min after the request's time)", l.ExpiresAt, want)
+	}
+}

@@ -118,9 +118,10 @@ func (w *Writer) logical(err error) bool {
 // now is the time on the writer's clock as the database keeps it.
 func (w *Writer) now() time.Time { return w.clock.Now().UTC().Truncate(time.Microsecond) }
 
-// call hands op to the writer on to and waits for its answer.
+// call hands op to the writer on to and waits for its answer (one that
+// says the disk is full wraps db.ErrDiskFull).
 func (w *Writer) call(ctx context.Context, to chan<- *writeq.Op, op *writeq.Op) error {
-	return writeq.Call(ctx, to, w.done, op)
+	return db.MarkDiskFull(writeq.Call(ctx, to, w.done, op))
 }
 
 // Reserve implements db.Writer: the reservation is taken before the other

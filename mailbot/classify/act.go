@@ -117,9 +117,13 @@ var (
 		"znova": true, "opet": true, "opat": true, "ponownie": true, "znow": true, "znowu": true, "taas": true,
 		"uudelleen": true, "jalleen": true, "ponovno": true, "ponovo": true, "ξανα": true, "παλι": true,
 		"tekrar": true, "yeniden": true, "отново": true, "знову": true, "iarasi": true,
+		"vel": true, "atkal": true, "uuesti": true, "jalle": true, "aris": true, "berriro": true, "berriz": true,
+		"eto": true, "aftur": true, "perseri": true, "serish": true, "rishtazi": true, "снова": true,
+		"опять": true, "заново": true, "повторно": true, "поново": true,
 	}
 	againAfter = map[string]string{
-		"nuovo": "di", "nouveau": "de|a", "nuevo": "de", "novo": "de", "nou": "din",
+		"nuovo": "di", "nouveau": "de|a", "nuevo": "de", "novo": "de", "nou": "din|de", "naujo": "is",
+		"jauna": "no", "gdid": "mill",
 	}
 	// againNegators make "again" part of a refusal: "never again", "nie
 	// wieder", "nikdy znovu".
@@ -127,7 +131,11 @@ var (
 		"never": true, "not": true, "no": true, "nie": true, "nicht": true, "nimmer": true, "jamais": true,
 		"plus": true, "mai": true, "nunca": true, "nooit": true, "niet": true, "aldrig": true, "aldri": true,
 		"soha": true, "nikdy": true, "nigdy": true, "nu": true, "ne": true, "non": true, "ei": true, "don": true,
-		"dont": true, "nao": true,
+		"dont": true, "nao": true, "niekada": true, "nekad": true, "mitte": true, "iial": true, "kunagi": true,
+		"riamh": true, "choiche": true, "qatt": true, "inoiz": true, "byth": true, "aldrei": true, "ekki": true,
+		"nikad": true, "nikada": true, "никад": true, "никада": true, "никогаш": true, "никогда": true,
+		"не": true, "kurre": true, "mos": true, "nuk": true, "ddim": true, "peidiwch": true, "arge": true,
+		"nemojte": true, "немојте": true, "alkaa": true,
 	}
 )
 
@@ -147,6 +155,11 @@ var mayWords = map[string]bool{
 	"vrem": true, "rugam": true, "lahko": true, "zelimo": true, "molimo": true, "prosimo": true,
 	"μπορειτε": true, "θελουμε": true, "παρακαλουμε": true, "παρακαλω": true, "lutfen": true,
 	"istiyoruz": true, "можете": true, "искаме": true, "моля": true, "хочемо": true, "ласка": true,
+	"prasome": true, "prasau": true, "galite": true, "ludzu": true, "ludzam": true, "varat": true,
+	"palun": true, "soovime": true, "dtoil": true, "joghgbok": true, "podeu": true, "volem": true,
+	"plau": true, "mesedez": true, "nahi": true, "gwelwch": true, "vinsamlegast": true, "viljum": true,
+	"molim": true, "молам": true, "молиме": true, "пожалуиста": true, "просим": true, "прошу": true,
+	"хотим": true, "lutem": true, "duam": true, "jogħgbok": true,
 }
 
 // againCues returns the "again" words of toks that stand in a sentence
@@ -196,7 +209,7 @@ func againCues(sc *scored, toks []token) []string {
 				about = true
 			}
 		}
-		if about && !negated && asking[sentence[i]] {
+		if about && !negated && !wishDenied(toks, i) && asking[sentence[i]] {
 			out = append(out, fmt.Sprintf("'%s'", t.lower))
 		}
 	}
@@ -204,12 +217,16 @@ func againCues(sc *scored, toks []token) []string {
 }
 
 // afterStop reports whether toks[i] follows, within three words, an
-// exclusion request that stops or removes ("stop crawling us again",
-// "remove us again"): the "again" belongs to that request.
+// exclusion request that stops, removes or forbids ("stop crawling us
+// again", "remove us again", "peidiwch ag ymweld â … eto"): the "again"
+// belongs to that request.
 func afterStop(sc *scored, toks []token, sentence []int, i int) bool {
 	for _, h := range sc.hits {
 		if h.phase != phaseExclude || sentence[h.first] != sentence[i] || h.last >= i || i-h.last > 3 {
 			continue
+		}
+		if againNegators[toks[h.first].folded] {
+			return true // a negative imperative: "nemojte …", "ärge …"
 		}
 		for _, v := range negatorStops {
 			if strings.HasPrefix(toks[h.first].folded, v) {

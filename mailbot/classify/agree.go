@@ -15,6 +15,8 @@ const maxAgreeWords = 12
 var refusals = map[string]bool{
 	"no": true, "nope": true, "nein": true, "non": true, "nej": true, "nee": true, "nie": true,
 	"nem": true, "ne": true, "nao": true, "not": true, "dont": true, "don": true, "ei": true,
+	"nu": true, "нет": true, "не": true, "ні": true, "jo": true, "nei": true, "ez": true, "nil": true,
+	"οχι": true, "hayir": true,
 }
 
 // agreed handles a short reply that only agrees to what our quoted message

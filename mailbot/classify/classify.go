@@ -160,6 +160,9 @@ func classify(res *Result, m *message.Message, ev *evidence) {
 			ev.opposite = append(ev.opposite, againCues(&sc, toks)...)
 			ev.opposite = append(ev.opposite, returnCues(&sc, toks)...)
 			ev.conflict = listConflict(&sc, toks)
+			if ev.conflict == "" {
+				ev.conflict = negatedListConflict(&sc, toks)
+			}
 			if ev.cue != fromAgreement {
 				ev.doubts = doubts(&sc, toks, bodyStart)
 			}
@@ -368,7 +371,11 @@ var askWords = map[string]bool{
 	"possible": true, "possibile": true, "moglich": true, "posible": true, "possivel": true, "mogelijk": true,
 	"muligt": true, "mojligt": true, "mozne": true, "mozliwe": true, "lehetseges": true, "mahdollista": true,
 	"posibil": true, "moguce": true, "mogoce": true, "δυνατον": true, "mumkun": true, "възможно": true,
-	"можливо": true,
+	"можливо":    true,
+	"galetumete": true, "galite": true, "varetu": true, "varat": true, "saaksite": true, "voiksite": true,
+	"bhfeadfadh": true, "tistghu": true, "podrieu": true, "podeu": true, "dezakezue": true, "zenezakete": true,
+	"poderian": true, "allech": true, "allwch": true, "gaetud": true, "getid": true,
+	"mund": true, "iespejams": true, "voimalik": true, "imanoma": true, "feidir": true,
 }
 
 // askYou are the modal verbs that ask something of the reader only when
@@ -436,7 +443,8 @@ var ifWords = map[string]bool{
 	"if": true, "unless": true, "wenn": true, "falls": true, "hvis": true, "ifall": true, "jesli": true,
 	"jezeli": true, "gdyby": true, "pokud": true, "jestli": true, "kdyby": true, "ha": true, "jos": true,
 	"daca": true, "ako": true, "αν": true, "eger": true, "ако": true, "якщо": true, "qualora": true,
-	"indien": true, "mocht": true,
+	"indien": true, "mocht": true, "jei": true, "jeigu": true, "jekk": true, "ef": true, "nese": true,
+	"если": true, "ukoliko": true, "baldin": true,
 }
 
 // possibleWords follow an "if" that only softens a request: "if possible",
@@ -444,6 +452,8 @@ var ifWords = map[string]bool{
 var possibleWords = map[string]bool{
 	"possible": true, "moglich": true, "possibile": true, "posible": true, "mozno": true, "mozne": true,
 	"lehetseges": true, "mogelijk": true, "muligt": true, "mojliv": true, "mozliwe": true, "you": true,
+	"joghgbok": true, "jogħgbok": true, "imanoma": true, "iespejams": true, "voimalik": true,
+	"moguce": true, "возможно": true, "mundur": true,
 }
 
 // gratefulWords before an "if" make it a polite request: "we would
@@ -773,6 +783,13 @@ var autoTexts = []string{
 	"olen lomalla", "poissa toimistolta", "sunt in concediu", "in afara biroului", "na godisnjem odmoru",
 	"izven pisarne", "na dopustu", "ofis disindayim", "izindeyim", "εκτος γραφειου", "извън офиса",
 	"в отпуск", "у відпустці", "поза офісом", "er pa ferie",
+	"esu atostogose", "nesu biure", "esmu atvalinajuma", "neesmu biroja", "olen puhkusel", "kontorist eemal",
+	"ar saoire", "as an oifig", "estic de vacances", "fora de l'oficina", "oporretan nago", "bulegotik kanpo",
+	"estou de vacacions", "fora da oficina", "ar wyliau", "allan o'r swyddfa", "er i frii", "fjarverandi",
+	"na odmoru", "на одмор", "van kancelarije", "izvan ureda", "вне офиса", "нет на месте", "jam me pushime",
+	"jashte zyres", "это автоматическое сообщение", "sis laiskas sugeneruotas automatiskai",
+	"automatiska atbilde", "automaatvastus", "erantzun automatikoa", "ateb awtomatig", "sjalfvirkt svar",
+	"автоматическии ответ", "pergjigje automatike",
 }
 
 // autoText returns the phrase of automatic mail that text holds (in its
@@ -805,7 +822,7 @@ var (
 		"respuesta automatica", "fuera de la oficina", "no se puede entregar",
 		"resposta automatica", "fora do escritorio", "ausente do escritorio", "nao entregue",
 		"automatisch antwoord", "afwezig", "onbestelbaar", "niet afgeleverd",
-		"automatisk svar", "autosvar", "fravaerende", "kunne ikke leveres", "ej levererat", "frånvaro", "franvaro",
+		"automatisk svar", "autosvar", "fravaerende", "kunne ikke leveres", "ej levererat", "franvaro",
 		"automatikus valasz", "hazon kivul", "szabadsagon", "nem kezbesitheto",
 		"automaticka odpoved", "mimo kancelar", "nedorucitelne", "nedorucitelna",
 		"automaticka odpoved", "mimo kancelarie", "nedorucitelna",
@@ -814,12 +831,21 @@ var (
 		"automatski odgovor", "odsutan iz ureda", "samodejni odgovor", "odsoten", "otomatik yanit",
 		"ofis disinda", "αυτοματη απαντηση", "εκτος γραφειου", "автоматичен отговор", "извън офиса",
 		"автоматична відповідь", "поза офісом", "fravaer:",
+		"automatinis atsakymas", "nesu biure", "automatiska atbilde", "neesmu biroja", "automaatvastus",
+		"automaatne vastus", "freagra uathoibrioch", "as an oifig", "twegiba awtomatika", "risposta awtomatika",
+		"barra mill-ufficcju", "fora de l'oficina", "erantzun automatikoa", "bulegotik kanpo", "fora da oficina",
+		"ateb awtomatig", "allan o'r swyddfa", "sjalfvirkt svar", "fjarverandi", "van kancelarije", "izvan ureda",
+		"аутоматски одговор", "автоматски одговор", "ван канцеларије", "надвор од канцеларија",
+		"автоматическии ответ", "автоответ", "нет на месте", "вне офиса", "pergjigje automatike", "jashte zyres",
+		"odsotnost", "автовідповідь",
 	}
 	receiptPrefixes = []string{
 		"read:", "gelesen:", "lu :", "lu:", "letto:", "leido:", "lido:", "gelezen:", "laest:", "last:",
 		"olvasott:", "olvasva:", "precteno:", "precitane:", "przeczytane:", "przeczytano:", "read receipt",
 		"lesebestatigung", "accuse de lecture", "conferma di lettura", "confirmacion de lectura",
 		"confirmacao de leitura", "leesbevestiging", "laesekvittering", "lasbekraftelse",
+		"perskaityta:", "izlasits:", "loetud:", "llegit:", "прочитано:", "procitano:", "prebrano:", "citit:",
+		"luettu:", "okundu:", "прочетено:", "lesid:", "irakurrita:", "lexuar:",
 	}
 )
 
@@ -963,7 +989,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			continue
 		}
 		counted[c.rule] = true
-		if r.phase == phaseThanks || r.phase == phaseGoOn && wishNegated(toks, pos[0]) {
+		if r.phase == phaseThanks || r.phase == phaseGoOn && wishNegated(toks, pos[0]) || r.phase == phaseAgain && wishDenied(toks, pos[0]) {
 			for _, p := range pos {
 				used[p] = true
 			}
@@ -999,7 +1025,65 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 			sc.lang = r.lang
 		}
 	}
+	reportedAgain(&sc, toks)
 	return sc
+}
+
+// botWords are the words of the BOT macro: the crawler itself.
+var botWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["BOT"], "|") {
+		st.alts = append(st.alts, parseAlt(a))
+	}
+	return st
+}()
+
+// reportedAgain takes the weight from the "again" hits that report what
+// the crawler did rather than ask for anything: "your bot crawled
+// example.com again last night", "jūsu robots atkal apmeklēja …". Such a
+// sentence names the crawler and holds no word that asks or allows
+// ("please", "may", "could you"). The hit stays among the hits, so the
+// message is still never applied without a human.
+func reportedAgain(sc *scored, toks []token) {
+	sentence := sentences(toks)
+	for i := range sc.hits {
+		h := &sc.hits[i]
+		if h.phase != phaseAgain || h.weight == 0 {
+			continue
+		}
+		bot, asking := false, false
+		for k := range toks {
+			if sentence[k] != sentence[h.first] {
+				continue
+			}
+			w := toks[k].folded
+			if botWords.matches(w) {
+				bot = true
+			}
+			if mayWords[w] || asksReader(toks, k) || askMarkers[w] {
+				asking = true
+			}
+		}
+		for _, sg := range sc.signals {
+			if sg.phase == phasePolite && sentence[sg.first] == sentence[h.first] {
+				asking = true
+			}
+		}
+		if bot && !asking {
+			sc.re -= h.weight
+			h.weight = 0
+		}
+	}
+}
+
+// askMarkers (folded) ask or allow, beyond mayWords: modals of what
+// should be, and the request words of the languages we read.
+var askMarkers = map[string]bool{
+	"should": true, "must": true, "shall": true, "let": true, "sollte": true, "soll": true, "sollen": true,
+	"durfen": true, "darf": true, "devrait": true, "doit": true, "dovrebbe": true, "deve": true, "deberia": true,
+	"debe": true, "deveria": true, "moet": true, "mag": true, "bor": true, "skal": true, "ska": true,
+	"mel": true, "mela": true, "mal": true, "mala": true, "powinien": true, "powinno": true, "kell": true,
+	"kellene": true, "pitaisi": true, "ar": true, "trebui": true, "trebuie": true, "treba": true,
 }
 
 // wishNegators deny the wish that a crawl go on ("je ne souhaite pas que
@@ -1009,7 +1093,9 @@ var wishNegators = map[string]bool{
 	"not": true, "dont": true, "don": true, "ne": true, "pas": true, "nicht": true, "kein": true, "non": true,
 	"no": true, "nao": true, "niet": true, "ikke": true, "inte": true, "nem": true, "nie": true, "nu": true,
 	"ei": true, "nechceme": true, "nechcem": true, "nechci": true, "nechceli": true, "nechteli": true,
-	"nechcu": true, "ne-": true, "не": true,
+	"nechcu": true, "ne-": true, "не": true, "nenorime": true, "nenoriu": true, "nevelamies": true,
+	"negribam": true, "rridux": true, "ddim": true, "nid": true,
+	"ekki": true, "nuk": true, "mos": true, "nemojte": true, "немојте": true,
 }
 
 // wishNegated reports whether a negator stands among the six words before
@@ -1026,13 +1112,85 @@ func wishNegated(toks []token, pos int) bool {
 	return false
 }
 
+// wantWords (folded) say "want" or "wish": after a negation they deny the
+// wish ("we do not want", "no volem", "non vogliamo", "wir wollen nicht").
+var wantWords = map[string]bool{
+	"want": true, "wish": true, "like": true, "wollen": true, "mochten": true, "will": true, "wunschen": true,
+	"voulons": true, "veux": true, "souhaitons": true, "souhaite": true, "desirons": true, "vogliamo": true,
+	"voglio": true, "desideriamo": true, "desidero": true, "queremos": true, "quiero": true, "deseamos": true,
+	"deseo": true, "quero": true, "desejamos": true, "willen": true, "wil": true, "wensen": true,
+	"onsker": true, "vil": true, "vill": true, "onskar": true, "chceme": true, "chcemy": true, "chce": true,
+	"akarjuk": true, "szeretnenk": true, "volem": true, "vull": true, "desitgem": true, "desexamos": true,
+	"haluamme": true, "zelimo": true, "zelim": true, "zelime": true, "dorim": true, "vrem": true,
+	"хотим": true, "желаем": true, "искаме": true, "хочемо": true, "сакаме": true, "желимо": true,
+	"θελουμε": true, "istemiyoruz": true, "norime": true, "velamies": true, "soovi": true, "viljum": true,
+	"duam": true, "nahi": true, "eisiau": true,
+}
+
+// deniedWishes (folded) deny a wish in one word: "nechceme", "nenorime".
+var deniedWishes = map[string]bool{
+	"nechceme": true, "nechcem": true, "nechci": true, "nenorime": true, "nenoriu": true, "nevelamies": true,
+	"negribam": true, "rridux": true, "nixtiequx": true, "istemiyoruz": true, "nolen": true,
+}
+
+// wishStops end the reach of a denied wish: a new request ("please",
+// "bitte") or a contrast ("but", "aber") starts after them.
+var wishStops = map[string]bool{
+	"please": true, "pls": true, "kindly": true, "bitte": true, "but": true, "however": true, "aber": true,
+	"sondern": true, "mais": true, "pero": true, "ma": true, "mas": true, "maar": true, "men": true,
+	"ale": true, "але": true, "но": true, "али": true, "mutta": true, "dar": true, "ali": true, "toda": true,
+}
+
+// wishThat (folded) introduce what is wished: "that", "to", "dass", "que",
+// "che", "aby", "kad", "lai", "чтобы".
+var wishThat = map[string]bool{
+	"that": true, "to": true, "dass": true, "que": true, "qu": true, "che": true, "aby": true, "zeby": true,
+	"by": true, "kad": true, "lai": true, "et": true, "da": true, "att": true, "at": true, "ad": true,
+	"ki": true, "qe": true, "чтобы": true, "щоб": true, "щоби": true, "да": true, "ut": true, "li": true,
+}
+
+// wishDenied reports whether pos stands in what a denied wish governs,
+// among the eight words before it in its sentence: "no volem que el
+// vostre robot torni a indexar", "we do not want your bot to crawl it
+// again" forbid the crawl, they do not ask for it. A "please" or a "but"
+// in between starts a request of its own.
+func wishDenied(toks []token, pos int) bool {
+	for k := pos - 1; k >= 0 && k >= pos-8; k-- {
+		w := toks[k].folded
+		if w == tokBarrier || wishStops[w] {
+			return false
+		}
+		denied := deniedWishes[w]
+		if !denied && wantWords[w] {
+			for j := k - 1; j >= 0 && j >= k-2; j-- {
+				if wishNegators[toks[j].folded] {
+					denied = true
+				}
+			}
+			if j := k + 1; j < pos && (toks[j].folded == "nicht" || toks[j].folded == "niet" || toks[j].folded == "ikke" || toks[j].folded == "inte") {
+				denied = true // "wir wollen nicht", "wij willen niet"
+			}
+		}
+		if !denied {
+			continue
+		}
+		for j := k + 1; j < pos && j <= k+4; j++ {
+			if wishThat[toks[j].folded] {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
 // negators are the words that negate a request placed just before it
 // (folded). Words that also mean something else ("no" in English answers)
 // are left out.
 var negators = map[string]bool{
 	"not": true, "dont": true, "don": true, "never": true, "nicht": true, "keine": true, "nie": true,
 	"niet": true, "ikke": true, "inte": true, "ej": true, "nem": true, "non": true, "nao": true,
-	"ne": true, "pas": true, "nunca": true,
+	"ne": true, "pas": true, "nunca": true, "ekki": true, "nemojte": true, "немојте": true, "arge": true,
 	"不": true, "不要": true, "別": true, "别": true, "勿": true,
 }
 

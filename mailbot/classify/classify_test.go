@@ -25,6 +25,8 @@ func TestClassify(t *testing.T) {
 		{"hungarian accusative", "robot", "Kérem, ne indexeljék tovább a kertesz-kert.hu-t.", classify.IntentExclude, []string{"kertesz-kert.hu"}, "exclude:"},
 		{"croatian genitive", "molba", "Molimo vas da prestanete indeksirati stranice sa stolarija-horvat.hr-a.", classify.IntentExclude, []string{"stolarija-horvat.hr"}, "exclude:"},
 		{"finnish colon ending", "indeksointi", "Pyydämme, että lopetatte sivuston puutarha-virtanen.fi:n indeksoinnin.", classify.IntentExclude, []string{"puutarha-virtanen.fi"}, "exclude:"},
+		{"serbian .rs is a site", "molba", "Molim vas uklonite sajt prodavnica.rs sa vaše liste.", classify.IntentExclude, []string{"prodavnica.rs"}, "exclude:"},
+		{"rust file is no site", "x", "Please stop crawling example.com; the bug is in main.rs.", classify.IntentExclude, []string{"example.com"}, "exclude:"},
 		{"chinese", "请停止", "请停止抓取我们的网站 wangjia-chaye.cn 。", classify.IntentExclude, []string{"wangjia-chaye.cn"}, "exclude:"},
 		{"part of a site", "x", "Please stop crawling the /members/ area of club-example.org.", classify.IntentOther, nil, "unclear: part of a site"},
 		{"all subdomains is the whole", "x", "Please stop crawling example.com and all its subdomains.", classify.IntentExclude, []string{"example.com"}, "exclude:"},

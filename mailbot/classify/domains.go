@@ -16,9 +16,17 @@ const ownSite = "lohisoft.com"
 
 // fileExtensions are top-level domains that, written bare after a single
 // name, are far more often a file name than a site (readme.md, setup.py).
+// Serbia's .rs is not among them: a Serbian shop's name.rs is far likelier
+// in this mailbox than a Rust source file, and only Rust's own file names
+// (fileNames) are read as files.
 var fileExtensions = map[string]bool{
 	"zip": true, "mov": true, "md": true, "py": true, "sh": true, "so": true,
-	"pm": true, "rs": true, "ps": true,
+	"pm": true, "ps": true,
+}
+
+// fileNames are bare names that are files whatever their top-level domain.
+var fileNames = map[string]bool{
+	"main.rs": true, "lib.rs": true, "mod.rs": true, "build.rs": true,
 }
 
 // sitesIn returns the sorted, de-duplicated sites named in text: URLs and
@@ -119,9 +127,11 @@ func hostCandidate(s string) string {
 	}
 	tld := labels[len(labels)-1]
 	if i := strings.IndexByte(tld, '-'); i > 0 && caseSuffix(tld[i+1:]) && knownTLD(tld[:i]) {
-		// A grammatical case ending written after the name with a hyphen
-		// (Hungarian "example.hu-t", "-ról", Croatian "example.hr-a",
-		// Czech "example.cz-u"): the name is what comes before it.
+		// A grammatical case ending or the rest of a compound written
+		// after the name with a hyphen (Hungarian "example.hu-t", "-ról",
+		// Croatian "example.hr-a", Czech "example.cz-u", Finnish
+		// "example.fi-sivustoa"): the name is what comes before it. No
+		// top-level domain is followed by a hyphen and letters.
 		s = s[:len(s)-len(tld)+i]
 		tld = tld[:i]
 	}
@@ -139,7 +149,8 @@ func hostCandidate(s string) string {
 	return s
 }
 
-// caseSuffix reports whether s may be a case ending: one to five letters.
+// caseSuffix reports whether s may be a case ending or the rest of a
+// compound: one to 24 letters.
 func caseSuffix(s string) bool {
 	n := 0
 	for _, r := range s {
@@ -148,7 +159,7 @@ func caseSuffix(s string) bool {
 		}
 		n++
 	}
-	return n >= 1 && n <= 5
+	return n >= 1 && n <= 24
 }
 
 // knownTLD says whether tld is a top-level domain of the Public Suffix
@@ -175,7 +186,7 @@ func looksLikeFileOrTypo(run string) bool {
 		return false
 	}
 	tld := labels[1]
-	if fileExtensions[strings.ToLower(tld)] {
+	if fileExtensions[strings.ToLower(tld)] || fileNames[strings.ToLower(s)] {
 		return true
 	}
 	// "thanks.Bye": a lowercase word, then a capitalised one.

@@ -20,6 +20,10 @@ var removalStems = []string{
 	"vyrad", "vymaz", "smaz", "usun", "wykresl", "zdejm", "zdjac", "torol", "eltavolit", "vegy", "poist",
 	"scoat", "scos", "sterg", "uklon", "makn", "izbris", "αφαιρ", "βγαλ", "διαγραψ", "kaldir",
 	"cikar", "sil", "премахн", "махн", "изтри", "извад", "видал", "вилуч", "прибер", "прибра", "зніміть",
+	"pasalin", "isbrauk", "istrin", "iznem", "dzes", "nonem", "svitro", "eemalda", "kustuta", "bain",
+	"bhaint", "scrios", "nehh", "neħħ", "hassr", "ħassr", "trai", "trei", "esborr", "kendu", "ezabatu",
+	"tynn", "dilew", "fjarlaeg", "eydid", "takid", "obris", "skinite", "отстран", "избриш", "обриш",
+	"уклон", "скин", "удал", "убер", "вычеркн", "hiqni", "fshin", "largon",
 }
 
 // blockedStems (folded) are the nouns and participles of a block or an
@@ -38,6 +42,14 @@ var blockedStems = []string{
 	"iskljucen", "blokiran", "zabranjen", "crn", "izkljucen", "prepovedan", "crno", "αποκλεισμεν",
 	"μπλοκαρισμεν", "μαυρη", "engellen", "yasakli", "kara", "изключен", "блокиран", "забранен",
 	"черен", "черния", "виключен", "заблокован", "заборонен", "чорн",
+	"uzblokuot", "draudziam", "juodoj", "juodaj", "isimciu", "blokuojam", "bloket", "izslegt", "aizliegt",
+	"melnaj", "blokeeritud", "keelatud", "valistatud", "mustast", "blocailte", "eisiata", "imblukkat",
+	"sewda", "eskluz", "bloquejat", "exclosos", "excloses", "blokeatu", "baztertu", "beltz",
+	"waharddedig", "gwaharddedig", "blociedig", "eithriedig", "bannlist", "svort", "utilokad",
+	"izuzet", "забрањен", "забранет", "црн", "искључен", "исклучен", "заблокирован", "исключенн",
+	"запрещенн", "bllokuar", "ndaluar", "perjashtuar", "zeze", "blokesan", "blokavim", "blokeerimis",
+	"blocal", "svart", "исключении", "bllokim", "blocio", "blokeo", "blokowan", "blocare", "αποκλεισμου",
+	"αποκλεισμων", "виключень",
 }
 
 // blockedWords (folded) are participles whose stem would also catch the
@@ -96,6 +108,173 @@ func listConflict(sc *scored, toks []token) string {
 	return ""
 }
 
+// listNouns (folded stems) are the nouns of a list in the languages the
+// LIST macro does not spell: "sąrašas", "saraksts", "nimekiri", "liosta",
+// "llista", "zerrenda", "rhestr", "popis", "spisak", "список", "листа".
+var listNouns = []string{
+	"saras", "sarakst", "nimekir", "loend", "liosta", "llist", "zerrenda", "rhestr", "popis", "spis",
+	"спис", "лист", "λιστ", "listen", "listan", "listy", "liste", "lijst",
+}
+
+// crawlStems (folded) are verbs of crawling in the languages the CRAWLV
+// macro does not spell, and the Cyrillic ones.
+var crawlStems = []string{
+	"rastrex", "rastreja", "indekse", "indeksuo", "kulasta", "inneacs", "arakat", "gropian",
+	"cropian", "skrid", "posjec", "posec", "apmekl", "vizit", "zvarrit", "tindicj", "scansion", "lanky",
+	"индекс", "сканир", "посещ", "посеща", "обход", "обхожда", "краул", "індекс", "скану", "відвіду", "посећ",
+}
+
+// siteNouns (folded stems) are the nouns of a site in the languages the
+// SITE macro does not spell.
+var siteNouns = []string{
+	"sajt", "svetain", "vietn", "sait", "suiomh", "gwefan", "webgune", "vefsid", "vefi", "stranic", "faqe",
+	"lloc", "webs", "саит", "сајт", "страниц", "ιστοτοπ", "ιστοσελιδ",
+}
+
+// siteOnlyWords are the words of the SITE macro: a site, not the crawler.
+var siteOnlyWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["SITE"], "|") {
+		if a != "HOST" {
+			st.alts = append(st.alts, parseAlt(a))
+		}
+	}
+	return st
+}()
+
+// crawlWords are the words of the CRAWLV macro.
+var crawlWords = func() ruleStep {
+	var st ruleStep
+	for _, a := range strings.Split(keywordMacros["CRAWLV"], "|") {
+		st.alts = append(st.alts, parseAlt(a))
+	}
+	return st
+}()
+
+// negatedCrawl reports whether toks[k] denies a crawl: a negator followed
+// within two words by a verb of crawling ("don't crawl", "ne pas
+// explorer", "nie indeksujecie"), or one word that fuses them
+// ("neprocházíte", "neindeksuojamų", "неиндексирани"). It returns the
+// position of the crawl word.
+func negatedCrawl(toks []token, k int) (int, bool) {
+	isCrawl := func(w string) bool {
+		return crawlWords.matches(w) || hasStem(w, crawlStems)
+	}
+	w := toks[k].folded
+	for _, p := range []string{"ne", "nie", "не", "ні"} {
+		if rest, ok := strings.CutPrefix(w, p); ok && len(rest) >= 4 && isCrawl(rest) {
+			return k, true
+		}
+	}
+	if !negators[w] && !wishNegators[w] && w != "no" && w != "non" && w != "ne" && w != "не" {
+		return 0, false
+	}
+	for j := k + 1; j < len(toks) && j <= k+3; j++ {
+		if toks[j].folded == tokBarrier {
+			break
+		}
+		if isCrawl(toks[j].folded) {
+			return j, true
+		}
+	}
+	return 0, false
+}
+
+// andWords (folded) join two requests: "and", "und", "et", "y", "и".
+// Words that are also something else in a neighbour language (Czech "a"
+// is French "à", Polish "i" is Danish "I") are left out; Hungarian "és"
+// and Romanian "și" stay, as "es" and "si" rarely stand inside a list's
+// description.
+var andWords = map[string]bool{
+	"and": true, "und": true, "et": true, "y": true, "e": true, "og": true, "och": true, "oraz": true,
+	"agus": true, "eta": true, "ac": true, "ir": true, "и": true, "і": true, "και": true, "ve": true,
+	"dhe": true, "es": true, "si": true, "also": true, "too": true, "auch": true, "aussi": true, "anche": true, "tambien": true,
+	"ook": true,
+}
+
+// fusedImperative reports whether a word that fuses a negation with a verb
+// of crawling is an imperative ("neprocházejte", "neindeksuokite"): a
+// request of its own, not what a list holds ("neprocházíte").
+func fusedImperative(w string) bool {
+	return strings.HasSuffix(w, "jte") || strings.HasSuffix(w, "kite")
+}
+
+// negatedListConflict returns the removal word and the denied crawl of a
+// sentence that asks to take a site off a list of what is not crawled:
+// "remove example.com from the list of sites you don't crawl", "take it
+// off your do-not-crawl list", "retirer … de la liste des sites à ne pas
+// explorer", "odstraňte … ze seznamu webů, které neprocházíte". Such a
+// removal asks to be crawled again. "" when none.
+func negatedListConflict(sc *scored, toks []token) string {
+	sentence := sentences(toks)
+	seen := map[int]bool{}
+	for _, h := range sc.hits {
+		if h.phase != phaseExclude || seen[sentence[h.first]] {
+			continue
+		}
+		s := sentence[h.first]
+		seen[s] = true
+		removal, list := -1, -1
+		for k := range toks {
+			if sentence[k] != s {
+				continue
+			}
+			w := toks[k].folded
+			if removal < 0 && hasStem(w, removalStems) {
+				removal = k
+				continue
+			}
+			if removal >= 0 && list < 0 && (listWords.matches(w) && !crawlWords.matches(w) || hasStem(w, listNouns)) {
+				list = k
+			}
+			if removal < 0 {
+				continue
+			}
+			c, ok := negatedCrawl(toks, k)
+			if !ok {
+				continue
+			}
+			// The list, then the sites it holds and what is not done to
+			// them ("list of sites you don't crawl", "Liste der nicht zu
+			// crawlenden Seiten"); or the denial before its list
+			// ("do-not-crawl list", "nem indexelt oldalak listájáról"). A
+			// denial joined by "and", or with no sites between, is a
+			// request of its own: "remove it from your index and do not
+			// crawl it again", "… zo zoznamu a váš robot ju už
+			// nenavštevoval".
+			isSite := func(w string) bool { return siteOnlyWords.matches(w) || hasStem(w, siteNouns) }
+			after := false
+			if list >= 0 && list < k && !(c == k && fusedImperative(toks[k].folded)) {
+				for j := list + 1; j < k; j++ {
+					if isSite(toks[j].folded) {
+						after = true
+					}
+				}
+				for j := c + 1; j < len(toks) && j <= c+2 && sentence[j] == s; j++ {
+					if isSite(toks[j].folded) {
+						after = true
+					}
+				}
+				for j := list + 1; j < k; j++ {
+					if andWords[toks[j].folded] {
+						after = false
+					}
+				}
+			}
+			before := false
+			for j := c + 1; j < len(toks) && j <= c+3 && sentence[j] == s; j++ {
+				if listWords.matches(toks[j].folded) && !crawlWords.matches(toks[j].folded) || hasStem(toks[j].folded, listNouns) {
+					before = true
+				}
+			}
+			if after || before {
+				return fmt.Sprintf("'%s' … '%s'", toks[removal].lower, toks[k].lower)
+			}
+		}
+	}
+	return ""
+}
+
 // backWords (folded) say "back" in the languages we read: "take us back
 // into your index", "zurück", "späť", "z powrotem", "vissza", "πίσω".
 // reStems are the verbs of putting something back: "re-include",
@@ -105,7 +284,8 @@ var (
 		"back": true, "zuruck": true, "retour": true, "terug": true, "tilbage": true, "tilbake": true,
 		"tillbaka": true, "zpet": true, "spat": true, "powrotem": true, "takaisin": true, "inapoi": true,
 		"natrag": true, "nazad": true, "nazaj": true, "πισω": true, "geri": true, "обратно": true, "назад": true,
-		"volta": true, "indietro": true, "vissza": true,
+		"volta": true, "indietro": true, "vissza": true, "atgal": true, "atpakal": true, "tagasi": true,
+		"atzera": true, "lura": true, "prapa": true, "натраг": true, "aftur": true,
 	}
 	reStems = []string{
 		"reinclu", "re-inclu", "reindex", "re-index", "recrawl", "re-crawl", "readd", "re-add", "reinstat",
@@ -113,7 +293,8 @@ var (
 		"restablec", "restabelec", "reincorpor", "wiederaufnehm", "wiederherstell", "wiederaufnahm",
 		"przywroc", "visszaall", "visszavesz", "visszavenn", "visszatesz", "palauta", "relua", "reincl",
 		"readuc", "vrat", "vratit", "vratte", "vrnit", "vrnite", "επαναφ", "επανεντα", "възстанов", "върнет",
-		"віднов", "поверн",
+		"віднов", "поверн", "grazink", "grazinti", "sugrazin", "atjauno", "taasta", "athchuir", "restabl",
+		"reinclo", "readmet", "верните", "восстанов", "вратите", "врати", "riindeks",
 	}
 )
 
@@ -205,6 +386,10 @@ var (
 		"ezitam": true, "mozda": true, "razmisljamo": true, "ισως": true,
 		"σκεφτομαστε": true, "belki": true, "dusunuyoruz": true, "дали": true, "обмисляме": true,
 		"чудим": true, "колебаем": true, "можливо": true, "вагаємося": true, "розглядаємо": true, "думаємо": true,
+		"galbut": true, "svarstome": true, "varbut": true, "apsveram": true, "kaalume": true, "fheidir": true,
+		"forsi": true, "potser": true, "plantegem": true, "agian": true, "beharbada": true, "quizais": true,
+		"efallai": true, "kannski": true, "hugsanlega": true, "ihugum": true, "mozebi": true, "можеби": true,
+		"раздумываем": true, "сомневаемся": true, "ndoshta": true,
 	}
 	doubtPairs = [][2]string{
 		{"not", "sure"}, {"not", "decided"}, {"thinking", "about"}, {"thinking", "of"}, {"nicht", "sicher"},
@@ -213,7 +398,8 @@ var (
 		{"nao", "sabemos"}, {"niet", "zeker"}, {"ikke", "sikre"}, {"inte", "saker"}, {"nie", "jestesmy"},
 		{"nejsme", "si"}, {"nie", "sme"}, {"nem", "vagyunk"}, {"emme", "ole"}, {"nu", "suntem"},
 		{"nismo", "sigurni"}, {"nismo", "odlucili"}, {"emin", "degiliz"}, {"не", "сме"}, {"не", "впевнені"},
-		{"може", "би"},
+		{"може", "би"}, {"не", "уверены"}, {"может", "быть"}, {"nesame", "tikri"}, {"neesam", "parliecinati"},
+		{"estem", "segurs"}, {"gaude", "ziur"}, {"ekki", "viss"},
 	}
 )
 
@@ -246,6 +432,8 @@ var legalStems = []string{
 	"pravni", "pravnik", "zaloba", "zalobu", "soud", "adwokat", "pozew", "sad", "ugyved", "ugyvedi",
 	"birosag", "asianajaja", "oikeus", "instanta", "odvjetni", "tuzb", "odvetni", "δικηγορ",
 	"δικαστ", "avukat", "mahkeme", "ihtarname", "адвокат", "съдебн", "съда", "юрист", "судов", "суду", "позов",
+	"teism", "advokaa", "kohtu", "dliodoir", "cuirt", "qorti", "advocat", "abokatu", "auzi",
+	"avogad", "cyfreith", "llys", "logmad", "logfraed", "domstol", "avokat", "gjykat", "судебн",
 }
 
 // legalIn returns the first legal word in toks that is not a word of a
@@ -263,6 +451,77 @@ func legalIn(sc *scored, toks []token) string {
 		}
 		if hasStem(t.folded, legalStems) {
 			return t.lower
+		}
+	}
+	return ""
+}
+
+// howWords (folded) ask how something is done when they stand just before
+// a request's verb ("how to remove", "wie ich … entfernen kann",
+// "comment retirer", "come rimuovere", "cómo eliminar", "kaip pašalinti",
+// "как удалить"); helpWords offer it ("we can help remove"). Either way
+// the words around them describe a procedure, they do not ask for it.
+var (
+	howWords = map[string]bool{
+		"how": true, "wie": true, "comment": true, "come": true, "como": true, "hoe": true, "hvordan": true,
+		"hur": true, "jak": true, "ako": true, "hogyan": true, "miten": true, "kuinka": true, "cum": true,
+		"kako": true, "πως": true, "nasil": true, "как": true, "як": true, "kaip": true, "ka": true,
+		"kuidas": true, "conas": true, "kif": true, "com": true, "nola": true, "sut": true, "hvernig": true,
+		"како": true, "qysh": true,
+	}
+	helpWords = map[string]bool{
+		"help": true, "helping": true, "assist": true, "helfen": true, "aider": true, "aiutare": true,
+		"aiutarvi": true, "ayudar": true, "ayudarle": true, "ajudar": true, "helpen": true, "hjaelpe": true,
+		"hjalpa": true, "pomoci": true, "pomoc": true, "segiteni": true,
+	}
+)
+
+// otherBots (folded) are other crawlers' names: a request that names one
+// and never names ours may be meant for someone else.
+var otherBots = map[string]bool{
+	"gptbot": true, "chatgpt": true, "searchbot": true, "bytespider": true, "ahrefsbot": true,
+	"semrushbot": true, "googlebot": true, "bingbot": true, "ccbot": true, "claudebot": true,
+	"anthropic": true, "petalbot": true, "mj12bot": true, "yandexbot": true, "baiduspider": true,
+	"dotbot": true, "applebot": true, "amazonbot": true, "facebookexternalhit": true, "externalagent": true,
+	"dataforseobot": true, "perplexitybot": true, "blexbot": true, "seznambot": true, "duckduckbot": true,
+	"imagesiftbot": true, "diffbot": true, "timpibot": true, "turnitinbot": true, "serpstatbot": true,
+	"barkrowler": true, "mojeekbot": true, "exabot": true, "sogou": true, "megaindex": true,
+}
+
+// otherBot returns another crawler's name when the text names one and
+// never names ours (LohiSoft, LohiSoftBot), "" otherwise.
+func otherBot(toks []token) string {
+	other := ""
+	for _, t := range toks {
+		w := t.folded
+		if strings.HasPrefix(w, "lohisoft") {
+			return ""
+		}
+		if other == "" && otherBots[w] {
+			other = t.lower
+		}
+	}
+	return other
+}
+
+// howAlsoAs (folded) are the how-words that also mean "as" ("come già
+// richiesto", "como propietario"): they count only right before the verb.
+var howAlsoAs = map[string]bool{
+	"come": true, "como": true, "com": true, "jak": true, "ako": true, "cum": true, "kaip": true, "как": true,
+	"як": true, "ka": true, "kako": true, "како": true, "πως": true,
+}
+
+// described returns the how- or help-word among the three words before
+// the hit's first word (the word right before it, for a how-word that
+// also means "as"), in its sentence, or "".
+func described(toks []token, sentence []int, first int) string {
+	for k := first - 1; k >= 0 && k >= first-3 && sentence[k] == sentence[first]; k-- {
+		w := toks[k].folded
+		if howAlsoAs[w] && k < first-1 {
+			continue
+		}
+		if howWords[w] || helpWords[w] {
+			return toks[k].lower
 		}
 	}
 	return ""
@@ -299,7 +558,7 @@ func plainRequest(sc *scored, toks []token, bodyStart int) bool {
 				polite = true
 			}
 		}
-		if questionAt(toks, h.first) && !polite || cond || doubtIn(words) != "" {
+		if questionAt(toks, h.first) && !polite || cond || doubtIn(words) != "" || described(toks, sentence, h.first) != "" {
 			continue
 		}
 		return true
@@ -323,6 +582,16 @@ func doubts(sc *scored, toks []token, bodyStart int) []string {
 	if d := doubtIn(toks); d != "" {
 		why = append(why, fmt.Sprintf("a word of doubt: '%s'", d))
 	}
+	sentence := sentences(toks)
+	for _, h := range sc.hits {
+		if h.phase != phaseExclude {
+			continue
+		}
+		if w := described(toks, sentence, h.first); w != "" {
+			why = append(why, fmt.Sprintf("the request words '%s' describe a procedure ('%s')", strings.Join(h.words, " "), w))
+			break
+		}
+	}
 	for i := 0; i < bodyStart && i < len(toks); i++ {
 		if toks[i].folded == tokBarrier && toks[i].lower == "?" {
 			why = append(why, "the subject is a question")
@@ -331,6 +600,10 @@ func doubts(sc *scored, toks []token, bodyStart int) []string {
 	}
 	if l := legalIn(sc, toks); l != "" {
 		why = append(why, fmt.Sprintf("legal words ('%s')", l))
+	}
+	if b := otherBot(toks); b != "" {
+		// Asked of the wrong crawler, however plainly: staff decide.
+		return append(why, fmt.Sprintf("another crawler is named ('%s'), not ours", b))
 	}
 	if len(why) == 0 || plainRequest(sc, toks, bodyStart) {
 		return nil

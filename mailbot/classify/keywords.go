@@ -117,7 +117,8 @@ var keywordRules = []keywordRule{
 	// for nothing either ("we don't want to be removed, just slow down").
 	// Only a removal or stop word right after the negated wish counts, so
 	// "we don't want your bot on our site" stays an exclusion.
-	{"en", phaseThanks, 0, "not|don|dont|never|no ~1 want*|wish*|need*|like|mean|ask*|asking|request* ~3 be|being|get|getting ~0 remov*|exclud*|delet*|block*|taken|drop*|ban*|delist*|opted"},
+	{"en", phaseThanks, 0, "not|don|dont|never ~1 want*|wish*|need*|like|mean|ask*|asking|request* ~3 be|being|get|getting ~0 remov*|exclud*|delet*|block*|taken|drop*|ban*|delist*|opted"},
+	{"en", phaseThanks, 0, "no ~0 want*|wish*|need*|desire ~3 be|being|get|getting ~0 remov*|exclud*|delet*|block*|taken|drop*|ban*|delist*|opted"},
 	{"en", phaseThanks, 0, "not|don|dont|never|no ~1 want*|wish*|need*|like|mean|ask*|asking|request* ~2 to ~0 remov*|exclud*|delet*|block*|stop*|drop*|ban*|delist*|opt"},
 	{"en", phaseThanks, 0, "not|don|dont|never|no ~1 want*|wish*|need*|ask*|asking|request*|looking ~2 removal|exclusion|deletion|delisting"},
 	// A stop or removal verb under a negation asks to go on ("please don't
@@ -131,7 +132,7 @@ var keywordRules = []keywordRule{
 	{"fr", phaseThanks, 0, "ne|n ~0 souhait*|voul*|veux|veut|désir*|demand* ~0 pas|aucunement|nullement ~0 être ~0 retiré*|supprimé*|exclu*|désindexé*|bloqué*"},
 	{"fr", phaseThanks, 0, "ne|n ~0 souhait*|voul*|veux|veut|désir* ~0 pas|aucunement|nullement ~0 que|qu ~2 retir*|supprim*|exclu*|désindex*|bloqu*|arrêt*|cess*"},
 	{"fr", phaseThanks, 0, "ne|n ~0 souhait*|voul*|veux|veut|désir*|demand* ~0 pas|aucunement|nullement ~1 la|le|l|d|de ~0 suppression|retrait|exclusion|désindexation|blocage|arrêt"},
-	{"it", phaseThanks, 0, "non ~1 vogli*|desider*|chied* ~1 essere|venire ~0 rimoss*|esclus*|cancellat*|tolt*|eliminat*|bloccat*"},
+	{"it", phaseThanks, 0, "non ~1 vogli*|desider*|chied* ~0 essere|venire ~0 rimoss*|esclus*|cancellat*|tolt*|eliminat*|bloccat*"},
 	{"it", phaseThanks, 0, "non ~1 vogli*|desider* ~1 che ~2 smett*|interromp*|ferm*|rimuov*|esclud*|cancell*|blocc*|togli*"},
 	{"it", phaseThanks, 0, "non ~1 chied*|vogli*|desider* ~1 la|il|l ~0 rimozione|esclusione|cancellazione|blocco"},
 	{"es", phaseThanks, 0, "no ~1 quer*|quier*|dese*|pretend* ~1 ser|sean ~0 excluid*|eliminad*|retirad*|borrad*|bloquead*|sacad*|quitad*"},

@@ -153,6 +153,9 @@ func plausibleLangs(toks []token, text string) map[string]bool {
 	if out["cs"] || out["sk"] {
 		out["cs"], out["sk"] = true, true
 	}
+	if out["sr"] {
+		out["hr"] = true // Serbian and Bosnian in Latin letters share Croatian's rules
+	}
 	return out
 }
 
@@ -213,7 +216,7 @@ func headerLang(v string) string {
 }
 
 // scriptLang returns the language a script tells on its own when text is
-// mostly written in it: Greek, Cyrillic (Ukrainian, Russian or
+// mostly written in it: Greek, Cyrillic (Ukrainian, Russian, Serbian, Macedonian or
 // Bulgarian), Korean (Hangul), Japanese (kana), Chinese (Han without kana);
 // "" otherwise.
 func scriptLang(text string) string {
@@ -258,10 +261,15 @@ func scriptLang(text string) string {
 	return ""
 }
 
-// cyrillicLang tells Ukrainian (і, ї, є, ґ) from Russian (ы, э, ё) and
-// Bulgarian (neither) in Cyrillic text.
+// cyrillicLang tells Ukrainian (і, ї, є, ґ), Macedonian (ѓ, ќ, ѕ),
+// Serbian (ђ, ћ, and ј, љ, њ, џ without Macedonian's letters), Russian
+// (ы, э, ё) and Bulgarian (none of them) apart in Cyrillic text.
 func cyrillicLang(text string) string {
 	switch {
+	case strings.ContainsAny(text, "ѓќѕЃЌЅ"):
+		return "mk"
+	case strings.ContainsAny(text, "ђћјљњџЂЋЈЉЊЏ"):
+		return "sr"
 	case strings.ContainsAny(text, "іїєґІЇЄҐ"):
 		return "uk"
 	case strings.ContainsAny(text, "ыэёЫЭЁ"):
@@ -275,17 +283,34 @@ func cyrillicLang(text string) string {
 // message (so an acknowledgement is not sent in a wrong neighbour
 // language); the keyword rules still use the thirteen.
 var extraStopwords = map[string]string{
-	"no": "dere deres vennligst vår vårt takk hei nettstedet nettsiden nettside ikkje kjære hilsen dykk",
-	"fi": "ja että hei kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme " +
+	"no": "dere deres vennligst vår vårt takk nettstedet nettsiden nettside ikkje kjære hilsen dykk",
+	"fi": "ja että kiitos ystävällisin terveisin pyydämme sivuston olemme meidän voitteko uudelleen emme " +
 		"teidän sivustomme listalta nyt myös",
 	"ro": "vă rugăm să și mulțumim bună ziua dumneavoastră noastre nostru site-ul îl în din lista pentru " +
 		"cu stimă vă mai nu este al sau că",
-	"hr": "molimo hvala poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice vaš naše naših " +
+	"hr": "molimo poštovani lijep pozdrav što kako popisa popis uklonite prestanete stranice naše naših " +
 		"srdačan lijepi",
-	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša hvala vaš " +
+	"sl": "prosimo pozdravljeni lep spletne spletno strani seznama odstranite prenehajte najlepša " +
 		"spoštovani lepa",
 	"tr": "lütfen ve bir bu için ile sitemizi merhaba teşekkürler listenizden çıkarın durdurun değil sitesini " +
 		"saygılarımızla iyi günler sitemizin",
+	"lt": "laba diena prašome prašau svetainės svetainę svetainių svetainė ačiū pagarbiai kad " +
+		"nenorime robotas sąrašo",
+	"lv": "labdien lūdzam lūdzu vietni vietnes paldies cieņu sveiki tīmekļa nevēlamies " +
+		"sarakstā saraksta",
+	"et": "tere palun meie teie saidi aitäh lugupidamisega parimat soovides ning samuti soovime " +
+		"veebilehe lisage",
+	"ga": "chara bhur dtoil agaibh raibh oraibh iarraim iarraimid gréasáin suíomh sibh linn",
+	"mt": "jekk jogħġbok joghgbok tagħna taghna tagħkom taghkom grazzi bonġu bongu sinjuri huwa hija " +
+		"għal ghal ukoll sabiex",
+	"ca": "demano demanem gràcies nostre vostre amb els també molt salutacions volem " +
+		"atentament",
+	"eu": "kaixo eskerrik esker gure zuen webgunea eta dugu agur adeitsu mesedez",
+	"gl": "grazas saúdos noso nosa voso vosa tamén unha dende xa agardamos",
+	"cy": "diolch annwyl cofion ein eich gwefan gwelwch ydym hefyd mae gyda",
+	"is": "góðan daginn kærar kveðja kveðju vinsamlegast okkar ykkar vefinn vefsíðu þið viljum",
+	"sr": "poštovanje sajt sajta sajtu molim pretraživača srdačno",
+	"sq": "përshëndetje faleminderit lutem tonë tuaj faqen faqes dhe është juaj respekt",
 }
 
 // extraStopwordIndex maps a word to its extra language. Never modified.

@@ -55,7 +55,7 @@ type ruleSet struct {
 // does not pay for it at start (about 10 ms and 1.6 MB). The result is
 // never modified.
 var compiledRules = sync.OnceValue(func() *ruleSet {
-	return mustCompileRules(slices.Concat(keywordRules, moreRules, conceptRules, signalRules), keywordMacros)
+	return mustCompileRules(slices.Concat(keywordRules, moreRules, conceptRules, europeRules, signalRules), keywordMacros)
 })
 
 // mustCompileRules compiles the rule table; a malformed rule is a

@@ -76,6 +76,11 @@ func TestIsReplySubject(t *testing.T) {
 		{"[Ticket #48213] Re: removed from the crawl list", true},
 		{"Away: Re: removed from the crawl list", true},
 		{"Fwd: request", false},
+		{"Ats: Jūsų prašymas", true},
+		{"Ответ: Ваш запрос", true},
+		{"Odgovor: zahtjev", true},
+		{"ΑΠ: Το αίτημά σας", true},
+		{"Pers: prašymas", false},
 		{"Please stop crawling", false},
 		{"[list] news", false},
 	} {

@@ -8,12 +8,16 @@ var (
 	replyPrefixes = map[string]bool{
 		"re": true, "aw": true, "sv": true, "vs": true, "r": true, "ref": true, "rif": true, "odp": true,
 		"antw": true, "antwort": true, "res": true, "rv": false, "va": true, "vá": true, "v": true, "atb": true,
-		"ynt": true, "odg": true,
+		"ynt": true, "odg": true, "ats": true, "atbilde": true, "vast": true, "fr": true, "erantzun": true,
+		"ateb": true, "svar": true, "odgovor": true, "одг": true, "одговор": true, "ответ": true, "отв": true,
+		"відп": true, "відповідь": true, "отг": true, "отговор": true, "përgj": true, "απ": true, "cvp": true,
+		"válasz": true,
 	}
 	forwardPrefixes = map[string]bool{
 		"fwd": true, "fw": true, "wg": true, "tr": true, "i": true, "rv": true, "enc": true, "doorst": true,
 		"vs": false, "vb": true, "vl": true, "pd": true, "tov": true, "továbbítás": true, "fwd.": true, "wtr": true,
-		"trs": true, "inoltro": true, "fs": true,
+		"trs": true, "inoltro": true, "fs": true, "pers": true, "pārs": true, "edasi": true, "prosl": true,
+		"posr": true, "пересл": true, "препр": true, "πρθ": true, "áfr": true,
 	}
 )
 

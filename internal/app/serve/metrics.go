@@ -194,6 +194,15 @@ func (m *Metrics) ObserveWatchState(st mailbot.WatchState) {
 	}
 }
 
+// observeDB exports retries, how many times work was run again while the
+// database was unreachable (db.Store.Retries), as lohibot_db_retries_total.
+func (m *Metrics) observeDB(retries func() int64) {
+	promauto.With(m.reg).NewCounterFunc(prometheus.CounterOpts{
+		Name: "lohibot_db_retries_total",
+		Help: "Database work run again, after a backoff, because the database was unreachable (a restart, a failover).",
+	}, func() float64 { return float64(retries()) })
+}
+
 // loaded records the configuration's first load, at start: not a reload,
 // so the reload counters stay at 0.
 func (m *Metrics) loaded(at time.Time) {

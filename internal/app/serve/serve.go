@@ -132,6 +132,9 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 		store.Close()
 		return nil, err
 	}
+	// Work that finds the database unreachable waits for it, with backoff
+	// (db.Store.Retry), and says so in the log and the metrics.
+	store.SetRetryLog(o.Logger)
 	store.StartSealer(0, o.Logger) // sealed every few seconds and at Close
 	s := &Server{
 		opts:         o,
@@ -156,6 +159,7 @@ func New(ctx context.Context, cfg *Config, opts *Options) (*Server, error) {
 	s.facts.Store(facts)
 	s.signing.Store(signing)
 	s.metrics.loaded(o.Now())
+	s.metrics.observeDB(store.Retries)
 	page, err := botpage.NewHandler(s.facts.Load, &botpage.Options{Now: o.Now, Logger: o.Logger})
 	if err != nil {
 		store.Close()

@@ -123,6 +123,7 @@ func TestEndpoints(t *testing.T) {
 			`lohibot_http_requests_total{code="200",handler="ips"} 1`,
 			`lohibot_crawler_sites_total{status="excluded"} 0`,
 			`lohibot_config_reloads_total{result="ok"} 0`, // the first load is not a reload
+			"lohibot_db_retries_total 0",
 			"go_goroutines ",
 		} {
 			if !strings.Contains(body, want) {
