@@ -33,6 +33,29 @@ type pace struct {
 	period float64 // seconds from one request's slot to its host's next (moving average)
 	gap    float64 // seconds of the hosts' gaps (moving average)
 	n      int     // requests noted
+	// wait is the seconds a host that is due waits for a request slot
+	// (a moving average of weight waitWeight).
+	wait float64
+}
+
+// waitWeight is the weight of one request in the moving average of the
+// wait for a slot: it follows a crawler that became saturated within
+// a few dozen requests.
+const waitWeight = 0.1
+
+// noteWait adds the time a host that was due waited for a request slot.
+func (p *pace) noteWait(d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.wait += waitWeight * (d.Seconds() - p.wait)
+}
+
+// saturated says the request slots hold the sites back: a host that is
+// due waits longer for a slot, on average, than its gap.
+func (p *pace) saturated() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.gap > 0 && p.wait > p.gap
 }
 
 // note adds one request's hold and, when the host had a request before
@@ -110,10 +133,36 @@ func (c *Crawler) atWork() int {
 	return len(c.starting) + int(c.sitesRunning.Load())
 }
 
-// waitRoom waits until fewer sites than SiteCapacity are at work, and
+// hasRoom says this crawler has room for one more site: fewer than
+// SiteCapacity sites at work. Where a fleet shares the list (db.Traits.Shared) it counts work,
+// not sites: while its sites at work have fewer page requests left than
+// SiteCapacity fresh cycles would have, up to twice SiteCapacity sites
+// (and never more than MaxSitesParallel). A site near its cycle's end
+// holds its slots only a few requests longer, and a site taken up then
+// rather than when one ends starts that much earlier: the last sites of a
+// list, each at least Budget+1 requests one gap apart, no longer start
+// only once others have ended.
+func (c *Crawler) hasRoom() bool {
+	n := c.SiteCapacity()
+	at := c.atWork()
+	if !c.traits.Shared {
+		return at < n
+	}
+	left := c.work.Load() + int64(len(c.starting))*Budget
+	return at < min(2*n, c.opts.MaxSitesParallel) && left < int64(n)*Budget
+}
+
+// noteWork counts left as the page requests r's cycle has left (Budget
+// less what it spent; 0 once it ends) in the crawler's work.
+func (c *Crawler) noteWork(r *siteRun, left int) {
+	c.work.Add(int64(left - r.counted))
+	r.counted = left
+}
+
+// waitRoom waits until this crawler has room for a site (hasRoom), and
 // reports whether ctx let it.
 func (c *Crawler) waitRoom(ctx context.Context) bool {
-	for c.atWork() >= c.SiteCapacity() {
+	for !c.hasRoom() {
 		select {
 		case <-ctx.Done():
 			return false

@@ -25,7 +25,8 @@
 // A cycle is also guarded by a lease row, keyed "cycle:SITE" in host_leases
 // (a key that can never be a host name), so that one crawler at a time works
 // on a site and a crawler that died has its cycle taken over once its lease
-// expires.
+// expires; a fleet's crawler whose request slots hold its sites back hands a
+// site over, between two requests, to one that asked for it (handover.go).
 package crawler
 
 import (
@@ -265,6 +266,21 @@ type Crawler struct {
 	// pace measures what the request slots serve (SiteCapacity).
 	pace pace
 
+	// The fleet's handover of started sites (handover.go). fleetWatch
+	// says this crawler takes the crawl list as a fleet's crawler
+	// (ListAll on a shared engine): a site another crawler is on is
+	// watched to its end, and asked for once listDone (the list gone
+	// through) while this crawler has room; wants counts the requests
+	// standing. runs holds the sites under way, by name, for the
+	// requests other crawlers make for them (grantLoop).
+	fleetWatch atomic.Bool
+	listDone   atomic.Bool
+	wants      atomic.Int64
+	runs       sync.Map // site → *siteRun
+	// work is the page requests the sites under way have left (noteWork).
+	work      atomic.Int64
+	grantDone chan struct{}
+
 	// sitesRunning counts the sites whose cycle is under way.
 	sitesRunning atomic.Int64
 
@@ -333,6 +349,12 @@ func New(ctx context.Context, store *db.Store, pol *policy.Policy, opts *Options
 	c.heartbeatDone = make(chan struct{})
 	go c.heartbeat(hctx)
 	c.anchors = newAnchorSink(c)
+	c.grantDone = make(chan struct{})
+	if c.traits.Shared {
+		go c.grantLoop(hctx)
+	} else {
+		close(c.grantDone)
+	}
 	if o.Discover != nil {
 		c.disc = newDiscoverer(c, *o.Discover)
 	}
@@ -419,6 +441,7 @@ func (c *Crawler) Close() error {
 	}
 	c.stopHeartbeat()
 	<-c.heartbeatDone
+	<-c.grantDone
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	err := c.releaseAll(ctx)

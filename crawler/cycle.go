@@ -85,7 +85,9 @@ func cycleKey(site string) string { return "cycle:" + site }
 // when the last cycle started more than RecrawlAfter ago, or the last one
 // again when it was interrupted (stopped, or running under a crawler whose
 // lease expired) before spending its budget. It returns *errSkip when the
-// site was visited recently or another crawler is on it. waiting, when not
+// site was visited recently or another crawler is on it; a fleet's crawler
+// (ListAll on a shared engine) watches such a site until its cycle ends
+// instead, and takes it up when it is handed over (handover.go). waiting, when not
 // nil, is called before it waits for another crawler's lease. The lease of
 // first (the start URL's host, held by the caller in this process) is
 // taken in the same transaction when no other crawler holds it: one write
@@ -109,7 +111,13 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		cy        *cycle
 		busy      time.Time
 		hostSeen  time.Time // the start host's lease as first seen held by the site's holder
+		// A fleet's crawler watches the site to its cycle's end, and asks
+		// for it once it has gone through the list (handover.go).
+		fleet   = c.fleetWatch.Load()
+		ask     = asking{c: c, site: site}
+		watched string // the holder of the site's lease, as last read
 	)
+	defer ask.withdraw(ctx)
 	// Where starts are batched, a site that is due starts in a batch of sites
 	// starting at once, in one statement (startCycleLeased). When another
 	// crawler of the fleet holds its lease, a read shared with the other
@@ -155,7 +163,7 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				break
 			}
 		}
-		if !firstBusy.IsZero() && busy.After(firstBusy) {
+		if !fleet && !firstBusy.IsZero() && busy.After(firstBusy) {
 			return nil, &errSkip{"another crawler is on it"}
 		}
 		if firstBusy.IsZero() {
@@ -165,9 +173,15 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			waiting()
 		}
 		for {
-			// Every watcher of the crawler wakes on the second, so that
-			// their reads go to the database together (leaseReads).
-			wait := min(c.until(busy)+50*time.Millisecond, c.untilNextSecond())
+			// Every watcher of the crawler wakes on the second (on the
+			// quarter second once a fleet's crawler has gone through the
+			// list, to take a site handed over soon), so that their reads
+			// go to the database together (leaseReads).
+			tick := time.Second
+			if fleet && c.listDone.Load() {
+				tick = watchEvery
+			}
+			wait := min(c.until(busy)+50*time.Millisecond, c.untilNext(tick))
 			if err := c.sleep(ctx, wait); err != nil {
 				return nil, err
 			}
@@ -183,7 +197,11 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 			// up to 0.9 s from the last request to the crawlers' exit).
 			// Both leases are read in the same query.
 			keys := []string{cycleKey(site)}
-			if c.traits.LeaseEveryRequest && first != nil {
+			if fleet && watched != "" {
+				// Whether the site's crawler shows it is saturated
+				// (handover.go).
+				keys = append(keys, busyKey(watched))
+			} else if !fleet && c.traits.LeaseEveryRequest && first != nil {
 				keys = append(keys, first.host)
 			}
 			leases, err := c.leaseReads.getAll(ctx, keys...)
@@ -191,11 +209,30 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 				return nil, fmt.Errorf("crawler: %w", err)
 			}
 			l, held := leases[cycleKey(site)]
-			if held && l.ExpiresAt.After(firstBusy) {
+			if held && l.Holder == c.holder {
+				ask.granted()
+				break // handed over to this crawler: take it up
+			}
+			if !fleet && held && l.ExpiresAt.After(firstBusy) {
 				return nil, &errSkip{"another crawler is on it"}
+			}
+			if fleet && held && l.Holder == "" {
+				// Given back: its cycle ended, most often. A cycle
+				// done is skipped on a read rather than on a
+				// transaction that would roll back.
+				if skip := c.endedElsewhere(ctx, site); skip != nil {
+					return nil, skip
+				}
 			}
 			if !held || !l.ExpiresAt.After(c.now()) {
 				break // released, or expired: try again
+			}
+			if fleet {
+				b, ok := leases[busyKey(watched)]
+				saturated := ok && watched == l.Holder && b.Holder == l.Holder && b.ExpiresAt.After(c.now())
+				busy, watched = l.ExpiresAt, l.Holder
+				ask.poll(ctx, saturated)
+				continue
 			}
 			if len(keys) == 2 {
 				h, ok := leases[first.host]
@@ -214,6 +251,18 @@ func (c *Crawler) startCycle(ctx context.Context, site string, waiting func(), f
 		cy.ended = ended
 	}
 	return cy, nil
+}
+
+// endedElsewhere returns the skip of a site whose last cycle, started
+// less than RecrawlAfter ago, is done (another crawler of the fleet
+// crawled it), read outside any transaction; nil when it is not, or the
+// read failed (the lease's transaction then judges: openCycle).
+func (c *Crawler) endedElsewhere(ctx context.Context, site string) *errSkip {
+	cy, err := db.LastCycle(ctx, c.store.AutoCommit(), site)
+	if err != nil || cy.Status != db.CycleDone || c.now().Sub(cy.StartedAt) >= c.opts.RecrawlAfter {
+		return nil
+	}
+	return &errSkip{fmt.Sprintf("crawled by another crawler of the fleet, in cycle %d", cy.ID)}
 }
 
 // Batched starts (db.Traits.Batched: startCycleLeased).
@@ -363,11 +412,11 @@ func (c *Crawler) runStartBatch(batch []*cycleStartReq) {
 	}
 }
 
-// untilNextSecond is the time until the next whole second on the
+// untilNext is the time until the next whole multiple of d on the
 // crawler's clock.
-func (c *Crawler) untilNextSecond() time.Duration {
+func (c *Crawler) untilNext(d time.Duration) time.Duration {
 	now := c.clock.Now()
-	return now.Truncate(time.Second).Add(time.Second).Sub(now)
+	return now.Truncate(d).Add(d).Sub(now)
 }
 
 // leaseExpiry returns when the lease key expires, and whether there is one

@@ -25,7 +25,8 @@ import (
 // crawls the list with one, two and three processes in turn, and reports
 // the time of each, the ratios of two and three to one (a fleet that
 // shares the work takes about 1/2 and 1/3), and the share of the requests
-// sent by the crawler that sent fewest (even: 1/2, 1/3). The web server's
+// sent by the crawler that sent fewest (even: 1/2, 1/3); it logs how many
+// cycles were handed over from one crawler to another. The web server's
 // record is checked every time (one request in flight per host, the gap,
 // exactly 20 page requests per site). It needs LOHIBOT_TEST_POSTGRES.
 //
@@ -130,6 +131,10 @@ func crawlFleetOnce(b *testing.B, procs, sites, pages int, delay, latency time.D
 			}
 		}
 	}
-	b.Logf("%d crawler(s): %.2f s, %d requests; %s", procs, elapsed.Seconds(), requests, strings.Join(lines, " | "))
+	// The cycles handed over at a gap from one crawler to another.
+	var handed int
+	dbtest.SQL(e.store).QueryRowContext(ctx, `SELECT COUNT(*) FROM (SELECT cycle_id FROM requests
+		WHERE cycle_id IS NOT NULL GROUP BY cycle_id HAVING COUNT(DISTINCT node) > 1) t`).Scan(&handed)
+	b.Logf("%d crawler(s): %.2f s, %d requests, %d cycles handed over; %s", procs, elapsed.Seconds(), requests, handed, strings.Join(lines, " | "))
 	return elapsed, float64(fewest) / float64(max(requests, 1))
 }

@@ -7,7 +7,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -139,8 +141,10 @@ func TestFleet(t *testing.T) {
 
 // TestFleetAll runs two `crawl --all` processes at once on one PostgreSQL
 // crawl list of 60 sites (blocks of 8: see ListAll): every site is crawled
-// once, by one of them, with its 20 page requests, and no host ever has two
-// requests at once.
+// in one cycle, with its 20 page requests, and no host ever has two
+// requests at once. Each crawler's summary gives its share, the shares
+// add up to every request logged, and the crawler that ends last says the
+// crawl list is done.
 func TestFleetAll(t *testing.T) {
 	if os.Getenv("LOHIBOT_TEST_POSTGRES") == "" {
 		t.Skip("LOHIBOT_TEST_POSTGRES not set")
@@ -150,8 +154,28 @@ func TestFleetAll(t *testing.T) {
 	if _, err := e.pol.AddSites(context.Background(), startURLs(e, e.web.Plain()), policy.Change{Actor: "test", Source: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	crawlTogether(t, e, delay, []string{"--all"})
+	outA, outB := crawlTogether(t, e, delay, []string{"--all"})
 	hits := e.web.Hits()
+	shareLine := regexp.MustCompile(`(?m)^fleet: this crawler sent (\d+) of the \d+ requests since it started \(\d+%\); (.*)$`)
+	mine, done := 0, 0
+	for _, out := range []string{outA.String(), outB.String()} {
+		m := shareLine.FindStringSubmatch(out)
+		if m == nil {
+			t.Errorf("no fleet line in:\n%s", out)
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		mine += n
+		if m[2] == "the crawl list is done" {
+			done++
+		}
+	}
+	if logged := len(e.requests(t)); mine != logged {
+		t.Errorf("the crawlers' shares add up to %d requests, want the %d logged", mine, logged)
+	}
+	if done == 0 {
+		t.Errorf("no crawler said the crawl list is done:\n--- a:\n%s\n--- b:\n%s", outA, outB)
+	}
 	checkPoliteness(t, e.web, hits, delay)
 	checkBudgets(t, e.web, hits)
 	checkLogCoversHits(t, e, hits, true)

@@ -224,12 +224,16 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 	}
 	// The host is (nearly) due: take a request slot (waiting for its gap,
 	// above, held none).
+	asked := c.clock.Mono()
 	select {
 	case c.inFlight <- struct{}{}:
 	case <-ctx.Done():
 		return nil, time.Time{}, ctx.Err()
 	}
 	took := c.clock.Mono()
+	if row.Purpose != db.PurposeRobots {
+		c.pace.noteWait(took - asked)
+	}
 	var period time.Duration
 	if hs.slotSet {
 		period = took - hs.slotAt
@@ -252,14 +256,14 @@ func (c *Crawler) exchangeDue(ctx context.Context, hs *hostState, row *reqRow) (
 			row.At = at
 		}
 	}
-	asked := time.Now()
+	reserving := time.Now()
 	if err := c.begin(ctx, hs, row); err != nil {
 		if errors.Is(err, ErrLeaseLost) {
 			hs.leased = false
 		}
 		return nil, time.Time{}, err
 	}
-	c.noteReserve(time.Since(asked))
+	c.noteReserve(time.Since(reserving))
 	if wait := max(c.until(row.SentAt), c.untilDue(hs)); wait > 0 {
 		// Reserved ahead of its time: sent at that time, if its site was
 		// not excluded meanwhile (confirm: db.Writer.Confirm).

@@ -108,11 +108,15 @@ func othersWait(delay, leaseTTL time.Duration) time.Duration {
 //
 // On an engine a fleet shares (db.Traits.Shared) the list is taken by
 // capacity: the next site is read (and with it, at a block's end, the next
-// block claimed) only once this crawler has room for it (SiteCapacity), and
+// block claimed) only once this crawler has room for it (hasRoom), and
 // the first claim is of the sites its capacity covers. A crawler therefore
 // holds at most a block of sites claimed but not started, and the sites it
 // could not serve at once are left to the crawlers that can, which also
 // take up the unstarted sites of the blocks others claimed (db.Lister).
+// A site another crawler is on is watched to its cycle's end, so that the
+// crawl ends together: once the list is gone through, a crawler with room
+// asks for such sites, and a saturated crawler hands them over at a gap
+// (handover.go).
 func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, error] {
 	starting := cap(c.starting)
 	if c.traits.Shared {
@@ -121,10 +125,19 @@ func (c *Crawler) ListAll(ctx context.Context, total int64) iter.Seq2[Target, er
 	l := engine.NewLister(c.store, db.ListPace{Holder: c.holder, LeaseTTL: c.opts.LeaseTTL, Clock: c.clock,
 		Starting: starting, StartingAtMost: c.startingAtMost, OthersAfter: c.othersAfter, Turn: c.w.Turn})
 	seq := targets(l.List(ctx, total))
-	if c.traits.Shared {
-		seq = c.byCapacity(ctx, seq)
+	if !c.traits.Shared {
+		return seq
 	}
-	return seq
+	c.fleetWatch.Store(true)
+	seq = c.byCapacity(ctx, seq)
+	return func(yield func(Target, error) bool) {
+		for t, err := range seq {
+			if !yield(t, err) {
+				return
+			}
+		}
+		c.listDone.Store(true)
+	}
 }
 
 // startingAtMost waits until at most n sites are starting (Crawler.starting)

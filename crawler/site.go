@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lohisoft/lohibot/crawler/extract"
@@ -246,6 +247,11 @@ type siteRun struct {
 	// unreachable is the first host whose robots.txt got no answer at all,
 	// and why ("host: dial tcp: ..."); "" when every robots.txt answered.
 	unreachable string
+	// counted is what the site counts in Crawler.work (noteWork).
+	counted int
+	// wanted is the holder of another crawler of the fleet that asked
+	// for the site (handover.go), set by grantLoop and taken at a gap.
+	wanted atomic.Pointer[string]
 }
 
 // pending is a URL of the frontier taken up, and which attempt at it is
@@ -272,6 +278,10 @@ func (c *Crawler) crawlSite(ctx context.Context, t Target, started func(), finis
 	}
 	r.finish = finish
 	c.sitesRunning.Add(1)
+	c.noteWork(r, r.cy.Budget-r.cy.Spent)
+	if c.traits.Shared {
+		c.runs.Store(r.site, r)
+	}
 	c.step(func() { r.proceed(ctx) })
 }
 
@@ -433,6 +443,12 @@ func (c *Crawler) afterOrDone(ctx context.Context, d time.Duration, f func()) {
 // reports the site's result.
 func (r *siteRun) end(ctx context.Context, status, reason string) {
 	c, res, cy := r.c, r.res, r.cy
+	if status == statusHandedOver {
+		r.handedOver(ctx, reason)
+		return
+	}
+	c.runs.Delete(r.site)
+	c.noteWork(r, 0)
 	if ctx.Err() != nil {
 		status, reason = db.CycleStopped, "interrupted"
 	}
@@ -527,6 +543,9 @@ func (r *siteRun) run(ctx context.Context) (string, string, time.Time) {
 		if ctx.Err() != nil {
 			return db.CycleStopped, "interrupted", time.Time{}
 		}
+		if to, ok := r.mayHandOver(); ok && r.handOver(ctx, to) {
+			return statusHandedOver, to, time.Time{}
+		}
 		if r.cur == nil {
 			it := r.queue[0]
 			r.queue = r.queue[1:]
@@ -600,6 +619,11 @@ func (r *siteRun) leftReasons() string {
 	}
 	return strings.Join(hosts, "; ")
 }
+
+// statusHandedOver is run's status for a site handed over to another
+// crawler of the fleet (its reason: the holder it went to); the cycle
+// goes on there.
+const statusHandedOver = "handed-over"
 
 // Reasons a cycle ends before its frontier is empty.
 const (
@@ -684,6 +708,7 @@ func (r *siteRun) fetchPage(ctx context.Context, p *pending) (string, string, bo
 		r.seen[it.url] = true
 		r.res.Requests++
 		r.cy.Spent = max(r.cy.Spent, row.Slot)
+		c.noteWork(r, r.cy.Budget-r.cy.Spent)
 		retry, err := r.handle(ctx, hs, u, it, res)
 		if err != nil {
 			s, why := stopFor(ctx, err)

@@ -25,7 +25,7 @@ var (
 // logic (nothing to send, ask again) rather than a database failure.
 func logicalError(err error) bool {
 	var skip *errSkip
-	return errors.Is(err, errStale) || errors.Is(err, ErrBudgetSpent) || errors.Is(err, ErrLeaseLost) ||
+	return errors.Is(err, errStale) || errors.Is(err, ErrBudgetSpent) || errors.Is(err, ErrLeaseLost) || errors.Is(err, errNotWanted) ||
 		errors.Is(err, ErrExcluded) || errors.As(err, &skip)
 }
 

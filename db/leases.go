@@ -94,3 +94,29 @@ func ReleaseLeases(ctx context.Context, tx WriteTx, holder string, now time.Time
 	_, err := tx.Exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE holder = ?`, now, holder)
 	return err
 }
+
+// PutLease gives the lease key to holder until expires, whoever held it:
+// for a key only its holder's crawler writes (a crawler's request for a
+// site another holds: crawler's "want:SITE").
+func PutLease(ctx context.Context, tx WriteTx, key, holder string, expires, nextAt time.Time) error {
+	_, err := tx.Exec(ctx, `INSERT INTO host_leases (host, holder, expires_at, next_at) VALUES (?, ?, ?, ?)
+		ON CONFLICT (host) DO UPDATE SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at`,
+		key, holder, expires, nextAt)
+	return err
+}
+
+// TakeLease gives the lease key back, expiring it at now, if holder holds
+// it unexpired, and reports whether it did: the one transaction that
+// takes it answers a request made by that lease exactly once.
+func TakeLease(ctx context.Context, tx WriteTx, key, holder string, now time.Time) (bool, error) {
+	n, err := tx.Exec(ctx, `UPDATE host_leases SET holder = '', expires_at = ? WHERE host = ? AND holder = ? AND expires_at > ?`,
+		now, key, holder, now)
+	return n == 1, err
+}
+
+// GiveLease passes the lease key from holder from to holder to, until
+// expires, and reports whether from held it.
+func GiveLease(ctx context.Context, tx WriteTx, key, from, to string, expires time.Time) (bool, error) {
+	n, err := tx.Exec(ctx, `UPDATE host_leases SET holder = ?, expires_at = ? WHERE host = ? AND holder = ?`, to, expires, key, from)
+	return n == 1, err
+}
