@@ -56,7 +56,7 @@ func TestSchedulerRidesOutDatabaseRestart(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	base := start(t, srv)
 	testutil.Eventually(t, 30*time.Second, "60 requests", func() bool { return len(web.Hits()) >= 60 })
-	_, back := cl.Restart(2 * time.Second)
+	back := cl.Restart(2 * time.Second).Back
 
 	store := srv.Store()
 	testutil.Eventually(t, 60*time.Second, "every site's cycle to end", func() bool {

@@ -163,13 +163,25 @@ func (c *Cluster) Stop() {
 	c.up = false
 }
 
+// Outage is when a Restart's stop began, when the server was down (the
+// stop returned: no session can commit after it), when its start began
+// (it accepts connections from some moment after) and when the start
+// returned (it is back).
+type Outage struct {
+	Stopping, Stopped, Starting, Back time.Time
+}
+
 // Restart stops the server (fast), keeps it down for down, and starts it
-// again; it returns when the server went down and when it was back.
-func (c *Cluster) Restart(down time.Duration) (stopped, back time.Time) {
+// again.
+func (c *Cluster) Restart(down time.Duration) Outage {
 	c.t.Helper()
-	stopped = time.Now()
+	var o Outage
+	o.Stopping = time.Now()
 	c.Stop()
+	o.Stopped = time.Now()
 	time.Sleep(down)
+	o.Starting = time.Now()
 	c.StartServer()
-	return stopped, time.Now()
+	o.Back = time.Now()
+	return o
 }
