@@ -24,8 +24,8 @@ const OutcomeAbandoned = "abandoned"
 // expiredAt. Only rows sent before the lease expired are closed: a row
 // sent later came from a crawler that was still alive.
 //
-// With holder "" (a cycle found running under a lease given back), the
-// site's open rows are closed each at its host lease's release when that
+// With holder "" (a cycle found running under a lease given back, or a
+// stopped cycle taken up again), the site's open rows are closed each at its host lease's release when that
 // lease was given back too, else at expiredAt (now).
 //
 // A row closed so is in flight until its completed_at, as the log tells

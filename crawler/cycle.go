@@ -432,8 +432,9 @@ func (c *Crawler) leaseExpiry(ctx context.Context, key string) (time.Time, bool,
 
 // openCycle starts the site's cycle in tx, which has just taken the
 // site's lease (see startCycle), and returns it, or *errSkip when the site
-// was visited recently. A cycle found running lost its crawler: the rows
-// it left open are closed as abandoned (ended is abandon's).
+// was visited recently. A cycle found running lost its crawler, and a
+// stopped one taken up again may have lost its: the rows either left open
+// are closed as abandoned before the cycle goes on (ended is abandon's).
 func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, ended takeover) (*cycle, error) {
 	var (
 		id            int64
@@ -478,6 +479,14 @@ func (c *Crawler) openCycle(ctx context.Context, tx db.WriteTx, site string, end
 			finished.UTC().Format("2006-01-02 15:04:05 UTC"), strings.TrimPrefix(lastReason, ReasonUnreachable),
 			unreachableRetry(started, finished).UTC().Format("2006-01-02 15:04:05 UTC"))}
 	case recent && status == db.CycleStopped && spent < budget:
+		// A stopped cycle may have rows open too: its crawler recorded
+		// the end and gave its leases back although a request's
+		// completion failed (its disk full). Resumed, the cycle's end no
+		// longer bounds them, so they are closed now, as for a cycle
+		// found running under a lease given back.
+		if err := c.abandon(ctx, tx, cycleKey(site), "", now, ended); err != nil {
+			return nil, err
+		}
 		if err := db.ResumeCycle(ctx, tx, id, c.opts.Node); err != nil {
 			return nil, err
 		}

@@ -22,18 +22,24 @@ import (
 // 1 ms after the lease expired, on a fake clock. When the stopped crawler
 // gave its cycle's lease back too (its cycle's end failed, its release did
 // not), the row is closed when the cycle is taken up again: at its host
-// lease's release, or then.
+// lease's release, or then. So too when it recorded its cycle's end
+// (stopped) and gave both leases back although the request's completion
+// failed: the resumed cycle's end no longer bounds the row.
 func TestTakeoverKeepsGapAfterAbandon(t *testing.T) {
-	for _, givenBack := range []bool{false, true} {
-		name := "lease expired"
-		if givenBack {
-			name = "lease given back"
-		}
-		t.Run(name, func(t *testing.T) { takeoverKeepsGap(t, givenBack) })
+	for _, left := range []string{leftExpired, leftGivenBack, leftStopped} {
+		t.Run(left, func(t *testing.T) { takeoverKeepsGap(t, left) })
 	}
 }
 
-func takeoverKeepsGap(t *testing.T, givenBack bool) {
+// What a stopped crawler left of a site's cycle (takeoverKeepsGap).
+const (
+	leftExpired   = "lease expired"    // the cycle running, its lease expired
+	leftGivenBack = "lease given back" // the cycle running, its lease given back
+	leftStopped   = "cycle stopped"    // the cycle's end recorded (stopped), its lease given back
+)
+
+func takeoverKeepsGap(t *testing.T, left string) {
+	givenBack := left != leftExpired
 	const delay = time.Second
 	dbtest.ForEach(t, func(t *testing.T, dsn string) {
 		ctx := context.Background()
@@ -51,9 +57,13 @@ func takeoverKeepsGap(t *testing.T, givenBack bool) {
 		// expired; the start host's lease given back with a next_at long
 		// past; an open request to it and one to the site's other host.
 		sent := expired.Add(-time.Minute)
-		var ids []int64
+		var (
+			ids   []int64
+			cycle int64
+		)
 		if err := c.w.Lease(ctx, func(tx db.WriteTx) error {
-			cycle, err := db.InsertCycle(ctx, tx, "a.example", "dead", sent.Add(-time.Minute), Budget, delay.Milliseconds())
+			var err error
+			cycle, err = db.InsertCycle(ctx, tx, "a.example", "dead", sent.Add(-time.Minute), Budget, delay.Milliseconds())
 			if err != nil {
 				return err
 			}
@@ -75,6 +85,9 @@ func takeoverKeepsGap(t *testing.T, givenBack bool) {
 				}
 				ids = append(ids, r.ID)
 			}
+			if left == leftStopped {
+				return db.EndCycle(ctx, tx, cycle, "a.example", db.CycleStopped, "error: disk full", sent.Add(time.Second))
+			}
 			return nil
 		}); err != nil {
 			t.Fatal(err)
@@ -88,6 +101,9 @@ func takeoverKeepsGap(t *testing.T, givenBack bool) {
 			r.finish = func(SiteResult) {}
 			r.end(ctx, db.CycleStopped, "test")
 		}()
+		if r.cy.ID != cycle || !r.cy.Resumed {
+			t.Fatalf("cycle %d (resumed %v), want cycle %d taken up again", r.cy.ID, r.cy.Resumed, cycle)
+		}
 		// When the cycle is taken up again: the start host's lease was
 		// given back a second after the request; the other host has none.
 		closed := map[string]time.Time{"www.a.example": expired, "a.example": expired}
