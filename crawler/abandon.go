@@ -10,11 +10,12 @@ import (
 )
 
 // OutcomeAbandoned is the outcome of a request whose crawler died (kill -9,
-// a lost machine) before it was answered. Its completed_at is the time the
-// dead crawler's lease expired: no crawler could send the host another
-// request before then, so the request counts as in flight until that time,
-// and no longer (the politeness audit reads it so).
-const OutcomeAbandoned = "abandoned"
+// a lost machine) before it was answered (db.OutcomeAbandoned). Its
+// completed_at is the time the dead crawler's lease expired: no crawler
+// could send the host another request before then, so the request counts
+// as in flight until that time, and no longer (the politeness audit reads
+// it so).
+const OutcomeAbandoned = db.OutcomeAbandoned
 
 // abandon closes, inside the transaction that took over the lease key from
 // the dead holder whose lease expired at expiredAt, the request rows that

@@ -175,6 +175,13 @@ const OutcomeWithdrawn = "withdrawn"
 // resumed cycle asks for its URL again.
 const OutcomeInterrupted = "interrupted"
 
+// OutcomeAbandoned is the outcome of a request whose crawler stopped (kill
+// -9, a lost machine, a full disk) before its answer was recorded, closed
+// by the crawler that took its lease or cycle over: it counts against the
+// budget (the site may have seen it), and a resumed cycle asks for its URL
+// again (the links of its answer were never recorded).
+const OutcomeAbandoned = "abandoned"
+
 // Request is one HTTP request of the crawler. The row is written before the
 // request is sent and completed after, so a request that died with its
 // process stays in the log as sent (CompletedAt nil).

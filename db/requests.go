@@ -73,12 +73,13 @@ func (q queries) RequestOrigins(ctx context.Context, site string) ([]string, err
 }
 
 // CyclePageURLs returns the URLs of the page requests of cycle that were
-// answered, in no particular order: a withdrawn request (never sent) and
-// an interrupted one (sent, its answer never read) are left out, so a
-// resumed cycle asks for their URLs again, within its budget. It does I/O.
+// answered, in no particular order: a withdrawn request (never sent), an
+// interrupted one (sent, its answer never read) and an abandoned one (its
+// answer never recorded) are left out, so a resumed cycle asks for their
+// URLs again, within its budget. It does I/O.
 func (s *Store) CyclePageURLs(ctx context.Context, cycle int64) ([]string, error) {
-	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ? AND COALESCE(outcome, '') NOT IN (?, ?)`),
-		cycle, PurposePage, OutcomeWithdrawn, OutcomeInterrupted)
+	rows, err := s.pool.QueryContext(ctx, s.rebind(`SELECT url FROM requests WHERE cycle_id = ? AND purpose = ? AND COALESCE(outcome, '') NOT IN (?, ?, ?)`),
+		cycle, PurposePage, OutcomeWithdrawn, OutcomeInterrupted, OutcomeAbandoned)
 	if err != nil {
 		return nil, fmt.Errorf("db: read requests of cycle %d: %w", cycle, err)
 	}
