@@ -243,8 +243,6 @@ func opposite(hits []hit, phases ...int) []string {
 	return out
 }
 
-func sortStrings(s []string) { sort.Strings(s) }
-
 // decide sets the intent from the scored words and the signals: a request
 // that is a question, about part of a site, about something other than a
 // site, negated, or in both directions is unclear and goes to staff as
