@@ -68,43 +68,17 @@ type anchorSink struct {
 
 	flushMu sync.Mutex // one write at a time
 
-	kick chan struct{} // (capacity 1) asks the loop for a write now
-	stop context.CancelFunc
-	done chan struct{}
+	loop *flushLoop // writes every anchorFlushEvery, or when poked
 }
 
 func newAnchorSink(c *Crawler) *anchorSink {
-	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{},
-		kick: make(chan struct{}, 1), done: make(chan struct{})}
-	ctx, cancel := context.WithCancel(context.Background())
-	s.stop = cancel
-	go s.loop(ctx)
+	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{}}
+	s.loop = startFlushLoop(c.clock, anchorFlushEvery, s.flush)
 	return s
 }
 
-// loop writes what the sink holds every anchorFlushEvery, or when
-// kicked, until ctx ends.
-func (s *anchorSink) loop(ctx context.Context) {
-	defer close(s.done)
-	t := s.c.clock.NewTicker(anchorFlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		case <-s.kick:
-		}
-		s.flush()
-	}
-}
-
 // close stops the loop and writes everything held.
-func (s *anchorSink) close() {
-	s.stop()
-	<-s.done
-	s.flush()
-}
+func (s *anchorSink) close() { s.loop.close() }
 
 // add holds the link texts of page (fetched by its request, on site),
 // replacing the time and request of those held with the same source,
@@ -144,10 +118,7 @@ func (s *anchorSink) add(site string, page heldPage) {
 	s.c.stats.anchorsCoalesced.Add(coalesced)
 	s.c.stats.anchorsDropped.Add(dropped)
 	if n >= maxAnchors/2 {
-		select {
-		case s.kick <- struct{}{}:
-		default:
-		}
+		s.loop.poke()
 	}
 }
 

@@ -83,9 +83,7 @@ type discoverer struct {
 	// the link texts' writes wait for it (see awaitWrites).
 	writing chan struct{}
 
-	kick chan struct{} // (capacity 1) asks the loop for a flush now
-	stop context.CancelFunc
-	done chan struct{}
+	loop *flushLoop // flushes every FlushEvery, or when poked
 }
 
 // pendingCandidate is what was found of one candidate since the last
@@ -109,40 +107,18 @@ func newDiscoverer(c *Crawler, o DiscoverOptions) *discoverer {
 		o.FlushEvery = DefaultDiscoverFlush
 	}
 	d := &discoverer{c: c, opts: o, pending: map[string]*pendingCandidate{}, recorded: map[string]map[string]struct{}{},
-		kick: make(chan struct{}, 1), done: make(chan struct{}), writing: make(chan struct{}, 1), promote: o.PerDay}
-	ctx, cancel := context.WithCancel(context.Background())
-	d.stop = cancel
-	go d.loop(ctx)
+		writing: make(chan struct{}, 1), promote: o.PerDay}
+	d.loop = startFlushLoop(c.clock, o.FlushEvery, func() {
+		// Not cut short by close: what it took from pending would be lost.
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		d.flush(ctx)
+	})
 	return d
 }
 
-// loop flushes every FlushEvery, or when kicked, until ctx ends.
-func (d *discoverer) loop(ctx context.Context) {
-	defer close(d.done)
-	t := d.c.clock.NewTicker(d.opts.FlushEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C():
-		case <-d.kick:
-		}
-		// Not cut short by close: what it took from pending would be lost.
-		fctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		d.flush(fctx)
-		cancel()
-	}
-}
-
 // close stops the loop and writes what is left.
-func (d *discoverer) close() {
-	d.stop()
-	<-d.done
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	d.flush(ctx)
-}
+func (d *discoverer) close() { d.loop.close() }
 
 // linked appends to out the site of the link lu (site, as SiteOf gives it)
 // when discovery is on.
@@ -194,10 +170,7 @@ func (d *discoverer) note(from string, links []linkedSite) {
 	case pairs >= 4*maxPendingPairs:
 		d.flush(context.Background())
 	case pairs >= maxPendingPairs:
-		select {
-		case d.kick <- struct{}{}:
-		default:
-		}
+		d.loop.poke()
 	}
 }
 

@@ -53,7 +53,8 @@ func TestLookupKeepsNames(t *testing.T) {
 // up to twice maxAnchors, and past that it is dropped; each counted.
 func TestAnchorSinkBounds(t *testing.T) {
 	c := &Crawler{gate: &policy.Gate{}}
-	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{}, kick: make(chan struct{}, 1)}
+	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{},
+		loop: &flushLoop{kick: make(chan struct{}, 1)}}
 	page := func(n int, links ...heldLink) heldPage {
 		id := int64(n)
 		return heldPage{from: fmt.Sprintf("https://a.example/%d", n), id: &id, seen: time.Unix(int64(n), 0), links: links}
@@ -93,7 +94,7 @@ func TestAnchorSinkBounds(t *testing.T) {
 		t.Errorf("twice full: %d dropped, %d held; want 1 and %d", got, len(s.held), 2*maxAnchors)
 	}
 	select {
-	case <-s.kick:
+	case <-s.loop.kick:
 	default:
 		t.Error("a full sink did not ask for a write")
 	}
