@@ -229,6 +229,29 @@ func TestCommitGroupsReservationsFirst(t *testing.T) {
 	}
 }
 
+// leasedCycle leases host a.test to holder and opens a cycle of it at now
+// through w, and returns the cycle and the policy version a reservation
+// names.
+func leasedCycle(t *testing.T, w *Writer, s *db.Store, holder string, now time.Time) (cycle, version int64) {
+	t.Helper()
+	ctx := context.Background()
+	err := w.Lease(ctx, func(tx db.WriteTx) error {
+		if _, err := db.InsertLease(ctx, tx, "a.test", holder, now.Add(time.Minute), now); err != nil {
+			return err
+		}
+		var err error
+		cycle, err = db.InsertCycle(ctx, tx, "a.test", "t", now, budget, 0)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if version, err = db.PolicyVersionForWrite(ctx, s.AutoCommit()); err != nil {
+		t.Fatal(err)
+	}
+	return cycle, version
+}
+
 // TestCompletionsPipelined checks that completions go in a pipeline, a
 // robots.txt snapshot's (whose id is read back) and a page's taken out of
 // the index included: in one group with a reservation, they commit in one
@@ -241,22 +264,7 @@ func TestCompletionsPipelined(t *testing.T) {
 	defer w.Close()
 	const holder = "t/1/x"
 	now := db.Now()
-	var cycle int64
-	err := w.Lease(ctx, func(tx db.WriteTx) error {
-		if _, err := db.InsertLease(ctx, tx, "a.test", holder, now.Add(time.Minute), now); err != nil {
-			return err
-		}
-		var err error
-		cycle, err = db.InsertCycle(ctx, tx, "a.test", "t", now, budget, 0)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := db.PolicyVersionForWrite(ctx, s.AutoCommit())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cycle, version := leasedCycle(t, w, s, holder, now)
 	reserve := func(url, purpose string) (*db.Request, *writeq.Op) {
 		res := &db.Reservation{Request: &db.Request{CycleID: &cycle, Site: "a.test", Host: "a.test", Origin: "http://a.test",
 			URL: url, Purpose: purpose, Node: "t", SentAt: now}, Version: version, Holder: holder,
@@ -275,7 +283,7 @@ func TestCompletionsPipelined(t *testing.T) {
 	}
 	// The page about to answer 404, indexed by an earlier cycle, with a
 	// link text to it.
-	err = w.Lease(ctx, func(tx db.WriteTx) error {
+	err := w.Lease(ctx, func(tx db.WriteTx) error {
 		if err := db.UpsertPage(ctx, tx, &db.Page{URL: gone.URL, Site: "a.test", Title: "old", Status: 200, FetchedAt: now}); err != nil {
 			return err
 		}
@@ -351,22 +359,7 @@ func TestReserveLostCommit(t *testing.T) {
 	defer w.Close()
 	const holder = "t/1/x"
 	now := db.Now()
-	var cycle int64
-	err := w.Lease(ctx, func(tx db.WriteTx) error {
-		if _, err := db.InsertLease(ctx, tx, "a.test", holder, now.Add(time.Minute), now); err != nil {
-			return err
-		}
-		var err error
-		cycle, err = db.InsertCycle(ctx, tx, "a.test", "t", now, budget, 0)
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	version, err := db.PolicyVersionForWrite(ctx, s.AutoCommit())
-	if err != nil {
-		t.Fatal(err)
-	}
+	cycle, version := leasedCycle(t, w, s, holder, now)
 	sent := now.Add(-time.Second) // reserved for a time already past when it is tried again
 	res := &db.Reservation{Request: &db.Request{CycleID: &cycle, Site: "a.test", Host: "a.test", Origin: "http://a.test",
 		URL: "http://a.test/", Purpose: db.PurposePage, Node: "t", SentAt: sent}, Version: version, Holder: holder,
