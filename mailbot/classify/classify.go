@@ -1057,13 +1057,7 @@ func scoreIntent(toks []token, langs map[string]bool) scored {
 }
 
 // botWords are the words of the BOT macro: the crawler itself.
-var botWords = func() ruleStep {
-	var st ruleStep
-	for _, a := range strings.Split(keywordMacros["BOT"], "|") {
-		st.alts = append(st.alts, parseAlt(a))
-	}
-	return st
-}()
+var botWords = macroStep("BOT")
 
 // reportedAgain takes the weight from the "again" hits that report what
 // the crawler did rather than ask for anything: "your bot crawled

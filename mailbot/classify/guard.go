@@ -2,6 +2,7 @@ package classify
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 )
 
@@ -132,24 +133,22 @@ var siteNouns = []string{
 }
 
 // siteOnlyWords are the words of the SITE macro: a site, not the crawler.
-var siteOnlyWords = func() ruleStep {
+var siteOnlyWords = macroStep("SITE", "HOST")
+
+// crawlWords are the words of the CRAWLV macro.
+var crawlWords = macroStep("CRAWLV")
+
+// macroStep is a rule step of the words of the keyword macro name, but
+// for the alternatives in leave out.
+func macroStep(name string, leave ...string) ruleStep {
 	var st ruleStep
-	for _, a := range strings.Split(keywordMacros["SITE"], "|") {
-		if a != "HOST" {
+	for _, a := range strings.Split(keywordMacros[name], "|") {
+		if !slices.Contains(leave, a) {
 			st.alts = append(st.alts, parseAlt(a))
 		}
 	}
 	return st
-}()
-
-// crawlWords are the words of the CRAWLV macro.
-var crawlWords = func() ruleStep {
-	var st ruleStep
-	for _, a := range strings.Split(keywordMacros["CRAWLV"], "|") {
-		st.alts = append(st.alts, parseAlt(a))
-	}
-	return st
-}()
+}
 
 // negatedCrawl reports whether toks[k] denies a crawl: a negator followed
 // within two words by a verb of crawling ("don't crawl", "ne pas
@@ -359,13 +358,7 @@ func askingSentences(sc *scored, toks []token, sentence []int) map[int]bool {
 }
 
 // listWords are the words of the LIST macro: what a site is removed from.
-var listWords = func() ruleStep {
-	var st ruleStep
-	for _, a := range strings.Split(keywordMacros["LIST"], "|") {
-		st.alts = append(st.alts, parseAlt(a))
-	}
-	return st
-}()
+var listWords = macroStep("LIST")
 
 // doubtWords (folded) say that the writer is weighing something, has not
 // decided or is not sure, in the languages we read; doubtPairs are the
