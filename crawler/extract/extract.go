@@ -123,7 +123,7 @@ func agentOf(opts *Options) string {
 
 // parse runs the parser over r, UTF-8 text.
 func parse(r io.Reader, base *url.URL, agent string) (*Page, error) {
-	p := &parser{z: html.NewTokenizer(r), base: base, agent: agent, page: &Page{}, seen: map[string]int{}}
+	p := &parser{z: html.NewTokenizer(r), base: base, agent: agent, page: &Page{}, seen: map[linkKey]int{}}
 	if err := p.run(); err != nil {
 		return nil, err
 	}
@@ -144,8 +144,11 @@ type parser struct {
 	headingText text
 	link        *openLink // the <a href> being read, or nil
 	skip        int       // depth inside elements whose text is never wanted
-	seen        map[string]int
+	seen        map[linkKey]int
 }
+
+// linkKey is what makes two links of a page the same: their URL and text.
+type linkKey struct{ url, text string }
 
 // openLink is an <a> whose end has not been seen yet.
 type openLink struct {
@@ -212,7 +215,7 @@ var space = []byte(" ")
 func (p *parser) start(tt html.TokenType) {
 	name, hasAttr := p.z.TagName()
 	a := atom.Lookup(name)
-	var attrs map[string]string
+	var attrs attrs
 	if hasAttr && (a == atom.Meta || a == atom.A || a == atom.Base || a == atom.Img) {
 		attrs = readAttrs(p.z)
 	}
@@ -242,15 +245,17 @@ func (p *parser) start(tt html.TokenType) {
 	case atom.A:
 		p.flushLink()
 		if tt == html.StartTagToken {
-			p.link = &openLink{href: strings.TrimSpace(attrs["href"]), nofollow: hasToken(attrs["rel"], "nofollow"),
-				ariaLabel: attrs["aria-label"], title: attrs["title"]}
+			p.link = &openLink{href: strings.TrimSpace(attrs.href), nofollow: hasToken(attrs.rel, "nofollow"),
+				ariaLabel: attrs.ariaLabel, title: attrs.title}
 		}
 	case atom.Img:
 		if p.link != nil {
-			p.link.text.add([]byte(" " + attrs["alt"] + " "))
+			p.link.text.add(space)
+			p.link.text.addString(attrs.alt)
+			p.link.text.add(space)
 		}
 	case atom.Base:
-		if href := strings.TrimSpace(attrs["href"]); href != "" && p.base != nil {
+		if href := strings.TrimSpace(attrs.href); href != "" && p.base != nil {
 			if u, err := p.base.Parse(href); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
 				p.base = u
 			}
@@ -286,14 +291,14 @@ func (p *parser) end(a atom.Atom) {
 }
 
 // meta reads a <meta name=description> or a robots directive.
-func (p *parser) meta(attrs map[string]string) {
-	n := strings.ToLower(strings.TrimSpace(attrs["name"]))
-	content := attrs["content"]
+func (p *parser) meta(attrs attrs) {
+	n := strings.ToLower(strings.TrimSpace(attrs.name))
+	content := attrs.content
 	switch n {
 	case "description":
 		if p.page.Description == "" {
 			var d text
-			d.add([]byte(content))
+			d.addString(content)
 			p.page.Description = d.String(MaxDescription)
 		}
 	case "robots", p.agent:
@@ -328,7 +333,7 @@ func (p *parser) flushLink() {
 		// Only an icon: name the link as a screen reader would.
 		for _, s := range []string{l.ariaLabel, l.title} {
 			var t text
-			t.add([]byte(s))
+			t.addString(s)
 			if v := t.String(MaxAnchorText); v != "" {
 				label = v
 				break
@@ -336,7 +341,7 @@ func (p *parser) flushLink() {
 		}
 	}
 	link := Link{URL: u, Text: label, Nofollow: l.nofollow, Parsed: parsed}
-	key := link.URL + "\x00" + link.Text
+	key := linkKey{link.URL, link.Text}
 	if i, dup := p.seen[key]; dup {
 		// The same link twice with the same text adds nothing; a
 		// followable copy wins over a nofollow one.
@@ -424,23 +429,47 @@ func RobotsTag(values []string, agent string) (noindex, nofollow bool) {
 	return noindex, nofollow
 }
 
-func readAttrs(z *html.Tokenizer) map[string]string {
-	m := map[string]string{}
+// attrs are the attributes of a tag the parser reads (the first of each
+// name counts, as in a browser).
+type attrs struct{ href, rel, ariaLabel, title, alt, name, content string }
+
+func readAttrs(z *html.Tokenizer) attrs {
+	var a attrs
+	var set uint8 // which fields were read, one bit each
 	for {
 		k, v, more := z.TagAttr()
-		key := string(k)
-		if _, dup := m[key]; !dup {
-			m[key] = string(v)
+		var f *string
+		var bit uint8
+		switch string(k) { // (the tokenizer gives names in lower case)
+		case "href":
+			f, bit = &a.href, 1
+		case "rel":
+			f, bit = &a.rel, 2
+		case "aria-label":
+			f, bit = &a.ariaLabel, 4
+		case "title":
+			f, bit = &a.title, 8
+		case "alt":
+			f, bit = &a.alt, 16
+		case "name":
+			f, bit = &a.name, 32
+		case "content":
+			f, bit = &a.content, 64
+		}
+		if f != nil && set&bit == 0 {
+			*f, set = string(v), set|bit
 		}
 		if !more {
-			return m
+			return a
 		}
 	}
 }
 
+// hasToken reports whether the space-separated list holds tok, an ASCII
+// word in lower case, in any case.
 func hasToken(list, tok string) bool {
-	for _, f := range strings.Fields(strings.ToLower(list)) {
-		if f == tok {
+	for f := range strings.FieldsSeq(list) {
+		if strings.EqualFold(f, tok) {
 			return true
 		}
 	}
@@ -467,7 +496,8 @@ func resolve(base *url.URL, href string) (string, *url.URL, bool) {
 }
 
 // text collects text with whitespace collapsed, up to a bound of bytes that
-// comfortably exceeds every rune limit.
+// comfortably exceeds every rune limit: words are separated by one space,
+// with none before the first or after the last.
 type text struct {
 	b     strings.Builder
 	space bool
@@ -482,25 +512,44 @@ func (t *text) add(s []byte) {
 		}
 		r, n := utf8.DecodeRune(s)
 		s = s[n:]
-		if unicode.IsSpace(r) || r == 0 {
-			t.space = true
-			continue
-		}
-		if r == utf8.RuneError && n == 1 {
-			r = unicode.ReplacementChar
-		}
-		if invisible(r) {
-			continue
-		}
-		if t.space && t.b.Len() > 0 {
-			t.b.WriteByte(' ')
-		}
-		t.space = false
-		if unicode.IsControl(r) {
-			continue
-		}
-		t.b.WriteRune(r)
+		t.addRune(r, n)
 	}
+}
+
+// addString is add of a string.
+func (t *text) addString(s string) {
+	for len(s) > 0 {
+		if t.b.Len() >= maxTextBytes {
+			return
+		}
+		r, n := utf8.DecodeRuneInString(s)
+		s = s[n:]
+		t.addRune(r, n)
+	}
+}
+
+// addRune adds r, decoded from n bytes.
+func (t *text) addRune(r rune, n int) {
+	if unicode.IsSpace(r) || r == 0 {
+		t.space = true
+		return
+	}
+	if r == utf8.RuneError && n == 1 {
+		r = unicode.ReplacementChar
+	}
+	if invisible(r) {
+		return
+	}
+	if unicode.IsControl(r) {
+		// Nothing, as an invisible character, except that a space
+		// seen before it still separates what comes after.
+		return
+	}
+	if t.space && t.b.Len() > 0 {
+		t.b.WriteByte(' ')
+	}
+	t.space = false
+	t.b.WriteRune(r)
 }
 
 // invisible reports whether r is a character a browser shows as nothing
@@ -518,7 +567,7 @@ func invisible(r rune) bool {
 // String returns the collected text (the tokenizer has decoded entities
 // already), cut to max runes.
 func (t *text) String(max int) string {
-	s := strings.Join(strings.Fields(t.b.String()), " ")
+	s := t.b.String()
 	if utf8.RuneCountInString(s) > max {
 		r := []rune(s)
 		s = strings.TrimSpace(string(r[:max]))
