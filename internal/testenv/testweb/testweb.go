@@ -180,6 +180,9 @@ type Web struct {
 
 	mu     sync.Mutex // guards custom
 	custom map[string]http.HandlerFunc
+
+	windowsMu sync.Mutex
+	windows   map[int]string // externalLinks' windows, by first pool site
 }
 
 // Start starts the web: the DNS server and the HTTP server. Close it when
@@ -752,16 +755,27 @@ func (w *Web) externalLinks(host string, i int) string {
 	if n == 0 {
 		return ""
 	}
-	var b strings.Builder
 	start := (len(host)*131 + i*n) % w.opts.LinkedSites
 	for _, c := range host {
 		start = (start*31 + int(c)) % w.opts.LinkedSites
 	}
+	// A window is made once: the web's own work stays small beside the
+	// crawler's that a benchmark measures.
+	w.windowsMu.Lock()
+	defer w.windowsMu.Unlock()
+	if s, ok := w.windows[start]; ok {
+		return s
+	}
+	var b strings.Builder
 	for j := 0; j < n; j++ {
 		s := linkedSite((start + j) % w.opts.LinkedSites)
 		fmt.Fprintf(&b, "<a href=\"%s\">news from %s</a>\n", w.URL(s, "/"), s)
 	}
-	return b.String()
+	if w.windows == nil {
+		w.windows = map[int]string{}
+	}
+	w.windows[start] = b.String()
+	return w.windows[start]
 }
 
 // LinkedSites returns the names of the sites of the ExternalLinks pool
