@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -27,6 +28,15 @@ const (
 	// anchorFlushEvery is how often the sink writes what it holds when
 	// it holds less than half of maxAnchors.
 	anchorFlushEvery = 500 * time.Millisecond
+	// MaxSourcesPerText is how many pages' link texts a crawler keeps for
+	// one target and text: a further page linking there with the same
+	// words adds nothing search can use (it finds the target by those
+	// words already), so it is not kept (Stats.LinkTextsRepeated). A
+	// text new to the target, or another target, is kept as before.
+	MaxSourcesPerText = 20
+	// maxTextsCounted bounds the targets and texts whose sources the sink
+	// counts (8 bytes and a counter each); past it the counts start over.
+	maxTextsCounted = 1 << 18
 )
 
 // anchorKey is what makes a link text one row: its source page, its
@@ -58,9 +68,13 @@ type anchorTarget struct{ to, text string }
 type anchorSink struct {
 	c *Crawler
 
-	mu      sync.Mutex // guards held, targets, unindex
+	mu      sync.Mutex // guards held, targets, sources, unindex
 	held    map[anchorKey]anchorEntry
 	targets map[anchorTarget]struct{} // the targets and texts of held
+	// sources counts, by a hash of target and text (sourceKey), the
+	// pages whose link text the sink took for them (at most
+	// MaxSourcesPerText).
+	sources map[uint64]uint8
 	// unindex are the URLs found noindex since the last write: the
 	// write after removes the link texts pointing at them that a write
 	// racing with their completion may have stored.
@@ -72,7 +86,7 @@ type anchorSink struct {
 }
 
 func newAnchorSink(c *Crawler) *anchorSink {
-	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{}}
+	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{}, sources: map[uint64]uint8{}}
 	s.loop = startFlushLoop(c.clock, anchorFlushEvery, s.flush)
 	return s
 }
@@ -82,12 +96,13 @@ func (s *anchorSink) close() { s.loop.close() }
 
 // add holds the link texts of page (fetched by its request, on site),
 // replacing the time and request of those held with the same source,
-// target and text. It never waits for a write.
+// target and text, and leaving out those whose target and text
+// MaxSourcesPerText pages link with already. It never waits for a write.
 func (s *anchorSink) add(site string, page heldPage) {
 	if len(page.links) == 0 {
 		return
 	}
-	var coalesced, dropped int64
+	var repeated, coalesced, dropped int64
 	s.mu.Lock()
 	for _, l := range page.links {
 		toSite := l.toSite
@@ -96,31 +111,48 @@ func (s *anchorSink) add(site string, page heldPage) {
 		}
 		k := anchorKey{from: page.from, to: l.to, text: l.text}
 		e := anchorEntry{fromSite: site, toSite: toSite, seen: page.seen, id: page.id}
-		if _, ok := s.held[k]; ok || len(s.held) < maxAnchors {
+		if _, ok := s.held[k]; ok {
 			s.held[k] = e
-			s.targets[anchorTarget{l.to, l.text}] = struct{}{}
 			continue
 		}
 		t := anchorTarget{l.to, l.text}
+		h := sourceKey(t)
+		if s.sources[h] >= MaxSourcesPerText {
+			repeated++
+			continue
+		}
 		_, known := s.targets[t]
 		switch {
+		case len(s.held) < maxAnchors:
 		case known:
 			coalesced++
-		case len(s.held) < 2*maxAnchors:
-			s.held[k] = e
-			s.targets[t] = struct{}{}
-		default:
+			continue
+		case len(s.held) >= 2*maxAnchors:
 			dropped++
+			continue
 		}
+		s.held[k] = e
+		s.targets[t] = struct{}{}
+		if len(s.sources) >= maxTextsCounted {
+			clear(s.sources)
+		}
+		s.sources[h]++
 	}
 	n := len(s.held)
 	s.mu.Unlock()
+	s.c.stats.anchorsRepeated.Add(repeated)
 	s.c.stats.anchorsCoalesced.Add(coalesced)
 	s.c.stats.anchorsDropped.Add(dropped)
 	if n >= maxAnchors/2 {
 		s.loop.poke()
 	}
 }
+
+// sourceSeed seeds sourceKey.
+var sourceSeed = maphash.MakeSeed()
+
+// sourceKey is the key of target and text in anchorSink.sources.
+func sourceKey(t anchorTarget) uint64 { return maphash.Comparable(sourceSeed, t) }
 
 // unindexed notes that url was found noindex: the next write removes the
 // link texts pointing at it (those held are not written: see

@@ -2,6 +2,7 @@ package crawler
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -66,6 +67,66 @@ func TestAnchorSinkWrites(t *testing.T) {
 		}
 		if st := c.Stats(); st.LinkTexts != 3 {
 			t.Errorf("Stats().LinkTexts = %d, want 3", st.LinkTexts)
+		}
+	})
+}
+
+// TestAnchorSinkKeepsSourcesPerText checks that the sink keeps the link
+// texts of at most MaxSourcesPerText pages for one target and text, counts
+// the others as repeated, and still keeps another text for that target,
+// the same text for another target, and a page's link text seen again.
+func TestAnchorSinkKeepsSourcesPerText(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		ctx := context.Background()
+		s := dbtest.OpenDSN(t, dsn)
+		c := newTestCrawler(t, s)
+		id := int64(1)
+		const pages = MaxSourcesPerText + 5
+		for i := range pages {
+			from := fmt.Sprintf("https://a%02d.example/", i)
+			c.anchors.add(fmt.Sprintf("a%02d.example", i), heldPage{from: from, id: &id, seen: time.Now(), links: []heldLink{
+				{to: "https://b.example/", toSite: "b.example", text: "news"},
+				{to: "https://c.example/", toSite: "c.example", text: "news"},
+			}})
+		}
+		// The first page again, and a new text from the last page.
+		c.anchors.add("a00.example", heldPage{from: "https://a00.example/", id: &id, seen: time.Now(),
+			links: []heldLink{{to: "https://b.example/", toSite: "b.example", text: "news"}}})
+		last := fmt.Sprintf("https://a%02d.example/", pages-1)
+		c.anchors.add(fmt.Sprintf("a%02d.example", pages-1), heldPage{from: last, id: &id, seen: time.Now(),
+			links: []heldLink{{to: "https://b.example/", toSite: "b.example", text: "daily news"}}})
+		if err := c.Close(); err != nil {
+			t.Fatal(err)
+		}
+		count := func(site, text string) int {
+			t.Helper()
+			as, err := s.AnchorsTo(ctx, site)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, a := range as {
+				if a.AnchorText == text {
+					n++
+				}
+			}
+			return n
+		}
+		if n := count("b.example", "news"); n != MaxSourcesPerText {
+			t.Errorf("%d link texts \"news\" to b.example, want %d", n, MaxSourcesPerText)
+		}
+		if n := count("c.example", "news"); n != MaxSourcesPerText {
+			t.Errorf("%d link texts \"news\" to c.example, want %d", n, MaxSourcesPerText)
+		}
+		if n := count("b.example", "daily news"); n != 1 {
+			t.Errorf("%d link texts \"daily news\" to b.example, want 1", n)
+		}
+		st := c.Stats()
+		if st.LinkTextsRepeated != 2*(pages-MaxSourcesPerText) {
+			t.Errorf("Stats().LinkTextsRepeated = %d, want %d", st.LinkTextsRepeated, 2*(pages-MaxSourcesPerText))
+		}
+		if st.LinkTexts != 2*MaxSourcesPerText+1 {
+			t.Errorf("Stats().LinkTexts = %d, want %d", st.LinkTexts, 2*MaxSourcesPerText+1)
 		}
 	})
 }

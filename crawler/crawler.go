@@ -286,7 +286,7 @@ type Crawler struct {
 
 	stats struct {
 		sites, sitesDone, pages, requests, robotsRefused, hostsLeft, errors atomic.Int64
-		anchors, anchorsCoalesced, anchorsDropped                           atomic.Int64
+		anchors, anchorsRepeated, anchorsCoalesced, anchorsDropped          atomic.Int64
 	}
 
 	stopHeartbeat context.CancelFunc
@@ -475,6 +475,10 @@ type Stats struct {
 	// whose target and text were held already from another page, and
 	// the others.
 	LinkTextsCoalesced, LinkTextsDropped int64
+	// LinkTextsRepeated counts the link texts not kept because
+	// MaxSourcesPerText pages linked to their target with their text
+	// already.
+	LinkTextsRepeated int64
 }
 
 // Stats returns the counters so far. It is safe to call while crawling.
@@ -490,6 +494,7 @@ func (c *Crawler) Stats() Stats {
 
 		LinkTexts:          c.stats.anchors.Load(),
 		LinkTextsCoalesced: c.stats.anchorsCoalesced.Load(),
+		LinkTextsRepeated:  c.stats.anchorsRepeated.Load(),
 		LinkTextsDropped:   c.stats.anchorsDropped.Load(),
 	}
 }

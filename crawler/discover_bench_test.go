@@ -139,6 +139,7 @@ func BenchmarkCrawlScaleDiscover(b *testing.B) {
 					b.ReportMetric(float64(st.LinkTexts), "texts-written")
 					b.ReportMetric(float64(st.LinkTextsCoalesced), "texts-coalesced")
 					b.ReportMetric(float64(st.LinkTextsDropped), "texts-dropped")
+					b.ReportMetric(float64(st.LinkTextsRepeated), "texts-repeated")
 				}
 			}
 		})

@@ -53,7 +53,7 @@ func TestLookupKeepsNames(t *testing.T) {
 // up to twice maxAnchors, and past that it is dropped; each counted.
 func TestAnchorSinkBounds(t *testing.T) {
 	c := &Crawler{gate: &policy.Gate{}}
-	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{},
+	s := &anchorSink{c: c, held: map[anchorKey]anchorEntry{}, targets: map[anchorTarget]struct{}{}, sources: map[uint64]uint8{},
 		loop: &flushLoop{kick: make(chan struct{}, 1)}}
 	page := func(n int, links ...heldLink) heldPage {
 		id := int64(n)
