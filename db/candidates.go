@@ -91,6 +91,30 @@ func RecordCandidatesIn(ctx context.Context, tx WriteTx, links []CandidateLinks,
 	return nil
 }
 
+// maxPairRows is the most candidate pairs one statement inserts on
+// SQLite; the statements that insert fewer take a quarter as many, down to
+// one.
+const maxPairRows = 256
+
+// insertPairsSQL is, by number of rows, the statement that inserts that
+// many candidate pairs on SQLite (two parameters a row).
+var insertPairsSQL = func() map[int]string {
+	m := map[int]string{}
+	for n := maxPairRows; n > 0; n /= 4 {
+		var b strings.Builder
+		b.WriteString(`INSERT INTO candidate_links (site, from_site) VALUES `)
+		for i := range n {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString("(?, ?)")
+		}
+		b.WriteString(` ON CONFLICT DO NOTHING`)
+		m[n] = b.String()
+	}
+	return m
+}()
+
 // recordCandidates is RecordCandidatesIn for one chunk.
 func recordCandidates(ctx context.Context, tx WriteTx, links []CandidateLinks, seen time.Time) error {
 	var pairSites, pairFrom, sites, starts []string
@@ -118,13 +142,21 @@ func recordCandidates(ctx context.Context, tx WriteTx, links []CandidateLinks, s
 		return err
 	}
 	// SQLite: the transaction holds the database's one write lock, so the
-	// count read back is exact.
-	if len(pairSites) > 0 {
-		if _, err := tx.Exec(ctx, `INSERT INTO candidate_links (site, from_site)
-			SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(?) WHERE true ON CONFLICT DO NOTHING`,
-			pairsJSON(pairSites, pairFrom)); err != nil {
+	// count read back is exact. The pairs go in as rows of a statement's
+	// VALUES, the largest statements first (each prepared once).
+	for len(pairSites) > 0 {
+		n := maxPairRows
+		for n > len(pairSites) {
+			n /= 4
+		}
+		args := make([]any, 0, 2*n)
+		for i := range n {
+			args = append(args, pairSites[i], pairFrom[i])
+		}
+		if _, err := tx.Exec(ctx, insertPairsSQL[n], args...); err != nil {
 			return err
 		}
+		pairSites, pairFrom = pairSites[n:], pairFrom[n:]
 	}
 	_, err := tx.Exec(ctx, `INSERT INTO candidates (site, start_url, linked_from, first_seen, last_seen, status)
 		SELECT s, u, (SELECT count(*) FROM candidate_links l WHERE l.site = s), ?, ?, 'waiting'

@@ -13,7 +13,8 @@ import (
 // the schema version. Never edit or reorder an entry that has been released:
 // add a new one. Each entry is SQL run in one transaction together with the
 // version bump; {{ID}}, {{TIME}}, {{BLOB}}, {{BIGINT}} and {{EPOCH}} (1970-01-01 UTC as a
-// time literal) are replaced by the engine's spelling.
+// time literal) are replaced by the engine's spelling. A statement that
+// starts with {{POSTGRES}} or {{SQLITE}} runs on that engine only.
 var migrations = []string{
 	// 1: the whole first schema.
 	`
@@ -393,6 +394,19 @@ CREATE TABLE robots_refusals (
 CREATE UNIQUE INDEX robots_refusals_url ON robots_refusals (cycle_id, url);
 CREATE INDEX robots_refusals_site ON robots_refusals (site, refused_at);
 `,
+	// 18: on SQLite, candidate_links without a rowid: its key is the
+	// table, so a pair is one B-tree insert rather than two (the table's
+	// and its key's index). PostgreSQL keeps its table.
+	`
+{{SQLITE}}CREATE TABLE candidate_links_keyed (
+	site TEXT NOT NULL,
+	from_site TEXT NOT NULL,
+	PRIMARY KEY (site, from_site)
+) WITHOUT ROWID;
+{{SQLITE}}INSERT INTO candidate_links_keyed (site, from_site) SELECT site, from_site FROM candidate_links;
+{{SQLITE}}DROP TABLE candidate_links;
+{{SQLITE}}ALTER TABLE candidate_links_keyed RENAME TO candidate_links;
+`,
 }
 
 // logMigration is the schema version that added the transparency log.
@@ -470,9 +484,11 @@ func (s *Store) migrateTo(ctx context.Context, target int) error {
 		}
 		for v := current; v < target; v++ {
 			for _, stmt := range splitStatements(s.expand(migrations[v])) {
-				// A statement marked {{POSTGRES}} runs on PostgreSQL only.
+				// A statement marked {{POSTGRES}} runs on PostgreSQL only,
+				// one marked {{SQLITE}} on SQLite only.
 				stmt, pgOnly := strings.CutPrefix(stmt, "{{POSTGRES}}")
-				if pgOnly && s.Dialect != Postgres {
+				stmt, liteOnly := strings.CutPrefix(stmt, "{{SQLITE}}")
+				if pgOnly && s.Dialect != Postgres || liteOnly && s.Dialect != SQLite {
 					continue
 				}
 				if err := tx.Exec(stmt).Error; err != nil {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 )
 
 // These tests change the package's migration list, so they are white-box
@@ -249,5 +250,49 @@ robots_snapshots 0
 	if _, err := s.VerifyLog(ctx, func(p LogProblem) error { problems = append(problems, p); return nil }); err != nil ||
 		len(problems) != 1 || problems[0].Table != "seal_blocks" || problems[0].Check != LogChanged {
 		t.Errorf("VerifyLog after the old head changed = %+v, %v; want seal_blocks changed", problems, err)
+	}
+}
+
+// TestCandidateLinksKeyedMigration: step 18 moves SQLite's candidate pairs
+// into a table without a rowid, keeping every pair, and the counts read
+// from them stay exact.
+func TestCandidateLinksKeyedMigration(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "old.db")
+	saved := migrations
+	t.Cleanup(func() { migrations = saved })
+	migrations = saved[:17]
+	s, err := Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		"INSERT INTO candidates (site, linked_from, first_seen, last_seen) VALUES ('c.example', 2, '2026-01-01 00:00:00', '2026-01-01 00:00:00')",
+		"INSERT INTO candidate_links (site, from_site) VALUES ('c.example', 'a.example'), ('c.example', 'b.example')",
+	} {
+		if _, err := s.pool.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Close()
+	migrations = saved
+	s, err = Open(ctx, path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var withoutRowid bool
+	if err := s.pool.QueryRowContext(ctx, "SELECT wr FROM pragma_table_list WHERE name = 'candidate_links'").Scan(&withoutRowid); err != nil || !withoutRowid {
+		t.Errorf("candidate_links without rowid = %v, %v; want true", withoutRowid, err)
+	}
+	if err := s.RecordCandidates(ctx, []CandidateLinks{{Site: "c.example", From: []string{"a.example", "d.example"}}}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.CandidatesAfter(ctx, "", "", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cs) != 1 || cs[0].LinkedFrom != 3 {
+		t.Errorf("candidates after the upgrade = %+v, want c.example linked from 3 sites", cs)
 	}
 }
