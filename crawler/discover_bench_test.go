@@ -26,10 +26,11 @@ import (
 // and --discover on (its candidates written, none added, so that the
 // crawl's work is the same; the candidates are checked afterwards).
 // Every link's text is stored for the page it points to, discovery or
-// not: with 100 links a page that is 100,000 a second, more than the
-// writer can store, so the crawler's sink coalesces or drops most (it
-// reports how many it wrote, coalesced and dropped, the time Close took
-// to write what was left, and the process's CPU time). With
+// not, from up to MaxSourcesPerText pages per target and text: each pool
+// site's page is linked with one text from 400 pages, so most are
+// repeats (it reports how many link texts it wrote, left as repeats,
+// coalesced and dropped, the time Close took to write what was left, and
+// the process's CPU time). With
 // LOHIBOT_TEST_POSTGRES set, each case runs on PostgreSQL too (pg-...).
 //
 //	go test -run '^$' -bench 'CrawlScaleDiscover$/(plain|.*-100)$' -benchtime 1x ./crawler/
