@@ -32,26 +32,34 @@ import (
 // coalesced and dropped, the time Close took to write what was left, and
 // the process's CPU time). With
 // LOHIBOT_TEST_POSTGRES set, each case runs on PostgreSQL too (pg-...).
+// "wide-..." are the crawl of 1,000 sites x 25 pages @1s (the same rate
+// of requests, five times the sites and links), plain and with 100 links
+// a page and --discover.
 //
 //	go test -run '^$' -bench 'CrawlScaleDiscover$/(plain|.*-100)$' -benchtime 1x ./crawler/
 func BenchmarkCrawlScaleDiscover(b *testing.B) {
-	sc := scaleCase{sites: 200, pages: 25, delay: 200 * time.Millisecond}
+	narrow := scaleCase{sites: 200, pages: 25, delay: 200 * time.Millisecond}
+	wide := scaleCase{sites: 1000, pages: 25, delay: time.Second}
 	type variant struct {
 		name     string
 		links    int
 		discover bool
 		engine   string
+		sc       scaleCase
 	}
-	vs := []variant{{"plain", 0, false, "sqlite"}, {"links-10", 10, false, "sqlite"}, {"discover-10", 10, true, "sqlite"},
-		{"links-100", 100, false, "sqlite"}, {"discover-100", 100, true, "sqlite"}}
+	vs := []variant{{"plain", 0, false, "sqlite", narrow}, {"links-10", 10, false, "sqlite", narrow},
+		{"discover-10", 10, true, "sqlite", narrow}, {"links-100", 100, false, "sqlite", narrow},
+		{"discover-100", 100, true, "sqlite", narrow}}
 	if os.Getenv(dbtest.PostgresEnv) != "" {
 		for _, v := range vs {
 			v.name, v.engine = "pg-"+v.name, "postgres"
 			vs = append(vs, v)
 		}
 	}
+	vs = append(vs, variant{"wide-plain", 0, false, "sqlite", wide}, variant{"wide-discover-100", 100, true, "sqlite", wide})
 	for _, v := range vs {
 		b.Run(v.name, func(b *testing.B) {
+			sc := v.sc
 			w, err := testweb.Start(&testweb.Options{Plain: sc.sites, PagesPerSite: sc.pages, TallyOnly: true, ExternalLinks: v.links})
 			if err != nil {
 				b.Fatal(err)
