@@ -416,7 +416,7 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 		limit = challengeBody
 	}
 	if limit > 0 {
-		b, err := io.ReadAll(io.LimitReader(resp.Body, limit+1))
+		b, err := readUpTo(resp.Body, resp.ContentLength, limit)
 		if int64(len(b)) > limit {
 			b, r.Truncated = b[:limit], true
 		}
@@ -443,6 +443,32 @@ func (c *Crawler) fetch(ctx context.Context, rawURL string, robotsTxt bool, cond
 	r.Unread = r.Unread || r.Truncated
 	r.Duration = time.Since(start)
 	return r
+}
+
+// readUpTo reads r to its end, or to limit+1 bytes when it holds more,
+// into a buffer of the length announced (n, -1 when unknown) when that is
+// at most limit: one allocation for a body whose length is known, where
+// io.ReadAll grows its buffer from 512 bytes.
+func readUpTo(r io.Reader, n, limit int64) ([]byte, error) {
+	size := int64(512)
+	if n >= 0 && n <= limit {
+		size = n + 1 // (the read that finds the end needs room for a byte)
+	}
+	b := make([]byte, 0, size)
+	lr := io.LimitReader(r, limit+1)
+	for {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		m, err := lr.Read(b[len(b):cap(b)])
+		b = b[:len(b)+m]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
 }
 
 // sentConn is a connection of the crawler's client that knows whether it

@@ -1,12 +1,15 @@
 package crawler
 
 import (
+	"errors"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/iotest"
 	"time"
 )
 
@@ -67,5 +70,40 @@ func TestHTTPClientReplaced(t *testing.T) {
 	}
 	if n := closed.Load(); n != 2 {
 		t.Errorf("%d connections closed, want the new client's kept open", n)
+	}
+}
+
+// TestReadUpTo: a body is read whole whatever length it announces, and no
+// more than limit+1 bytes of a longer one; a read error is returned with
+// what was read.
+func TestReadUpTo(t *testing.T) {
+	body := strings.Repeat("x", 1000)
+	for _, tc := range []struct {
+		name      string
+		announced int64
+		limit     int64
+		want      int
+	}{
+		{"known", 1000, 4096, 1000},
+		{"unknown", -1, 4096, 1000},
+		{"announced short", 10, 4096, 1000},
+		{"announced long", 3000, 4096, 1000},
+		{"over the limit", 1000, 100, 101},
+		{"unknown over the limit", -1, 100, 101},
+		{"empty", 0, 100, 0},
+	} {
+		r := io.Reader(strings.NewReader(body))
+		if tc.name == "empty" {
+			r = strings.NewReader("")
+		}
+		b, err := readUpTo(r, tc.announced, tc.limit)
+		if err != nil || len(b) != tc.want || strings.Trim(string(b), "x") != "" {
+			t.Errorf("%s: %d bytes, %v; want %d bytes of the body", tc.name, len(b), err, tc.want)
+		}
+	}
+	boom := errors.New("boom")
+	b, err := readUpTo(io.MultiReader(strings.NewReader("abc"), iotest.ErrReader(boom)), -1, 100)
+	if !errors.Is(err, boom) || string(b) != "abc" {
+		t.Errorf("failing reader: %q, %v; want \"abc\", boom", b, err)
 	}
 }

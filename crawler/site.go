@@ -898,25 +898,29 @@ func (r *siteRun) page(u *url.URL, res *exchangeResult, k *completion) {
 	noindex = noindex || p.NoIndex
 	nofollow = nofollow || p.NoFollow
 	k.Outcome = "ok"
+	us := u.String()
 	if noindex {
 		k.Outcome = "noindex"
-		k.Unindex = u.String()
-		c.noindex.Add(u.String(), struct{}{})
+		k.Unindex = us
+		c.noindex.Add(us, struct{}{})
 	} else {
-		k.Page = &db.Page{URL: u.String(), Site: r.site, Title: p.Title, Description: p.Description,
+		k.Page = &db.Page{URL: us, Site: r.site, Title: p.Title, Description: p.Description,
 			H1: strings.Join(p.H1, "\n"), H2: strings.Join(p.H2, "\n"), H3: strings.Join(p.H3, "\n"),
 			Status: resp.Status, FetchedAt: res.completedAt}
 	}
 	if noindex {
-		c.anchors.unindexed(u.String())
+		c.anchors.unindexed(us)
 	}
 	if nofollow {
 		return
 	}
 	id := res.row.ID
-	held := heldPage{from: u.String(), id: &id, seen: res.completedAt}
+	held := heldPage{from: us, id: &id, seen: res.completedAt, links: make([]heldLink, 0, len(p.Links))}
 	defer func() { c.anchors.add(r.site, held) }()
 	var linked []linkedSite // other sites', for discovery
+	if c.disc != nil {
+		linked = make([]linkedSite, 0, len(p.Links))
+	}
 	defer func() { c.disc.note(r.site, linked) }()
 	for _, l := range p.Links {
 		if l.Nofollow {

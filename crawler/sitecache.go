@@ -18,8 +18,12 @@ const maxSiteNames = 1 << 14
 // links a page. It is safe for concurrent use.
 type siteNames struct {
 	mu sync.Mutex // guards m
-	m  map[string]siteName
+	m  map[schemeHost]siteName
 }
+
+// schemeHost is a URL's scheme and host (with its port), the key of
+// siteNames.
+type schemeHost struct{ scheme, host string }
 
 // siteName is one answer of policy.SiteOf.
 type siteName struct {
@@ -37,7 +41,7 @@ func (n *siteNames) of(raw string, u *url.URL) (string, error) {
 	if raw != strings.TrimSpace(raw) || u.Opaque != "" {
 		return policy.SiteOf(raw)
 	}
-	key := u.Scheme + "://" + u.Host
+	key := schemeHost{u.Scheme, u.Host}
 	n.mu.Lock()
 	a, ok := n.m[key]
 	n.mu.Unlock()
@@ -47,7 +51,7 @@ func (n *siteNames) of(raw string, u *url.URL) (string, error) {
 	site, err := policy.SiteOf(raw)
 	n.mu.Lock()
 	if n.m == nil || len(n.m) >= maxSiteNames {
-		n.m = make(map[string]siteName)
+		n.m = make(map[schemeHost]siteName)
 	}
 	n.m[key] = siteName{site, err}
 	n.mu.Unlock()
