@@ -510,6 +510,20 @@ func (t *text) add(s []byte) {
 		if t.b.Len() >= maxTextBytes {
 			return
 		}
+		if c := s[0]; c >= ' ' && c < utf8.RuneSelf && c != 0x7f {
+			// Printable ASCII, most of a page's text.
+			if c == ' ' {
+				t.space = true
+			} else {
+				if t.space && t.b.Len() > 0 {
+					t.b.WriteByte(' ')
+				}
+				t.space = false
+				t.b.WriteByte(c)
+			}
+			s = s[1:]
+			continue
+		}
 		r, n := utf8.DecodeRune(s)
 		s = s[n:]
 		t.addRune(r, n)
