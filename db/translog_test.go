@@ -389,3 +389,43 @@ func TestLogSequencersConcurrent(t *testing.T) {
 		}
 	})
 }
+
+// TestLogTreeRewritten: a stored hash inside the tree (not a leaf's)
+// rewritten is found out, naming the first leaf whose subtree it is, and
+// the report's root and hashes are still those of the tree the rows give.
+func TestLogTreeRewritten(t *testing.T) {
+	dbtest.ForEach(t, func(t *testing.T, dsn string) {
+		s := dbtest.OpenDSN(t, dsn)
+		logFixture(t, s)
+		if n := appended(t, s); n != 7 {
+			t.Fatalf("log size = %d, want 7", n)
+		}
+		_, before := verifyLog(t, s)
+		at4, err := tlog.TreeHash(4, before.Hashes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The hash of leaves 0 to 3, stored after leaf 3's own and that
+		// of leaves 2 and 3: a root reads it.
+		if err := dbtest.Gorm(s).Exec("UPDATE log_hashes SET hash = ? WHERE id = ?", make([]byte, 32), tlog.StoredHashIndex(2, 0)).Error; err != nil {
+			t.Fatal(err)
+		}
+		var problems []db.LogProblem
+		rep, err := s.VerifyLog(context.Background(), func(p db.LogProblem) error {
+			problems = append(problems, p)
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(problems) != 1 || problems[0].Check != db.LogTree || problems[0].Index != 3 {
+			t.Errorf("VerifyLog after the rewrite = %+v, want one tree problem at leaf 3", problems)
+		}
+		if rep.Root != before.Root {
+			t.Errorf("root after the rewrite %v, want the rows' %v", rep.Root, before.Root)
+		}
+		if h, err := tlog.TreeHash(4, rep.Hashes); err != nil || h != at4 {
+			t.Errorf("TreeHash(4) after the rewrite = %v, %v; want the rows' %v", h, err, at4)
+		}
+	})
+}

@@ -138,29 +138,41 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 	}
 	rep := &LogReport{Size: n}
 
-	// The stored hashes of those leaves (an append since adds more).
-	stored := make([]tlog.Hash, 0, tlog.StoredHashCount(n))
-	err = s.readTable(ctx, "SELECT id, '', 0, hash FROM log_hashes WHERE id < ? ORDER BY id", []any{tlog.StoredHashCount(n)},
+	// The stored hashes of those leaves (an append since adds more), read
+	// once in order: each leaf's own is kept, and every one is checked
+	// against the tree of those leaf hashes as it comes, from one hash per
+	// level (the left subtrees not yet paired), so that the tree is never
+	// held whole.
+	var (
+		leafHashes = make([]tlog.Hash, 0, n)
+		want       = tlog.StoredHashCount(n)
+		read       int64
+		tc         = treeCheck{bad: -1}
+	)
+	err = s.readTable(ctx, "SELECT id, '', 0, hash FROM log_hashes WHERE id < ? ORDER BY id", []any{want},
 		func(id int64, _ string, _ int64, h []byte) bool {
-			if id != int64(len(stored)) || len(h) != tlog.HashSize {
+			if id != read || len(h) != tlog.HashSize {
 				return false
 			}
-			stored = append(stored, tlog.Hash(h))
+			read++
+			if leaf, ok := tc.next(tlog.Hash(h)); ok {
+				leafHashes = append(leafHashes, leaf)
+			}
 			return true
 		})
 	if err != nil {
 		return nil, err
 	}
-	if int64(len(stored)) != tlog.StoredHashCount(n) {
+	if read != want {
 		// Without the leaves' stored hashes nothing can be compared: a
 		// leaf's missing hash is reported as the tree's.
 		rep.Hashes = tlog.HashReaderFunc(func([]int64) ([]tlog.Hash, error) {
 			return nil, errors.New("the log's stored hashes are incomplete")
 		})
 		return rep, emit(LogProblem{Check: LogTree, Index: -1, Evidence: fmt.Sprintf("the log holds %d stored hashes where its %d leaves make %d",
-			len(stored), n, tlog.StoredHashCount(n))})
+			read, n, want)})
 	}
-	leafHash := func(i int64) tlog.Hash { return stored[tlog.StoredHashIndex(0, i)] }
+	leafHash := func(i int64) tlog.Hash { return leafHashes[i] }
 
 	// Each leaf recomputed from its row (a merge of the table's rows and
 	// its leaves, both in id order), and compared with its stored hash.
@@ -260,46 +272,20 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 		}
 	}
 
-	// The stored tree against its own leaves.
-	storedReader := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
-		out := make([]tlog.Hash, len(indexes))
-		for i, x := range indexes {
-			if x < 0 || x >= int64(len(stored)) {
-				return nil, fmt.Errorf("stored hash %d is missing", x)
-			}
-			out[i] = stored[x]
-		}
-		return out, nil
-	})
-	for i := range n {
-		if i%ctxEvery == 0 {
-			if err := ctx.Err(); err != nil {
-				return nil, err
-			}
-		}
-		base := tlog.StoredHashIndex(0, i)
-		hs, err := tlog.StoredHashesForRecordHash(i, stored[base], storedReader)
-		if err != nil {
+	// The stored tree against its own leaves (checked as it was read).
+	if tc.bad >= 0 {
+		if err := emit(LogProblem{Check: LogTree, Index: tc.badLeaf, Evidence: fmt.Sprintf(
+			"stored hash %d (leaf %d) is not the hash of the leaves below it: the tree was rewritten", tc.bad, tc.badLeaf)}); err != nil {
 			return nil, err
-		}
-		j := 0
-		for j < len(hs) && hs[j] == stored[base+int64(j)] {
-			j++
-		}
-		if j < len(hs) {
-			if err := emit(LogProblem{Check: LogTree, Index: i, Evidence: fmt.Sprintf(
-				"stored hash %d (leaf %d) is not the hash of the leaves below it: the tree was rewritten", base+int64(j), i)}); err != nil {
-				return nil, err
-			}
-			break
 		}
 	}
 
-	// The tree the rows give: the stored one when every leaf matched,
-	// else one recomputed with the rows' hashes.
-	rep.Hashes = storedReader
-	if len(wrong) > 0 {
-		tree := make([]tlog.Hash, 0, len(stored))
+	// The tree the rows give: the stored one when every leaf matched and
+	// the stored tree is theirs, else one recomputed with the rows'
+	// hashes.
+	rep.Hashes = s.LogHashes(ctx)
+	if len(wrong) > 0 || tc.bad >= 0 {
+		tree := make([]tlog.Hash, 0, want)
 		r := tlog.HashReaderFunc(func(indexes []int64) ([]tlog.Hash, error) {
 			out := make([]tlog.Hash, len(indexes))
 			for i, x := range indexes {
@@ -324,6 +310,48 @@ func (s *Store) verifyLog(ctx context.Context, emit func(LogProblem) error) (*Lo
 		return nil, err
 	}
 	return rep, nil
+}
+
+// treeCheck checks a log's stored hashes, given in index order, against
+// the Merkle tree of the leaf hashes among them (tlog's layout: leaf i's
+// hash, then the hash of each subtree leaf i completes). It holds one hash
+// per level: the left subtrees still waiting for their right sibling. Its
+// zero value is not ready: bad starts at -1.
+type treeCheck struct {
+	leaf    int64       // the leaf whose hashes come
+	pos     int         // of them, the next (0: the leaf's own)
+	cur     tlog.Hash   // the hash of the subtree of the last one
+	left    []tlog.Hash // by level, the left subtree waiting
+	bad     int64       // the first stored hash that is not the tree's (-1: none yet)
+	badLeaf int64       // its leaf
+}
+
+// next takes the next stored hash and returns it, true, when it is a
+// leaf's own.
+func (t *treeCheck) next(h tlog.Hash) (tlog.Hash, bool) {
+	id := tlog.StoredHashIndex(0, t.leaf) + int64(t.pos)
+	var isLeaf bool
+	if t.pos == 0 {
+		t.cur, isLeaf = h, true
+	} else {
+		// The subtree at level pos: its left half waited, its right
+		// half is the last one.
+		t.cur = tlog.NodeHash(t.left[t.pos-1], t.cur)
+		if h != t.cur && t.bad < 0 {
+			t.bad, t.badLeaf = id, t.leaf
+		}
+	}
+	// Leaf i completes one subtree per trailing one bit of i.
+	if t.leaf>>t.pos&1 == 1 {
+		t.pos++
+		return h, isLeaf
+	}
+	for len(t.left) <= t.pos {
+		t.left = append(t.left, tlog.Hash{})
+	}
+	t.left[t.pos] = t.cur
+	t.leaf, t.pos = t.leaf+1, 0
+	return h, isLeaf
 }
 
 func tablePtrs() []*logTable {
