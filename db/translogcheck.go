@@ -44,9 +44,11 @@ type LogReport struct {
 	Size     int64     // leaves in the log
 	Root     tlog.Hash // the root of the tree recomputed from the rows
 	Unlogged int64     // rows not in the log yet: not final, or final since the sequencer's last turn
-	// Hashes reads the stored hashes of the tree recomputed from the rows
-	// (not the stored table's): tlog.TreeHash(n, Hashes) is the root the
-	// rows give at any size n <= Size.
+	// Hashes reads the stored hashes of the tree the rows give (the
+	// stored table, read with VerifyLog's ctx, when every leaf and stored
+	// hash was found to be that tree's; else the tree recomputed from the
+	// rows, in memory): tlog.TreeHash(n, Hashes) is the root the rows give
+	// at any size n <= Size.
 	Hashes tlog.HashReader
 }
 
