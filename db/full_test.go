@@ -7,6 +7,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgconn"
+
 	"github.com/lohisoft/lohibot/db"
 )
 
@@ -20,6 +22,8 @@ func TestMarkDiskFull(t *testing.T) {
 		{"sqlite full", errors.New("sqlite: database or disk is full (13)"), true},
 		{"wal sync", fmt.Errorf("sqlite: request log not written to disk: %w", &fs.PathError{Op: "sync", Path: "x-wal", Err: syscall.ENOSPC}), true},
 		{"busy", errors.New("sqlite: database is locked (5)"), false},
+		{"postgres disk_full", fmt.Errorf("db: reserve: %w", &pgconn.PgError{Code: "53100", Message: "could not extend file"}), true},
+		{"postgres out of memory", &pgconn.PgError{Code: "53200", Message: "out of memory"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -102,9 +102,10 @@ func (w *Writer) logical(err error) bool {
 	return errors.Is(err, errRefused) || w.refused(err)
 }
 
-// call hands op to the writer on to and waits for its answer.
+// call hands op to the writer on to and waits for its answer (an error
+// that says the disk is full wraps db.ErrDiskFull).
 func (w *Writer) call(ctx context.Context, to chan<- *writeq.Op, op *writeq.Op) error {
-	return writeq.Call(ctx, to, w.done, op)
+	return db.MarkDiskFull(writeq.Call(ctx, to, w.done, op))
 }
 
 // Reserve implements db.Writer: one statement (the lease is renewed every
