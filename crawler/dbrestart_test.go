@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"os/exec"
 	"regexp"
 	"strconv"
@@ -220,5 +221,46 @@ func TestCrawlGivesUpOnDatabaseGone(t *testing.T) {
 	}
 	if n := outageHits(e.web.Hits(), down, time.Now(), downSettle); n != 0 {
 		t.Errorf("%d requests sent after the database went down, want 0", n)
+	}
+}
+
+// TestInterruptTwiceQuitsAtOnce: a crawl interrupted while its database is
+// unreachable waits to record what was under way; interrupted again, it
+// quits at once.
+func TestInterruptTwiceQuitsAtOnce(t *testing.T) {
+	e, cl := restartEnv(t, 20, 25)
+	cmd, out := crawlAllCmd(t, e, "crawler-a", 100*time.Millisecond, "--db-retry", "60s")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	testutil.Eventually(t, 30*time.Second, "100 requests", func() bool { return len(e.web.Hits()) >= 100 })
+	cl.Stop()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		cmd.Wait() // (the output is read once it returned)
+		close(exited)
+	}()
+	select {
+	case <-exited:
+		t.Fatalf("the crawl quit at the first interrupt, with its database down and 60 s to wait for it\n%s", out)
+	case <-time.After(2 * time.Second):
+	}
+	again := time.Now()
+	if err := cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-exited:
+		t.Logf("quit %s after the second interrupt", time.Since(again).Round(time.Millisecond))
+	case <-time.After(5 * time.Second):
+		cmd.Process.Kill()
+		<-exited
+		t.Fatalf("the crawl still ran 5 s after a second interrupt\n%s", out)
+	}
+	if !strings.Contains(out.String(), "interrupt again to quit at once") {
+		t.Errorf("the crawl did not say a second interrupt quits at once\n%s", out)
 	}
 }
