@@ -488,6 +488,10 @@ func (r *run) crawl(ctx context.Context) error {
 	r.sayf("   Done: %s, %s indexed, %s refused by robots.txt, %s left as promised (login, bot protection, unreachable), %s.",
 		plural(int(s.Requests), "request"), plural(int(s.Pages), "page"), plural(int(s.RobotsRefused), "URL"),
 		plural(int(s.HostsLeft), "host"), plural(int(s.Errors), "error"))
+	// The server records a request once it has answered it: a handler
+	// still writing an answer the crawler did not need to read to its end
+	// is waited for.
+	r.web.Idle(5 * time.Second)
 	r.sum.Hits = r.web.Hits()
 	r.sayf("   What the web server itself saw:")
 	for _, line := range r.serverRecord() {

@@ -144,6 +144,26 @@ func (rec *Recorder) Hits() []Hit {
 	return append([]Hit(nil), rec.hits...)
 }
 
+// Idle waits, at most d, until no request is in flight, and reports
+// whether none is: a request's hit is recorded once its answer is complete
+// (Begin's end), which can be after the client read all it wanted of it.
+// Read the record after Idle to see every request that arrived before.
+func (rec *Recorder) Idle(d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		rec.mu.Lock()
+		busy := len(rec.inflight)
+		rec.mu.Unlock()
+		if busy == 0 {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 // HitsFor returns the requests seen for one host, in order of arrival.
 func (rec *Recorder) HitsFor(host string) []Hit {
 	var out []Hit

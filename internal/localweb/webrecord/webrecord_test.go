@@ -128,3 +128,35 @@ func TestRecorderTallies(t *testing.T) {
 		}
 	}
 }
+
+// TestRecorderIdle: Idle waits for a handler still answering, after which
+// its hit is in the record, and gives up after its time when one never
+// ends.
+func TestRecorderIdle(t *testing.T) {
+	var rec webrecord.Recorder
+	release := make(chan struct{})
+	started := make(chan struct{}, 2)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		sw, _, _, end := rec.Begin(rw, r, false)
+		defer end()
+		started <- struct{}{}
+		<-release
+		sw.WriteHeader(http.StatusNoContent)
+	}))
+	defer srv.Close()
+	go http.Get(srv.URL + "/slow")
+	<-started
+	if rec.Idle(50 * time.Millisecond) {
+		t.Fatal("Idle = true with a handler still answering")
+	}
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		close(release)
+	}()
+	if !rec.Idle(5 * time.Second) {
+		t.Fatal("Idle = false once the handler was released")
+	}
+	if hs := rec.Hits(); len(hs) != 1 || hs[0].Path != "/slow" {
+		t.Errorf("hits after Idle = %+v, want the one to /slow", hs)
+	}
+}
