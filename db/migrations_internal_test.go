@@ -111,20 +111,20 @@ func TestNewerDatabaseRefused(t *testing.T) {
 // TestVerifiedMigrationMarksOldMailUnverified: exclusions made by email
 // before the verified column existed were judged by forgeable headers, so
 // the upgrade marks them unverified, and staff ones verified.
-func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
+// upgradeFrom creates an SQLite database with the first v migrations, runs
+// stmts in it, and returns it opened again with every migration.
+func upgradeFrom(t *testing.T, v int, stmts ...string) *Store {
+	t.Helper()
 	ctx := context.Background()
 	path := filepath.Join(t.TempDir(), "old.db")
 	saved := migrations
 	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:2]
+	migrations = saved[:v]
 	s, err := Open(ctx, path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range []string{
-		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('mail.example', '2026-01-01 00:00:00', 'mail', 1)",
-		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('staff.example', '2026-01-01 00:00:00', 'cli', 2)",
-	} {
+	for _, q := range stmts {
 		if _, err := s.pool.ExecContext(ctx, q); err != nil {
 			t.Fatal(err)
 		}
@@ -135,7 +135,15 @@ func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestVerifiedMigrationMarksOldMailUnverified(t *testing.T) {
+	ctx := context.Background()
+	s := upgradeFrom(t, 2,
+		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('mail.example', '2026-01-01 00:00:00', 'mail', 1)",
+		"INSERT INTO exclusions (site, excluded_at, source, event_id) VALUES ('staff.example', '2026-01-01 00:00:00', 'cli', 2)")
 	got := map[string]bool{}
 	rows, err := s.pool.QueryContext(ctx, "SELECT site, verified FROM exclusions")
 	if err != nil {
@@ -258,29 +266,9 @@ robots_snapshots 0
 // from them stay exact.
 func TestCandidateLinksKeyedMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	saved := migrations
-	t.Cleanup(func() { migrations = saved })
-	migrations = saved[:17]
-	s, err := Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, q := range []string{
+	s := upgradeFrom(t, 17,
 		"INSERT INTO candidates (site, linked_from, first_seen, last_seen) VALUES ('c.example', 2, '2026-01-01 00:00:00', '2026-01-01 00:00:00')",
-		"INSERT INTO candidate_links (site, from_site) VALUES ('c.example', 'a.example'), ('c.example', 'b.example')",
-	} {
-		if _, err := s.pool.ExecContext(ctx, q); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.Close()
-	migrations = saved
-	s, err = Open(ctx, path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+		"INSERT INTO candidate_links (site, from_site) VALUES ('c.example', 'a.example'), ('c.example', 'b.example')")
 	var withoutRowid bool
 	if err := s.pool.QueryRowContext(ctx, "SELECT wr FROM pragma_table_list WHERE name = 'candidate_links'").Scan(&withoutRowid); err != nil || !withoutRowid {
 		t.Errorf("candidate_links without rowid = %v, %v; want true", withoutRowid, err)
