@@ -11,8 +11,9 @@ import (
 
 // ErrDiskFull is wrapped by the errors of writes refused because the disk
 // holding the database is full (SQLite's SQLITE_FULL, PostgreSQL's
-// disk_full, SQLSTATE 53100, or ENOSPC from the file system). Nothing of a refused write was recorded; what was recorded
-// before stays, and the writes succeed again once space is freed.
+// disk_full, SQLSTATE 53100, or ENOSPC from the file system). Nothing of a
+// refused write was recorded; what was recorded before stays, and the
+// writes succeed again once space is freed.
 var ErrDiskFull = errors.New("db: the disk holding the database is full; nothing more is recorded until space is freed")
 
 // sqliteFull is SQLite's message for SQLITE_FULL, the same through every
