@@ -30,11 +30,10 @@ import (
 // site's page is linked with one text from 400 pages, so most are
 // repeats (it reports how many link texts it wrote, left as repeats,
 // coalesced and dropped, the time Close took to write what was left, and
-// the process's CPU time). With
-// LOHIBOT_TEST_POSTGRES set, each case runs on PostgreSQL too (pg-...).
-// "wide-..." are the crawl of 1,000 sites x 25 pages @1s (the same rate
-// of requests, five times the sites and links), plain and with 100 links
-// a page and --discover.
+// the process's CPU time). With LOHIBOT_TEST_POSTGRES set, each case runs
+// on PostgreSQL too (pg-...). "wide-..." are the crawl of 1,000 sites x 25
+// pages @1s (the same rate of requests, five times the sites and links),
+// plain and with 100 links a page and --discover.
 //
 //	go test -run '^$' -bench 'CrawlScaleDiscover$/(plain|.*-100)$' -benchtime 1x ./crawler/
 func BenchmarkCrawlScaleDiscover(b *testing.B) {
