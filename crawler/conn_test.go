@@ -33,7 +33,7 @@ func TestConnectionPerGap(t *testing.T) {
 				t.Fatalf("crawl: %+v, want 4 pages", r)
 			}
 			hits := e.web.Hits()
-			checkPoliteness(t, e.web, hits, testDelay)
+			e.web.CheckPolite(t, hits, testDelay)
 			conns := map[string]bool{}
 			for _, h := range hits {
 				conns[h.RemoteAddr] = true

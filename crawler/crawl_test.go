@@ -32,7 +32,7 @@ func TestCrawlPlainSites(t *testing.T) {
 				t.Errorf("%d leases still held after the crawl", held)
 			}
 			hits := e.web.Hits()
-			checkPoliteness(t, e.web, hits, testDelay)
+			e.web.CheckPolite(t, hits, testDelay)
 			checkBudgets(t, e.web, hits)
 			for _, s := range e.web.Plain() {
 				if r := res[s.Name]; r.Status != crawler.SiteCrawled || r.Reason != "budget spent" {
@@ -122,7 +122,7 @@ func TestScenarios(t *testing.T) {
 	res := e.crawl(t, c, kinds...)
 	t.Logf("scenarios crawled in %v", time.Since(start))
 	hits := e.web.Hits()
-	checkPoliteness(t, e.web, hits, testDelay)
+	e.web.CheckPolite(t, hits, testDelay)
 	rows := e.requests(t)
 	rowsFor := func(host, path string) []db.Request {
 		var out []db.Request
@@ -572,5 +572,5 @@ func TestInterruptAndResume(t *testing.T) {
 	if n := e.web.PageHitsPerSite(hits)["big.test"]; n != crawler.Budget {
 		t.Errorf("page requests to big.test = %d, want %d across both runs", n, crawler.Budget)
 	}
-	checkPoliteness(t, e.web, hits, testDelay)
+	e.web.CheckPolite(t, hits, testDelay)
 }

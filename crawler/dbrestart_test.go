@@ -158,7 +158,7 @@ func TestFleetRidesOutDatabaseRestart(t *testing.T) {
 		t.Logf("--- crawler-%s:\n%s", name, out)
 	}
 	hits := e.web.Hits()
-	checkPoliteness(t, e.web, hits, delay)
+	e.web.CheckPolite(t, hits, delay)
 	checkBudgets(t, e.web, hits)
 	checkLogCoversHits(t, e, hits, true)
 	if n := outageHits(hits, down, o.Starting, downSettle); n != 0 {

@@ -48,7 +48,7 @@ func capped(t *testing.T, e *env, node string, inFlight int) *crawler.Crawler {
 func checkFleetLog(t *testing.T, e *env, sites int) map[string]int {
 	t.Helper()
 	hits := e.web.Hits()
-	checkPoliteness(t, e.web, hits, testDelay)
+	e.web.CheckPolite(t, hits, testDelay)
 	checkBudgets(t, e.web, hits)
 	checkLogCoversHits(t, e, hits, true)
 	var cycles []db.CrawlCycle

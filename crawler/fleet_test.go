@@ -113,7 +113,7 @@ func TestFleet(t *testing.T) {
 	sites := startURLs(e, e.web.Plain())
 	outA, outB := crawlTogether(t, e, delay, sites)
 	hits := e.web.Hits()
-	checkPoliteness(t, e.web, hits, delay)
+	e.web.CheckPolite(t, hits, delay)
 	for site, n := range e.web.PageHitsPerSite(hits) {
 		if n > crawler.Budget {
 			t.Errorf("page requests to %s = %d, want <= %d", site, n, crawler.Budget)
@@ -176,7 +176,7 @@ func TestFleetAll(t *testing.T) {
 	if done == 0 {
 		t.Errorf("no crawler said the crawl list is done:\n--- a:\n%s\n--- b:\n%s", outA, outB)
 	}
-	checkPoliteness(t, e.web, hits, delay)
+	e.web.CheckPolite(t, hits, delay)
 	checkBudgets(t, e.web, hits)
 	checkLogCoversHits(t, e, hits, true)
 	// Each site was crawled by one crawler, in one cycle.
@@ -235,7 +235,7 @@ func TestKillAndRestart(t *testing.T) {
 				t.Fatalf("second crawl: %v\n%s", err, out2)
 			}
 			hits := e.web.Hits()
-			checkPoliteness(t, e.web, hits, delay)
+			e.web.CheckPolite(t, hits, delay)
 			for site, n := range e.web.PageHitsPerSite(hits) {
 				if n > crawler.Budget {
 					t.Errorf("page requests to %s = %d, want <= %d", site, n, crawler.Budget)

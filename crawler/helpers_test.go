@@ -137,29 +137,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// checkPoliteness asserts the server's record: never two requests in flight
-// on one host, and at least minGap between them.
-func checkPoliteness(t *testing.T, w *testweb.Web, hits []testweb.Hit, minGap time.Duration) {
-	t.Helper()
-	for host, n := range w.MaxInFlight() {
-		if n > 1 {
-			t.Errorf("MaxInFlight[%s] = %d, want 1", host, n)
-		}
-	}
-	for host, n := range testweb.MaxOverlap(hits) {
-		if n > 1 {
-			t.Errorf("MaxOverlap[%s] = %d, want 1", host, n)
-		}
-	}
-	// The server's end of a request can trail the crawler's by a little
-	// when the crawler hangs up on a body (huge, slow); allow 10 ms.
-	for host, g := range testweb.MinGap(hits) {
-		if g < minGap-10*time.Millisecond {
-			t.Errorf("MinGap[%s] = %v, want >= %v", host, g, minGap)
-		}
-	}
-}
-
 func strconvItoa(n int) string { return strconv.Itoa(n) }
 
 func mustAddr(s string) netip.Addr { return netip.MustParseAddr(s) }

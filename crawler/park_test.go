@@ -77,7 +77,7 @@ func TestWaitingSiteHoldsNoGoroutine(t *testing.T) {
 			t.Errorf("%s: %+v, want 3 pages crawled", r.Site, r)
 		}
 	}
-	checkPoliteness(t, e.web, e.web.Hits(), delay)
+	e.web.CheckPolite(t, e.web.Hits(), delay)
 	// Waiting for its gap is nearly all of a site's time: a goroutine per
 	// site would be found sleeping in nearly every sample.
 	if avg := float64(total) / float64(max(samples, 1)); avg > 1 {

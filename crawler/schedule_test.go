@@ -42,7 +42,7 @@ func TestRotation(t *testing.T) {
 		}
 	}
 	hits := e.web.Hits()
-	checkPoliteness(t, e.web, hits, opts.Delay)
+	e.web.CheckPolite(t, hits, opts.Delay)
 	// Every site had a request before any site had its third: the sites
 	// rotate instead of waiting for each other.
 	perHost := map[string]int{}

@@ -120,17 +120,7 @@ func crawlDiskFull(t *testing.T, resumeAfter time.Duration) {
 			t.Errorf("%s: %d page requests (the web server's record), want 20", s.Name, pages[s.Name])
 		}
 	}
-	for host, n := range testweb.MaxOverlap(hits) {
-		if n > 1 {
-			t.Errorf("%s: %d requests in flight at once", host, n)
-		}
-	}
-	// (The server's end of a request trails the crawler's by a moment.)
-	for host, g := range testweb.MinGap(hits) {
-		if g < delay-10*time.Millisecond {
-			t.Errorf("%s: a gap of %v between two requests, want at least %v", host, g, delay)
-		}
-	}
+	web.CheckPolite(t, hits, delay)
 	if r := runCLI(t, nil, "--db", dsn, "audit"); r.code != 0 {
 		t.Errorf("audit: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 	}

@@ -34,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/lohisoft/lohibot/internal/localweb/localdns"
@@ -807,4 +808,28 @@ func (w *Web) AddPage(host, path, title string, ls ...Link) {
 	}
 	body := b.String()
 	w.Handle(host, path, func(rw http.ResponseWriter, r *http.Request) { w.doc(rw, 200, title, "", body) })
+}
+
+// CheckPolite fails t unless the server's record keeps the politeness
+// promises: never two requests in flight on one host (counted live, and
+// from hits), and at least minGap between two requests to a host. The
+// server's end of a request can trail the crawler's by a little when the
+// crawler hangs up on a body (huge, slow): 10 ms are allowed.
+func (w *Web) CheckPolite(t testing.TB, hits []Hit, minGap time.Duration) {
+	t.Helper()
+	for host, n := range w.MaxInFlight() {
+		if n > 1 {
+			t.Errorf("MaxInFlight[%s] = %d, want 1", host, n)
+		}
+	}
+	for host, n := range MaxOverlap(hits) {
+		if n > 1 {
+			t.Errorf("MaxOverlap[%s] = %d, want 1", host, n)
+		}
+	}
+	for host, g := range MinGap(hits) {
+		if g < minGap-10*time.Millisecond {
+			t.Errorf("MinGap[%s] = %v, want >= %v", host, g, minGap)
+		}
+	}
 }
