@@ -52,6 +52,7 @@ import (
 	"gorm.io/gorm"
 	"gorm.io/gorm/logger"
 
+	"github.com/lohisoft/lohibot/db/lite"
 	"github.com/lohisoft/lohibot/internal/redact"
 )
 
@@ -500,16 +501,13 @@ const sqliteBusyCode = 5
 // sent; see docs/architecture.md, "Storage and durability").
 func sqliteDSN(path string) string {
 	q := url.Values{}
-	q.Add("_pragma", "busy_timeout(30000)")
+	// The busy timeout, and times as text in sqlitetime.Format, read back
+	// as times only in a column declared as one: the layout every lohibot
+	// database holds, and the one the fast path (db/lite) reads and writes.
+	lite.Settings(q)
 	q.Add("_pragma", "journal_mode(WAL)")
 	q.Add("_pragma", "synchronous(FULL)")
 	q.Add("_pragma", "foreign_keys(1)")
-	// Times as text in sqlitetime.Format, read back as times only in a
-	// column declared as one: the layout every lohibot database holds, and
-	// the one the fast path (db/lite) reads and writes.
-	q.Set("_time_format", "sqlite")
-	q.Set("_texttotime", "0")
-	q.Set("_inttotime", "0")
 	q.Set("_txlock", "immediate")
 	return "file:" + path + "?" + q.Encode()
 }

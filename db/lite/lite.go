@@ -77,18 +77,24 @@ func OpenReader(path string, extra ...string) (*Conn, error) {
 }
 
 // DSN is the driver's name for the SQLite file at path, opened for reading
-// and writing but never created (mode=rw), with the storage layer's busy
-// timeout and time layout (sqlitetime.Format): times as text, and text read
-// as a time only in a column declared DATE, DATETIME or TIMESTAMP. The
-// storage layer's pool adds its own settings to it.
+// and writing but never created (mode=rw), with Settings.
 func DSN(path string) string {
 	q := url.Values{}
 	q.Set("mode", "rw")
+	Settings(q)
+	return "file:" + path + "?" + q.Encode()
+}
+
+// Settings adds to q, the query of a driver's name for an SQLite file, the
+// settings every connection to a lohibot database has: the busy timeout
+// and the time layout (sqlitetime.Format): times as text, and text read as
+// a time only in a column declared DATE, DATETIME or TIMESTAMP. The
+// storage layer's pool (db) adds its own to them.
+func Settings(q url.Values) {
 	q.Add("_pragma", "busy_timeout(30000)")
 	q.Set("_time_format", "sqlite")
 	q.Set("_texttotime", "0")
 	q.Set("_inttotime", "0")
-	return "file:" + path + "?" + q.Encode()
 }
 
 func open(path string, pragmas []string) (*Conn, error) {
